@@ -1,0 +1,52 @@
+"""One area's analysis: picked steps in, parsed insights out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..llm.base import LLM, LLMRequest, Message, SystemBlock
+from ..llm.contract import ask_contract
+from ..models import AnalysisAnswer, AnalysisArea, DomainPack, ExplorationStep, Insight, TokenUsage
+from ..packs import render
+from .discipline import CLAIM_DISCIPLINE, INSIGHTS_CONTRACT
+from .render import render_query_results
+
+
+@dataclass
+class AreaAnswer:
+    insights: list[Insight]
+    usage: TokenUsage
+    dialog: list[dict]
+    prompt_chars: int
+
+
+def build_area_prompt(pack: DomainPack, area: AnalysisArea, steps: list[ExplorationStep], *,
+                      previous_context: str, profile: str, dataset: str, goal: str = "") -> str:
+    base = render(pack.base_context, f"{pack.name} base_context", profile=profile,
+                  previous_context=previous_context, goal=goal or pack.description)
+    body = render(area.prompt, f"{pack.name} analysis_{area.id}", area=area.model_dump(),
+                  total_queries=len(steps), query_results=render_query_results(steps), dataset=dataset,
+                  goal=goal or pack.description)
+    return "\n\n".join(p.strip() for p in (base, body, CLAIM_DISCIPLINE, INSIGHTS_CONTRACT) if p.strip())
+
+
+def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[ExplorationStep], *,
+                 previous_context: str = "", profile: str = "", dataset: str = "", goal: str = "",
+                 max_tokens: int = 4096) -> AreaAnswer:
+    prompt = build_area_prompt(pack, area, steps, previous_context=previous_context, profile=profile,
+                               dataset=dataset, goal=goal)
+    req = LLMRequest(
+        purpose=f"analyze:{area.id}",
+        system=[SystemBlock(prompt)],
+        messages=[Message("user", content=f"Report the {area.name} insights as JSON.")],
+        max_tokens=max_tokens,
+        meta={"area": area.id, "steps": [s.step for s in steps]},
+    )
+    answer, usage, dialog = ask_contract(llm, req, AnalysisAnswer, "insights")
+    known = {s.step for s in steps}
+    insights = []
+    for i, d in enumerate(answer.insights, start=1):
+        data = d.model_dump()
+        data["source_steps"] = [n for n in d.source_steps if n in known]
+        insights.append(Insight(id=f"{area.id}-{i}", area=area.id, **data))
+    return AreaAnswer(insights, usage, dialog, len(prompt))

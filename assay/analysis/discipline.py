@@ -1,0 +1,25 @@
+"""Prompt text owned by code: packs and project overrides cannot remove it."""
+
+CLAIM_DISCIPLINE = """\
+## Claim discipline (always applies)
+- Every number you state comes from a result above; cite the step(s) it came from in source_steps.
+- Scope superlatives to the queried window ("highest in the queried period"), never "ever" or "all-time".
+- Make no claim about periods, segments or tables that were not queried.
+- If a result contradicts a finding, say so and explain why the finding still holds, or drop the finding.
+- affected_count is the number of entities (players, users, customers, orders, ...) the finding is about, as the results show it; leave it null when the results do not give one."""
+
+INSIGHTS_CONTRACT = """\
+## Answer format
+Answer with exactly one JSON object and nothing else:
+{"insights": [{"name": "short headline with the key number", "description": "what, who, how much, since when",
+  "severity": "critical|high|medium|low", "affected_count": 1234, "risk_score": 0.0-1.0, "confidence": 0.0-1.0,
+  "indicators": ["metric = value", "..."], "source_steps": [3, 7], "segment": "the affected segment"}]}
+Return {"insights": []} when the results show nothing worth reporting for this area."""
+
+RECOMMENDATIONS_CONTRACT = """\
+## Answer format
+Answer with exactly one JSON object and nothing else:
+{"recommendations": [{"title": "...", "description": "...", "priority": 1, "effort": "low|medium|high",
+  "target_segment": "...", "segment_size": 1234,
+  "expected_impact": {"metric": "...", "estimated_improvement": "+5-8%", "reasoning": "..."},
+  "actions": ["...", "..."], "success_metrics": ["..."], "related_insight_ids": ["churn-1"], "confidence": 0.0-1.0}]}"""

@@ -1,0 +1,27 @@
+"""The single source of truth of the ``{{ query_results }}`` block.
+
+``estimate_rendered_size`` calls the renderer, so the estimate equals the
+rendered size for any input, by construction.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..models import ExplorationStep
+
+
+def step_entry(step: ExplorationStep) -> dict:
+    entry = {"step": step.step, "purpose": step.purpose, "sql": step.query, "row_count": step.row_count}
+    if step.digest is not None:
+        entry["digest"] = step.digest.model_dump(mode="json", exclude_none=True)
+    return entry
+
+
+def render_query_results(steps: list[ExplorationStep]) -> str:
+    return json.dumps([step_entry(s) for s in steps], ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False)
+
+
+def estimate_rendered_size(steps: list[ExplorationStep]) -> int:
+    return len(render_query_results(steps))

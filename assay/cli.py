@@ -1,0 +1,444 @@
+"""The `assay` command line (typer + rich)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .errors import AssayError, UserError
+from .settings import load_settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="assay: an LLM analyst for your data warehouse, orchestrated by Prefect.")
+project_app = typer.Typer(no_args_is_help=True, help="Register and list projects.")
+schema_app = typer.Typer(no_args_is_help=True, help="Schema cache and index.")
+packs_app = typer.Typer(invoke_without_command=True, help="Domain packs.")
+sql_app = typer.Typer(no_args_is_help=True, help="Test the SQL guard.")
+app.add_typer(project_app, name="project")
+app.add_typer(schema_app, name="schema")
+app.add_typer(packs_app, name="packs")
+app.add_typer(sql_app, name="sql")
+
+out = Console()
+err = Console(stderr=True)
+
+
+def fail(msg: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    try:
+        app()
+    except UserError as exc:
+        fail(str(exc))
+
+
+def _store():
+    from .store import open_store
+
+    return open_store(load_settings())
+
+
+def _guarded(fn):
+    """Turn user errors into one line and a non-zero exit; never a traceback."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        try:
+            return fn(*a, **kw)
+        except typer.Exit:
+            raise
+        except UserError as exc:
+            fail(str(exc))
+        except AssayError as exc:
+            fail(str(exc), 1)
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+
+    return wrapper
+
+
+# ---------------------------------------------------------------------------- packs
+
+
+@packs_app.callback()
+@_guarded
+def packs(ctx: typer.Context) -> None:
+    """List the built-in domain packs with their categories and areas."""
+    if ctx.invoked_subcommand:
+        return
+    from .packs import BUILTIN_PACKS, list_packs, load_pack
+
+    t = Table(title="Domain packs")
+    t.add_column("pack")
+    t.add_column("category")
+    t.add_column("areas")
+    for name in list_packs():
+        base = load_pack(name)
+        t.add_row(name, "(base)", ", ".join(a.id for a in base.areas))
+        for cat in base.categories:
+            p = load_pack(name, cat)
+            extra = [a.id for a in p.areas if a.id not in {b.id for b in base.areas}]
+            t.add_row("", cat, ", ".join(extra))
+    out.print(t)
+    out.print(f"[dim]packs live in {BUILTIN_PACKS}; validate your own with `assay packs validate DIR`[/]")
+
+
+@packs_app.command("validate")
+@_guarded
+def packs_validate(directory: Path) -> None:
+    """Validate a pack folder (pack.yaml + prompts/)."""
+    from .packs import validate_pack_dir
+
+    cats = validate_pack_dir(directory)
+    out.print(f"[green]ok[/] {directory} (categories: {', '.join(cats) or 'none'})")
+
+
+# ---------------------------------------------------------------------------- projects
+
+
+@project_app.command("apply")
+@_guarded
+def project_apply(file: Path = typer.Option(..., "-f", "--file", help="project YAML")) -> None:
+    """Create or update a project from a versioned YAML file."""
+    from .packs import pack_for_project
+    from .settings import load_project_file
+
+    project = load_project_file(file)
+    pack_for_project(project)  # a bad pack or override fails here, not mid-run
+    _store().save_project(project)
+    out.print(f"[green]applied[/] project {project.id} ({project.pack}"
+              f"{'/' + project.category if project.category else ''}, {project.warehouse.kind})")
+
+
+@project_app.command("list")
+@_guarded
+def project_list() -> None:
+    t = Table(title="Projects")
+    for c in ("id", "pack", "warehouse", "analyst", "state", "schedule"):
+        t.add_column(c)
+    for p in _store().list_projects():
+        t.add_row(p.id, f"{p.pack}/{p.category or '-'}", p.warehouse.kind, p.analyst, p.state.value,
+                  p.schedule or "-")
+    out.print(t)
+
+
+# ---------------------------------------------------------------------------- schema
+
+
+@schema_app.command("refresh")
+@_guarded
+def schema_refresh(project: str) -> None:
+    """Re-read the warehouse schema and re-index changed tables."""
+    from .pipeline import discover_schema
+    from .schema.catalog import join_hints, render_catalog
+    from .schema.index import SchemaIndex
+    from .vectors import get_embedder, open_index
+    from .warehouse import open_warehouse
+
+    settings = load_settings()
+    store = _store()
+    p = store.get_project(project)
+    wh = open_warehouse(p.warehouse)
+    try:
+        tables = discover_schema(store, p, wh, refresh=True)
+    finally:
+        wh.close()
+    stats = SchemaIndex(open_index(settings), get_embedder(settings.embedding_model), p.id).sync(
+        tables, join_hints(tables))
+    cat = render_catalog(tables)
+    out.print(f"{len(tables)} tables; re-embedded {stats.embedded}, removed {stats.removed}; "
+              f"catalog {cat.tokens} tokens ({cat.tables_left_out} left out)")
+
+
+# ---------------------------------------------------------------------------- discover
+
+
+def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], areas: list[str] | None,
+              run_id: str) -> dict:
+    """Run the discovery flow in a thread while the main thread shows progress."""
+    import asyncio
+
+    from .models import RunStatus
+    from .pipeline import fail_run
+
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    from flows.discovery import DiscoveryParams, discovery_flow
+
+    result: dict = {}
+
+    def target() -> None:
+        try:
+            params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas)
+            state = asyncio.run(discovery_flow(params, run_id=run_id, return_state=True))
+            result["state"] = state
+        except BaseException as exc:  # reported by the main thread
+            result["error"] = exc
+
+    store = _store()
+    th = threading.Thread(target=target, daemon=True)
+    th.start()
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("[dim]{task.fields[note]}"), TimeElapsedColumn(), console=err,
+                  transient=True) as prog:
+        task = prog.add_task("starting Prefect", total=1, note="")
+        while th.is_alive():
+            th.join(0.5)
+            try:
+                run = store.get_run(run_id)
+            except UserError:
+                continue
+            prog.update(task, description=run.phase.value, total=run.max_steps,
+                        completed=min(run.steps_done, run.max_steps), note=run.analyst)
+    if "error" in result:
+        exc = result["error"]
+        fail_run(store, run_id, str(exc))
+        if isinstance(exc, UserError):
+            fail(str(exc))
+        raise exc
+    state = result["state"]
+    try:
+        run = store.get_run(run_id)
+    except UserError:
+        fail(state.message or "the run did not start")
+    if run.status == RunStatus.failed and not store.db.results.find_one({"_id": run_id}):
+        fail(run.error or state.message or "the run failed", 1)
+    return {"state": state, "run": run}
+
+
+@app.command()
+@_guarded
+def discover(
+    project: str = typer.Argument(None, help="project id"),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1),
+    min_steps: Optional[int] = typer.Option(None, "--min-steps", min=0),
+    area: list[str] = typer.Option(None, "--area", help="only these areas (repeatable)"),
+    warehouse: Optional[str] = typer.Option(None, "--warehouse", help="a DuckDB file, for goal-driven discovery"),
+    goal: Optional[str] = typer.Option(None, "--goal", help="what to find out (builds a one-off pack)"),
+) -> None:
+    """Run a discovery for a project (or a goal on a warehouse file)."""
+    from .pipeline import new_run_id
+
+    if goal or warehouse:
+        project = _goal_project(project, warehouse, goal)
+    if not project:
+        fail("give a project id, or --warehouse FILE --goal TEXT")
+    _store().get_project(project)  # unknown project: one line, before Prefect starts
+    run_id = new_run_id()
+    done = _run_flow(project, max_steps, min_steps, area or None, run_id)
+    show_result(run_id, done["run"].analyst)
+
+
+def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> str:
+    import hashlib
+
+    from .models import Project, WarehouseConfig
+
+    if not (warehouse and goal):
+        fail("goal-driven discovery needs both --warehouse FILE and --goal TEXT")
+    path = Path(warehouse).expanduser().resolve()
+    if not path.is_file():
+        fail(f"{warehouse}: no such warehouse file")
+    pid = project or "goal-" + hashlib.sha1(f"{path}|{goal}".encode()).hexdigest()[:10]
+    p = Project(id=pid, name=goal[:60], pack="goal", goal=goal,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)}))
+    _store().save_project(p)
+    return pid
+
+
+# ---------------------------------------------------------------------------- results
+
+
+def show_result(run_id: str, analyst: str | None = None) -> None:
+    from .models import ValidationStatus
+
+    store = _store()
+    result = store.get_result(store.resolve_run_id(run_id))
+    colour = {"full": "green", "partial": "yellow", "failed": "red"}[result.run_type.value]
+    out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
+              f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
+              f"{result.total_steps} steps · {result.duration_s:.0f}s")
+    if result.analyst == "statistical":
+        out.print("[yellow]No LLM configured: the statistical analyst ran (set ANTHROPIC_API_KEY to use "
+                  "Claude).[/]")
+    for e in result.errors:
+        out.print(f"[red]error:[/] {e}", soft_wrap=True)
+    t = Table(title="Insights", show_lines=False, expand=True)
+    for c, kw in (("id", {"no_wrap": True}), ("sev", {}), ("insight", {"ratio": 3}), ("affected", {"justify": "right"}),
+                  ("verified", {})):
+        t.add_column(c, **kw)
+    badge = {ValidationStatus.confirmed: "[green]confirmed[/]", ValidationStatus.adjusted: "[yellow]adjusted[/]",
+             ValidationStatus.rejected: "[red]rejected[/]", ValidationStatus.error: "[red]error[/]",
+             ValidationStatus.not_verifiable: "[dim]no count[/]"}
+    for i in result.insights:
+        v = i.validation
+        ver = badge[v.status] if v else "-"
+        if v and v.verified_count is not None and v.status != ValidationStatus.confirmed:
+            ver += f" ({v.verified_count:,})"
+        t.add_row(i.id, i.severity.value, f"[bold]{i.name}[/]\n[dim]{i.description}[/]",
+                  f"{i.affected_count:,}" if i.affected_count is not None else "-", ver)
+    out.print(t)
+    if result.recommendations:
+        r = Table(title="Recommendations", expand=True)
+        for c in ("id", "prio", "recommendation", "addresses"):
+            r.add_column(c)
+        for rec in sorted(result.recommendations, key=lambda x: x.priority):
+            r.add_row(rec.id, str(rec.priority), f"[bold]{rec.title}[/]\n[dim]{rec.description}[/]",
+                      ", ".join(rec.related_insight_ids))
+        out.print(r)
+    elif result.recommendation_note:
+        out.print(f"[dim]{result.recommendation_note}[/]")
+    out.print(f"[dim]details: assay show {result.run_id[:8]} --json · report: assay report {result.run_id[:8]}[/]")
+
+
+@app.command()
+@_guarded
+def show(run: str, as_json: bool = typer.Option(False, "--json", help="the whole discovery as JSON")) -> None:
+    """Show a run's insights, their validation, and recommendations."""
+    store = _store()
+    rid = store.resolve_run_id(run)
+    if as_json:
+        sys.stdout.write(store.get_result(rid).model_dump_json(indent=2) + "\n")
+        return
+    show_result(rid)
+
+
+@app.command()
+@_guarded
+def runs(project: Optional[str] = typer.Option(None, "--project"), limit: int = 20,
+         watch: bool = typer.Option(False, "--watch", help="refresh every 2 s until runs finish")) -> None:
+    """List recent runs (live progress with --watch)."""
+    store = _store()
+
+    def table() -> Table:
+        t = Table(title="Runs")
+        for c in ("run", "project", "status", "phase", "steps", "analyst", "started", "error"):
+            t.add_column(c)
+        for r in store.list_runs(project, limit):
+            t.add_row(r.id[:8], r.project_id, r.status.value, r.phase.value, f"{r.steps_done}/{r.max_steps}",
+                      r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), (r.error or "")[:60])
+        return t
+
+    if not watch:
+        out.print(table())
+        return
+    from rich.live import Live
+
+    with Live(table(), console=out, refresh_per_second=1) as live:
+        while True:
+            time.sleep(2)
+            live.update(table())
+            if not store.active_run_ids():
+                break
+
+
+@app.command()
+@_guarded
+def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="like | dislike"),
+             comment: str = typer.Option("", "--comment")) -> None:
+    """Like or dislike an insight; the next run takes it into account."""
+    from .models import Feedback
+
+    if rating not in ("like", "dislike"):
+        fail("rating must be 'like' or 'dislike'")
+    store = _store()
+    rid = store.resolve_run_id(run)
+    result = store.get_result(rid)
+    found = next((i for i in result.insights if i.id == insight), None)
+    if found is None:
+        fail(f"run {rid[:8]} has no insight {insight!r} (ids: {', '.join(i.id for i in result.insights)})")
+    store.add_feedback(Feedback(project_id=result.project_id, run_id=rid, insight_id=insight, rating=rating,
+                                comment=comment, insight_name=found.name, area=found.area))
+    out.print(f"recorded: {rating} {insight} of run {rid[:8]}")
+
+
+@app.command()
+@_guarded
+def report(run: str, output: Optional[Path] = typer.Option(None, "-o", "--output")) -> None:
+    """Write the run's Markdown report."""
+    from .report.markdown import render_markdown
+
+    store = _store()
+    rid = store.resolve_run_id(run)
+    md = render_markdown(store.get_result(rid))
+    path = output or load_settings().reports_dir / f"{rid[:8]}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(md)
+    out.print(f"wrote {path}")
+
+
+# ---------------------------------------------------------------------------- sql check
+
+
+@sql_app.command("check")
+@_guarded
+def sql_check(file: Path, dialect: str = typer.Option("duckdb", "--dialect"),
+              tenant: Optional[str] = typer.Option(None, "--tenant", help="column=value"),
+              schemas: Optional[str] = typer.Option(None, "--schemas", help="a,b")) -> None:
+    """Check a JSON list of SQL statements with the guard runs use; prints verdicts as JSON."""
+    from .models import TenantFilter
+    from .warehouse.guard import SQLGuard
+
+    try:
+        stmts = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        fail(f"{file}: not a JSON list of SQL strings ({exc})")
+    if not isinstance(stmts, list) or not all(isinstance(s, str) for s in stmts):
+        fail(f"{file}: must be a JSON list of SQL strings")
+    tf = None
+    if tenant:
+        if "=" not in tenant:
+            fail("--tenant must be column=value")
+        col, val = tenant.split("=", 1)
+        tf = TenantFilter(column=col, value=int(val) if val.isdigit() else val)
+    guard = SQLGuard(dialect, schemas=schemas.split(",") if schemas else None, tenant=tf)
+    sys.stdout.write(json.dumps([guard.check(s).as_dict() for s in stmts], indent=2) + "\n")
+
+
+# ---------------------------------------------------------------------------- demo
+
+
+@app.command()
+@_guarded
+def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply the demo's rows"),
+         which: str = typer.Option("ecommerce", "--which", help="ecommerce | gaming | both"),
+         generate_only: bool = typer.Option(False, "--generate-only"),
+         force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
+         max_steps: int = typer.Option(40, "--max-steps")) -> None:
+    """Generate the demo warehouses, register their projects and run a discovery."""
+    from .demo import generate
+    from .models import Project, WarehouseConfig
+
+    settings = load_settings()
+    names = ["ecommerce", "gaming"] if which == "both" else [which]
+    for n in ("ecommerce", "gaming"):
+        db = settings.demo_dir / f"{n}.duckdb"
+        if force or not db.is_file() or not (settings.demo_dir / f"{n}_truth.json").is_file() or scale != 1.0:
+            t0 = time.perf_counter()
+            generate(n, settings.demo_dir, scale=scale)
+            err.print(f"generated {db} in {time.perf_counter() - t0:.1f}s")
+        truth = json.loads((settings.demo_dir / f"{n}_truth.json").read_text())
+        p = Project(id=f"demo-{n}", name=f"Demo {n}", pack=truth["pack"], category=truth["category"],
+                    warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)},
+                                              pii_columns=["email", "full_name"]),
+                    max_steps=max_steps)
+        _store().save_project(p)
+    if generate_only:
+        out.print(f"demo warehouses are in {settings.demo_dir}; projects demo-ecommerce and demo-gaming")
+        return
+    for n in names:
+        discover(project=f"demo-{n}", max_steps=max_steps, min_steps=None, area=None, warehouse=None, goal=None)

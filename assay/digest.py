@@ -1,0 +1,211 @@
+"""CompactResult: a per-step digest of a query result (pandas / pyarrow).
+
+Pure and vectorised: per-column statistics come from Arrow compute kernels and
+numpy, never from per-row Python loops; only the few rows shown (head, tail,
+small results) are converted to Python values. Same input, byte-identical JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+import math
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .limits import (
+    COMPACT_INLINE_THRESHOLD,
+    DIGEST_CELL_CHARS,
+    HEAD_TAIL_ROW_COUNT,
+    TOP_VALUE_CARDINALITY,
+    TOP_VALUES,
+)
+from .models import ColumnKind, ColumnSummary, CompactResult, ValueCount
+from .pii import MASK, pii_columns
+
+
+def _sig(x: float) -> float:
+    """Round to 6 significant digits (stable, compact JSON)."""
+    if x == 0 or not math.isfinite(x):
+        return float(x)
+    return float(f"{x:.6g}")
+
+
+def _kind(t: pa.DataType) -> ColumnKind:
+    if pa.types.is_null(t):
+        return ColumnKind.null
+    if pa.types.is_boolean(t):
+        return ColumnKind.boolean
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return ColumnKind.number
+    if pa.types.is_timestamp(t) or pa.types.is_date(t):
+        return ColumnKind.timestamp
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return ColumnKind.string
+    if pa.types.is_dictionary(t):
+        return _kind(t.value_type)
+    return ColumnKind.mixed
+
+
+def cell(v: Any) -> Any:
+    """A JSON-safe, deterministic rendering of one value."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return _sig(v) if math.isfinite(v) else None
+    if isinstance(v, decimal.Decimal):
+        f = float(v)
+        return _sig(f) if math.isfinite(f) else None
+    if isinstance(v, np.generic):
+        return cell(v.item())
+    if isinstance(v, (dt.datetime, pd.Timestamp)):
+        return v.isoformat()
+    if isinstance(v, (dt.date, dt.time)):
+        return v.isoformat()
+    if isinstance(v, dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        b = bytes(v)[:48]
+        return "base64:" + base64.b64encode(b).decode()
+    if isinstance(v, str):
+        return v if len(v) <= DIGEST_CELL_CHARS else v[: DIGEST_CELL_CHARS - 1] + "…"
+    if isinstance(v, dict):
+        return {str(k): cell(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [cell(x) for x in v[:20]]
+    return cell(str(v))
+
+
+def _to_arrow(data: pa.Table | pd.DataFrame) -> tuple[pa.Table, set[str]]:
+    """Arrow view of the data, and the names of genuinely mixed-type columns."""
+    if isinstance(data, pa.Table):
+        return data, set()
+    cols, names, mixed = [], [], set()
+    for name in data.columns:
+        s = data[name]
+        try:
+            arr = pa.array(s, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            # values of several types: keep each value's type visible in the rows
+            arr = pa.array(
+                [None if v is None or (isinstance(v, float) and math.isnan(v)) else f"{type(v).__name__}:{v}"
+                 for v in s],
+                type=pa.string(),
+            )
+            mixed.add(str(name))
+        names.append(str(name))
+        cols.append(arr)
+    return pa.Table.from_arrays(cols, names=names), mixed
+
+
+def _number_summary(col: pa.ChunkedArray, s: ColumnSummary, n: int) -> None:
+    if pa.types.is_decimal(col.type):
+        col = pc.cast(col, pa.float64())
+    values = col.to_numpy(zero_copy_only=False)
+    if values.dtype == object:
+        values = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype="float64")
+    values = values.astype("float64", copy=False)
+    finite = values[np.isfinite(values)]  # NaN (incl. nulls) and ±Inf excluded
+    s.null_count = int(n - finite.size)
+    if finite.size == 0:
+        s.distinct = 0
+        return
+    s.distinct = int(pc.count_distinct(pa.array(finite)).as_py())
+    qs = np.quantile(finite, [0.0, 0.25, 0.5, 0.75, 1.0], method="linear")
+    s.min, s.p25, s.median, s.p75, s.max = (_sig(float(q)) for q in qs)
+
+
+def _top(col: pa.ChunkedArray, masked: bool) -> list[ValueCount]:
+    vc = pc.value_counts(col.drop_null() if hasattr(col, "drop_null") else pc.drop_null(col))
+    if len(vc) == 0:
+        return []
+    values = vc.field("values").to_pylist()
+    counts = vc.field("counts").to_pylist()
+    pairs = sorted(zip(values, counts), key=lambda p: (-p[1], str(p[0])))
+    return [ValueCount(value=MASK if masked else cell(v), count=int(c)) for v, c in pairs[:TOP_VALUES]]
+
+
+def summarise_column(
+    name: str, col: pa.ChunkedArray, n: int, masked: bool = False, mixed: bool = False
+) -> ColumnSummary:
+    kind = ColumnKind.mixed if mixed else _kind(col.type)
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    s = ColumnSummary(name=name, kind=kind)
+    if kind == ColumnKind.number:
+        _number_summary(col, s, n)
+    else:
+        s.null_count = int(col.null_count)
+        if kind in (ColumnKind.string, ColumnKind.boolean, ColumnKind.timestamp, ColumnKind.mixed):
+            s.distinct = int(pc.count_distinct(col).as_py()) if n else 0
+    if n and s.null_count == n and kind != ColumnKind.mixed:
+        s.kind = ColumnKind.null
+        s.distinct = 0
+        return s
+    if kind == ColumnKind.timestamp and n > s.null_count:
+        mm = pc.min_max(col)
+        s.min_time = cell(mm["min"].as_py())
+        s.max_time = cell(mm["max"].as_py())
+    elif kind == ColumnKind.boolean:
+        s.top = _top(col, False)
+    elif kind == ColumnKind.string and 0 < s.distinct <= TOP_VALUE_CARDINALITY:
+        s.top = _top(col, masked)
+    return s
+
+
+def _rows(table: pa.Table, masked: set[str]) -> list[dict[str, Any]]:
+    out = []
+    for row in table.to_pylist():
+        out.append({k: (MASK if (k in masked and v is not None) else cell(v)) for k, v in row.items()})
+    return out
+
+
+def build_compact_result(
+    data: pa.Table | pd.DataFrame,
+    *,
+    total_rows: int | None = None,
+    truncated: bool = False,
+    pii: Iterable[str] = (),
+    auto_pii: bool = True,
+) -> CompactResult:
+    """Digest a result. ``total_rows`` is the true count when the row cap cut it."""
+    table, mixed = _to_arrow(data)
+    n = table.num_rows
+    # duplicate column names (SELECT a.id, b.id) get a stable suffix
+    names, seen = [], {}
+    for c in table.column_names:
+        k = seen.get(c, 0)
+        names.append(c if k == 0 else f"{c}_{k + 1}")
+        if k and c in mixed:
+            mixed.add(names[-1])
+        seen[c] = k + 1
+    table = table.rename_columns(names)
+    masked = pii_columns(names, pii) if auto_pii else {c for c in names if c.lower() in {p.lower() for p in pii}}
+    columns = [summarise_column(c, table.column(c), n, c in masked, c in mixed) for c in names]
+    head = _rows(table.slice(0, HEAD_TAIL_ROW_COUNT), masked)
+    tail = _rows(table.slice(n - HEAD_TAIL_ROW_COUNT), masked) if n > 2 * HEAD_TAIL_ROW_COUNT else []
+    all_rows = _rows(table, masked) if n <= COMPACT_INLINE_THRESHOLD else None
+    return CompactResult(
+        row_count=total_rows if total_rows is not None else n,
+        truncated=truncated,
+        columns=columns,
+        head_rows=head,
+        tail_rows=tail,
+        all_rows=all_rows,
+    )
+
+
+def digest_json(cr: CompactResult) -> str:
+    """The canonical JSON of a digest: compact, key order fixed, no NaN."""
+    return json.dumps(cr.model_dump(mode="json", exclude_none=True), ensure_ascii=False,
+                      separators=(",", ":"), allow_nan=False)

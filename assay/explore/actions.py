@@ -1,0 +1,251 @@
+"""Actions the model may take, and the one parser every loop shares.
+
+The JSON-action protocol accepts one JSON object per turn, in any of:
+fenced JSON, a bare object, a tool-use style envelope
+(``{"name": "query", "input": {...}}`` / ``{"tool": ..., "arguments": ...}``)
+or the legacy ``{"action": "query", "sql": ...}`` shape. The last candidate
+carrying a recognised key wins. Anything else raises ``ActionParseError``
+with a reason the reformat nudge can quote. Callers pass an allow-list
+(the verifier accepts only ``lookup_schema`` and ``query``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import limits
+from ..llm.base import ToolCall, ToolSpec
+
+ALL_ACTIONS = ("query", "lookup_schema", "search_tables", "done")
+_ALIASES = {"query_data": "query", "sql": "query", "run_query": "query", "complete": "done",
+            "finish": "done", "lookup": "lookup_schema", "search": "search_tables"}
+
+
+class ActionParseError(ValueError):
+    pass
+
+
+@dataclass
+class Action:
+    kind: str
+    sql: str = ""
+    purpose: str = ""
+    thinking: str = ""
+    tables: list[str] = field(default_factory=list)
+    search: str = ""
+    top_k: int | None = None
+    summary: str = ""
+    call_id: str | None = None  # native tool call id
+
+    def as_json(self) -> str:
+        """The canonical JSON-protocol form (used to rebuild history)."""
+        if self.kind == "query":
+            d: dict[str, Any] = {"thinking": self.thinking, "purpose": self.purpose, "query": self.sql}
+        elif self.kind == "lookup_schema":
+            d = {"lookup_schema": self.tables}
+        elif self.kind == "search_tables":
+            d = {"search_tables": self.search}
+            if self.top_k is not None:
+                d["top_k"] = self.top_k
+        else:
+            d = {"done": True, "summary": self.summary}
+        return json.dumps({k: v for k, v in d.items() if v not in ("", None)}, ensure_ascii=False)
+
+    def tool_args(self) -> dict[str, Any]:
+        if self.kind == "query":
+            return {"sql": self.sql, "purpose": self.purpose, "thinking": self.thinking}
+        if self.kind == "lookup_schema":
+            return {"tables": self.tables}
+        if self.kind == "search_tables":
+            return {"query": self.search, **({"top_k": self.top_k} if self.top_k is not None else {})}
+        return {"summary": self.summary}
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def _json_objects(text: str) -> list[dict]:
+    """Every top-level JSON object in ``text`` (fenced ones and bare ones)."""
+    found: list[dict] = []
+    dec = json.JSONDecoder()
+    sources = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    seen: set[str] = set()
+    for src in sources:
+        i = 0
+        while True:
+            j = src.find("{", i)
+            if j < 0:
+                break
+            try:
+                obj, end = dec.raw_decode(src, j)
+            except json.JSONDecodeError:
+                i = j + 1
+                continue
+            if isinstance(obj, dict):
+                key = json.dumps(obj, sort_keys=True, default=str)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(obj)
+            i = end
+    return found
+
+
+def _as_list(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return [s.strip() for s in v.split(",") if s.strip()]
+    if isinstance(v, list):
+        return [str(x) for x in v if isinstance(x, (str, int))]
+    return []
+
+
+def _from_named(name: str, args: dict, extra: dict | None = None) -> Action | None:
+    name = _ALIASES.get(name, name)
+    extra = extra or {}
+    thinking = str(args.get("thinking") or extra.get("thinking") or "")
+    if name == "query":
+        sql = args.get("sql") or args.get("query") or ""
+        if not isinstance(sql, str) or not sql.strip():
+            raise ActionParseError("a query action needs a non-empty SQL string in `query`")
+        return Action("query", sql=sql.strip(), purpose=str(args.get("purpose") or extra.get("purpose") or ""),
+                      thinking=thinking)
+    if name == "lookup_schema":
+        tables = _as_list(args.get("tables", args.get("lookup_schema", args.get("table"))))
+        if not tables:
+            raise ActionParseError("lookup_schema needs a list of fully qualified table names")
+        return Action("lookup_schema", tables=tables, thinking=thinking)
+    if name == "search_tables":
+        q = args.get("query") or args.get("search_tables") or args.get("text") or ""
+        if not isinstance(q, str) or not q.strip():
+            raise ActionParseError("search_tables needs a natural-language description")
+        top_k = args.get("top_k")
+        try:
+            top_k = int(top_k) if top_k is not None else None
+        except (TypeError, ValueError):
+            top_k = None
+        return Action("search_tables", search=q.strip(), top_k=top_k, thinking=thinking)
+    if name == "done":
+        return Action("done", summary=str(args.get("summary") or args.get("answer") or ""), thinking=thinking)
+    return None
+
+
+def _from_object(obj: dict) -> Action | None:
+    # tool-use style envelopes
+    for nk, ak in (("name", "input"), ("tool", "arguments"), ("tool", "args"), ("name", "arguments"),
+                   ("tool", "input"), ("function", "arguments")):
+        if isinstance(obj.get(nk), str) and isinstance(obj.get(ak), (dict, str)):
+            args = obj[ak]
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError:
+                    continue
+            act = _from_named(obj[nk], args, obj)
+            if act is not None:
+                return act
+    # legacy {"action": "query", "sql": ...}
+    if isinstance(obj.get("action"), str):
+        act = _from_named(obj["action"].strip().lower(), obj, obj)
+        if act is not None:
+            return act
+    # the primary shapes: the recognised key names the action
+    if "query" in obj and isinstance(obj["query"], str):
+        return _from_named("query", obj)
+    if "sql" in obj and isinstance(obj["sql"], str):
+        return _from_named("query", obj)
+    if "lookup_schema" in obj:
+        return _from_named("lookup_schema", obj)
+    if "search_tables" in obj:
+        return _from_named("search_tables", obj)
+    if obj.get("done") is True or obj.get("done") == "true":
+        return _from_named("done", obj)
+    return None
+
+
+def parse_action(text: str, allowed: tuple[str, ...] | None = None) -> Action:
+    """Parse one model turn; raise ActionParseError with a reason otherwise."""
+    allowed = allowed or ALL_ACTIONS
+    if not text or not text.strip():
+        raise ActionParseError("the reply was empty")
+    objs = _json_objects(text)
+    if not objs:
+        raise ActionParseError("the reply contained no JSON object")
+    last_err: ActionParseError | None = None
+    chosen: Action | None = None
+    for obj in objs:
+        try:
+            act = _from_object(obj)
+        except ActionParseError as exc:
+            last_err = exc
+            continue
+        if act is not None:
+            chosen = act
+    if chosen is None:
+        if last_err is not None:
+            raise last_err
+        keys = sorted({k for o in objs for k in o})[:6]
+        raise ActionParseError(f"no recognised action key in the JSON (found keys: {', '.join(keys)})")
+    if chosen.kind not in allowed:
+        raise ActionParseError(f"action {chosen.kind!r} is not available here (allowed: {', '.join(allowed)})")
+    return chosen
+
+
+def from_tool_call(call: ToolCall, allowed: tuple[str, ...] | None = None) -> Action:
+    allowed = allowed or ALL_ACTIONS
+    if "_invalid_arguments" in call.args:
+        raise ActionParseError(f"tool {call.name!r} was called with arguments that are not valid JSON")
+    act = _from_named(call.name, call.args)
+    if act is None:
+        raise ActionParseError(f"unknown tool {call.name!r}")
+    if act.kind not in allowed:
+        raise ActionParseError(f"tool {act.kind!r} is not available here (allowed: {', '.join(allowed)})")
+    act.call_id = call.id
+    return act
+
+
+def reformat_nudge(reason: str, allowed: tuple[str, ...] | None = None) -> str:
+    allowed = allowed or ALL_ACTIONS
+    shapes = {
+        "query": '{"thinking": "...", "purpose": "...", "query": "SELECT ..."}',
+        "lookup_schema": '{"lookup_schema": ["schema.table"]}',
+        "search_tables": '{"search_tables": "description", "top_k": 10}',
+        "done": '{"done": true, "summary": "..."}',
+    }
+    opts = "\n".join(f"- {shapes[a]}" for a in allowed if a in shapes)
+    return (f"Your last reply could not be used: {reason}.\n"
+            f"Answer with exactly one JSON object and nothing else, one of:\n{opts}")
+
+
+def tool_specs(allowed: tuple[str, ...] | None = None) -> list[ToolSpec]:
+    allowed = allowed or ALL_ACTIONS
+    specs = {
+        "query": ToolSpec("query", "Run one read-only SQL statement against the warehouse.", {
+            "type": "object",
+            "properties": {
+                "sql": {"type": "string", "description": "One SELECT statement."},
+                "purpose": {"type": "string", "description": "The question this query answers."},
+                "thinking": {"type": "string", "description": "Why you ask it now."},
+            },
+            "required": ["sql", "purpose"],
+        }),
+        "lookup_schema": ToolSpec(
+            "lookup_schema",
+            f"Columns and {limits.SAMPLE_ROWS} sample rows for up to {limits.MAX_LOOKUP_TABLES_PER_CALL} "
+            f"fully qualified tables ({limits.MAX_LOOKUPS_PER_RUN} calls per run; already fetched tables are free).",
+            {"type": "object", "properties": {"tables": {"type": "array", "items": {"type": "string"}}},
+             "required": ["tables"]},
+        ),
+        "search_tables": ToolSpec(
+            "search_tables",
+            f"Semantic search for tables (top_k default {limits.DEFAULT_SEARCH_TOP_K}, at most "
+            f"{limits.MAX_SEARCH_TOP_K}; {limits.MAX_SEARCHES_PER_RUN} calls per run).",
+            {"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
+             "required": ["query"]},
+        ),
+        "done": ToolSpec("done", "Finish exploring, with a summary of what you learned.", {
+            "type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"],
+        }),
+    }
+    return [specs[a] for a in allowed if a in specs]

@@ -1,0 +1,129 @@
+"""The guarded, self-healing SQL executor every phase uses.
+
+Every statement passes the guard first. A refused statement is not "fixed"
+behind the model's back: the refusal goes back to the caller (and from there
+to the model, which can correct itself). A statement the warehouse rejects is
+sent to the LLM with the error and the warehouse's dialect-specific fix
+prompt, up to ``MAX_SQL_FIXES`` times; every attempt is kept.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from ..errors import GuardRefusal, LLMError, QueryError, QueryTimeout
+from ..limits import MAX_SQL_FIXES
+from ..llm.base import LLM, LLMRequest, Message, SystemBlock
+from ..models import SQLAttempt, TokenUsage, WarehouseConfig
+from ..warehouse.base import QueryResult, Warehouse
+from ..warehouse.guard import SQLGuard
+
+
+@dataclass
+class ExecOutcome:
+    sql: str                      # the statement that finally ran (or the last attempt)
+    result: QueryResult | None = None
+    error: str | None = None
+    refused: str | None = None
+    attempts: list[SQLAttempt] = field(default_factory=list)
+    fixes: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None
+
+
+def apply_section(template: str, name: str, value: str | None) -> str:
+    """Mustache-style conditional section: kept and filled when ``value``, else removed."""
+    pat = re.compile(r"\{\{#" + name + r"\}\}(.*?)\{\{/" + name + r"\}\}", re.DOTALL)
+    if value:
+        return pat.sub(lambda m: m.group(1).replace("{{" + name + "}}", value), template)
+    return pat.sub("", template)
+
+
+_SQL_FENCE = re.compile(r"```(?:sql|SQL)?\s*(.*?)```", re.DOTALL)
+
+
+def extract_sql(text: str) -> str:
+    m = _SQL_FENCE.search(text or "")
+    if m:
+        return m.group(1).strip().rstrip(";").strip()
+    t = (text or "").strip()
+    if t.startswith("{"):
+        try:
+            import json
+
+            obj = json.loads(t)
+            for k in ("query", "sql", "fixed_sql"):
+                if isinstance(obj.get(k), str):
+                    return obj[k].strip()
+        except ValueError:
+            pass
+    return t.rstrip(";").strip()
+
+
+class Executor:
+    def __init__(self, warehouse: Warehouse, guard: SQLGuard, cfg: WarehouseConfig, llm: LLM | None = None):
+        self.warehouse = warehouse
+        self.guard = guard
+        self.cfg = cfg
+        self.llm = llm
+
+    def _run_once(self, sql: str) -> QueryResult:
+        safe = self.guard.enforce(sql)
+        return self.warehouse.query(safe, row_cap=self.cfg.row_cap, timeout_s=self.cfg.statement_timeout_s)
+
+    def _fix(self, sql: str, error: str, evidence: str | None, purpose: str) -> tuple[str, TokenUsage]:
+        prompt = apply_section(self.warehouse.sql_fix_prompt(), "VERIFICATION_CONTEXT", evidence)
+        req = LLMRequest(
+            purpose=f"fix:{purpose}",
+            system=[SystemBlock(prompt, cache=True)],
+            messages=[Message("user", f"Query:\n```sql\n{sql}\n```\n\nError:\n{error}\n\n"
+                                      "Reply with the corrected query in one ```sql block.")],
+            max_tokens=1500,
+            meta={"sql": sql, "error": error, "evidence": evidence or ""},
+        )
+        resp = self.llm.complete(req)
+        return extract_sql(resp.text), resp.usage
+
+    def run(self, sql: str, *, evidence: str | None = None, fix: bool = True, purpose: str = "explore") -> ExecOutcome:
+        t0 = time.perf_counter()
+        out = ExecOutcome(sql=sql)
+        current = sql
+        for i in range(MAX_SQL_FIXES + 1):
+            try:
+                out.result = self._run_once(current)
+                out.sql = current
+                out.error = None
+                break
+            except GuardRefusal as r:
+                out.attempts.append(SQLAttempt(sql=current, error=f"refused: {r.reason}"))
+                out.refused, out.sql, out.error = r.reason, current, None
+                break
+            except QueryTimeout as exc:
+                out.attempts.append(SQLAttempt(sql=current, error=str(exc)))
+                out.error, out.sql = str(exc), current
+                break
+            except QueryError as exc:
+                out.attempts.append(SQLAttempt(sql=current, error=str(exc)))
+                out.error, out.sql = str(exc), current
+                if not fix or self.llm is None or i == MAX_SQL_FIXES:
+                    break
+                try:
+                    fixed, usage = self._fix(current, str(exc), evidence, purpose)
+                except LLMError as lexc:
+                    out.error = f"{exc} (and the SQL fixer failed: {lexc})"
+                    break
+                out.usage = out.usage.add(usage)
+                out.fixes += 1
+                if not fixed or fixed.strip() == current.strip():
+                    continue
+                current = fixed
+        out.duration_ms = (time.perf_counter() - t0) * 1000
+        if out.ok and out.attempts:
+            out.attempts.append(SQLAttempt(sql=out.sql, error=None))
+        return out

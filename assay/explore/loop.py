@@ -1,0 +1,428 @@
+"""The exploration agent loop: bounded, crash-safe, one loop for two wire protocols.
+
+Each completed step is handed to a sink at once (persisted, digested, indexed),
+so a run that dies at step 40 resumes at step 41 with its history rebuilt from
+the store, and no step runs twice. The conversation is bounded: a stable
+prefix (system prompt with catalog and pack context, cache-eligible), one-line
+summaries of older steps, and the last few turns in full.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from .. import limits
+from ..digest import build_compact_result
+from ..errors import InvalidLLMOutput
+from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
+from ..models import ExplorationStep, StepAction, TableInfo, TokenUsage
+from ..schema.provider import SchemaProvider
+from .actions import Action, ActionParseError, from_tool_call, parse_action, reformat_nudge, tool_specs
+from .executor import Executor
+from .hints import empty_hints, error_hints
+from .projection import project
+
+MAX_CONSECUTIVE_ERRORS = 3
+MODEL_ROWS_SHOWN = 40
+
+
+class StepSink(Protocol):
+    def __call__(self, step: ExplorationStep) -> None: ...
+
+
+@dataclass
+class ExploreOutcome:
+    steps: list[ExplorationStep]
+    finished: str  # done | max_steps | errors | cancelled
+    summary: str = ""
+    requests: list[int] = field(default_factory=list)  # chars per LLM request (bench)
+    stable: list[int] = field(default_factory=list)    # stable-prefix chars per request
+
+
+def step_summary(s: ExplorationStep) -> str:
+    cap = limits.SUMMARY_LINE_CHARS
+    if s.action == StepAction.query:
+        if s.refused:
+            body = f"query refused ({s.refused}): {s.purpose}"
+        elif s.error:
+            body = f"query failed ({s.error[:80]}): {s.purpose}"
+        else:
+            cols = ",".join(c.name for c in (s.digest.columns if s.digest else [])[:6])
+            body = f"query: {s.purpose or s.query[:80]} -> {s.row_count} rows [{cols}]"
+    elif s.action == StepAction.lookup_schema:
+        body = f"lookup_schema: {', '.join(s.tables)}"
+    elif s.action == StepAction.search_tables:
+        body = f"search_tables {s.purpose!r} -> {', '.join(s.tables[:5])}"
+    elif s.action == StepAction.complete_rejected:
+        body = "done rejected (min_steps not reached)"
+    elif s.action == StepAction.done:
+        body = f"done: {s.summary}"
+    else:
+        body = f"error: {s.error or ''}"
+    line = f"#{s.step} {body}"
+    return line if len(line) <= cap else line[: cap - 1] + "…"
+
+
+class Explorer:
+    def __init__(
+        self,
+        *,
+        llm: LLM,
+        executor: Executor,
+        provider: SchemaProvider | None,
+        run_id: str,
+        system_prompt: str,
+        max_steps: int,
+        min_steps: int = 0,
+        sink: StepSink | None = None,
+        tables: list[TableInfo] | None = None,
+        pii: list[str] | None = None,
+        purpose: str = "explore",
+        intro: str = "Begin exploring the warehouse.",
+        max_tokens: int = 2048,
+        bump: Callable[[dict[str, int]], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ):
+        self.llm = llm
+        self.executor = executor
+        self.provider = provider
+        self.run_id = run_id
+        self.system_prompt = system_prompt
+        self.max_steps = max_steps
+        self.min_steps = min(min_steps, max_steps)
+        self.sink = sink or (lambda s: None)
+        self.tables = tables or []
+        self.pii = pii or []
+        self.purpose = purpose
+        self.intro = intro
+        self.max_tokens = max_tokens
+        self.bump = bump or (lambda c: None)
+        self.should_stop = should_stop or (lambda: False)
+        self.tools = bool(getattr(llm, "supports_tools", False))
+        self.steps: list[ExplorationStep] = []
+        self.lookups_used = 0
+        self.searches_used = 0
+        self.requests: list[int] = []
+        self.stable: list[int] = []
+
+    # ------------------------------------------------------------------ history
+
+    def _restore(self, prior: list[ExplorationStep]) -> None:
+        self.steps = sorted(prior, key=lambda s: s.step)
+        for s in self.steps:
+            if s.action == StepAction.lookup_schema and s.charged:
+                self.lookups_used += 1
+            if s.action == StepAction.search_tables:
+                self.searches_used += 1
+            if s.action == StepAction.lookup_schema and self.provider is not None:
+                self.provider.fetched.update(s.tables)
+
+    def _turns(self) -> list[list[ExplorationStep]]:
+        turns: dict[int, list[ExplorationStep]] = {}
+        for s in self.steps:
+            if s.action == StepAction.done:
+                continue
+            turns.setdefault(s.turn or s.step, []).append(s)
+        return [turns[k] for k in sorted(turns)]
+
+    @staticmethod
+    def _action_of(s: ExplorationStep) -> Action:
+        if s.action == StepAction.query:
+            return Action("query", sql=s.query, purpose=s.purpose, thinking=s.thinking)
+        if s.action == StepAction.lookup_schema:
+            return Action("lookup_schema", tables=list(s.tables))
+        if s.action == StepAction.search_tables:
+            return Action("search_tables", search=s.purpose)
+        return Action("done", summary=s.summary)
+
+    def _turn_messages(self, turn: list[ExplorationStep]) -> list[Message]:
+        tool_turn = self.tools and all(s.call_id for s in turn)
+        if tool_turn:
+            calls = [ToolCall(id=s.call_id, name=self._action_of(s).kind, args=self._action_of(s).tool_args())
+                     for s in turn]
+            return [Message("assistant", tool_calls=calls),
+                    Message("user", tool_results=[(s.call_id, s.result_preview) for s in turn],
+                            content=self._progress(turn[-1].step))]
+        out: list[Message] = []
+        for s in turn:
+            out.append(Message("assistant", content=self._action_of(s).as_json() if s.action != StepAction.error
+                               else (s.thinking or "(invalid reply)")))
+            out.append(Message("user", content=f"Result of step {s.step}:\n{s.result_preview}\n\n"
+                                                 + self._progress(s.step)))
+        return out
+
+    def _progress(self, step: int) -> str:
+        left = self.max_steps - step
+        msg = f"Steps used: {step} of {self.max_steps}."
+        if self.min_steps and step < self.min_steps:
+            msg += f" Do not finish before step {self.min_steps}."
+        if not self.tools:
+            msg += " Answer with one JSON action."
+        return msg if left > 0 else msg + " This was the last step."
+
+    def build_request(self, extra: list[Message] | None = None) -> LLMRequest:
+        turns = self._turns()
+        recent = turns[-limits.RECENT_TURNS_KEPT:] if limits.RECENT_TURNS_KEPT else []
+        older = turns[: len(turns) - len(recent)]
+        first = self.intro
+        if older:
+            lines = [step_summary(s) for t in older for s in t]
+            first += "\n\nEarlier steps, summarised (most recent ones follow in full):\n" + "\n".join(lines)
+        msgs = [Message("user", content=first)]
+        for t in recent:
+            msgs += self._turn_messages(t)
+        if extra:
+            msgs += extra
+        # roles must alternate: merge a trailing user message into the previous one
+        merged: list[Message] = []
+        for m in msgs:
+            if merged and merged[-1].role == m.role == "user" and not m.tool_results:
+                merged[-1] = Message("user", content=(merged[-1].content + "\n\n" + m.content).strip(),
+                                     tool_results=merged[-1].tool_results)
+            else:
+                merged.append(m)
+        return LLMRequest(
+            purpose=self.purpose,
+            system=[SystemBlock(self.system_prompt, cache=True)],
+            messages=merged,
+            tools=tool_specs() if self.tools else None,
+            max_tokens=self.max_tokens,
+            meta={"run_id": self.run_id, "step": len(self.steps) + 1, "max_steps": self.max_steps},
+        )
+
+    # ------------------------------------------------------------------ actions
+
+    def _counted_steps(self) -> int:
+        return sum(1 for s in self.steps if s.action != StepAction.done)
+
+    def _new_step(self, action: StepAction, turn: int, **kw) -> ExplorationStep:
+        n = len(self.steps) + 1
+        return ExplorationStep(run_id=self.run_id, step=n, turn=turn, action=action, **kw)
+
+    def _query_view(self, out, step: ExplorationStep) -> dict:
+        data: dict = {}
+        hints: list[str] = []
+        if out.refused:
+            return {"tool": "query", "ok": False, "error": f"refused by the SQL guard: {out.refused}",
+                    "hints": ["rewrite the statement as one read-only SELECT on the project's tables"]}
+        if out.error:
+            hints = error_hints(out.error, out.sql, self.executor.warehouse.dialect, self.tables)
+            return {"tool": "query", "ok": False, "error": out.error, "hints": hints,
+                    "data": {"attempts": len(out.attempts)}}
+        res = out.result
+        rows = res.table.slice(0, MODEL_ROWS_SHOWN).to_pylist()
+        from ..digest import cell
+        from ..pii import MASK, pii_columns
+
+        masked = pii_columns(res.table.column_names, self.pii)
+        rows = [{k: (MASK if k in masked and v is not None else cell(v)) for k, v in r.items()} for r in rows]
+        data = {"row_count": res.row_count, "columns": res.table.column_names, "rows": rows}
+        if res.truncated:
+            data["truncated_at_row_cap"] = True
+        if res.table.num_rows > MODEL_ROWS_SHOWN:
+            data["rows_shown"] = MODEL_ROWS_SHOWN
+        if out.fixes:
+            data["fixed_sql"] = out.sql
+        view = {"tool": "query", "ok": True, "data": data}
+        if res.row_count == 0:
+            view["hints"] = empty_hints(out.sql, self.executor.warehouse.dialect)
+        return view
+
+    def _do_query(self, a: Action, turn: int, out=None) -> tuple[ExplorationStep, dict]:
+        out = out or self.executor.run(a.sql, purpose=self.purpose)
+        step = self._new_step(StepAction.query, turn, thinking=a.thinking, purpose=a.purpose, query=out.sql,
+                              call_id=a.call_id)
+        step.fix_history = out.attempts
+        step.duration_ms = out.duration_ms
+        step.usage = out.usage
+        counters = {"sql_fixes": out.fixes}
+        if out.refused:
+            step.refused = out.refused
+            step.query = a.sql
+            counters["guard_refusals"] = 1
+        elif out.error:
+            step.error = out.error
+        else:
+            res = out.result
+            step.row_count = res.row_count
+            step.digest = build_compact_result(res.table, total_rows=res.total_rows, truncated=res.truncated,
+                                               pii=self.pii)
+        self.bump(counters)
+        return step, self._query_view(out, step)
+
+    def _do_lookup(self, a: Action, turn: int) -> tuple[ExplorationStep, dict]:
+        step = self._new_step(StepAction.lookup_schema, turn, thinking=a.thinking, tables=a.tables,
+                              call_id=a.call_id, purpose="lookup " + ", ".join(a.tables)[:200])
+        if self.provider is None:
+            step.error, step.charged = "lookup_schema is not available", False
+            return step, {"tool": "lookup_schema", "ok": False, "error": step.error}
+        if self.lookups_used >= limits.MAX_LOOKUPS_PER_RUN:
+            step.error, step.charged = "budget exhausted", False
+            return step, {"tool": "lookup_schema", "ok": False,
+                          "error": f"lookup budget exhausted: {limits.MAX_LOOKUPS_PER_RUN} of "
+                                   f"{limits.MAX_LOOKUPS_PER_RUN} calls used this run",
+                          "hints": ["use the catalog and the columns of earlier queries"]}
+        res = self.provider.lookup(a.tables)
+        step.charged = res.charged
+        step.tables = [t["table"] for t in res.tables] + res.already_fetched
+        if res.charged:
+            self.lookups_used += 1
+            self.bump({"schema_lookup_calls": 1})
+        data = res.as_dict()
+        data["lookups_left"] = limits.MAX_LOOKUPS_PER_RUN - self.lookups_used
+        if res.already_fetched and not res.tables:
+            data["note"] = "these tables were already fetched earlier in this run; this call was free"
+        return step, {"tool": "lookup_schema", "ok": not res.not_found or bool(res.tables), "data": data}
+
+    def _do_search(self, a: Action, turn: int) -> tuple[ExplorationStep, dict]:
+        top_k = a.top_k if a.top_k is not None else limits.DEFAULT_SEARCH_TOP_K
+        top_k = max(1, min(int(top_k), limits.MAX_SEARCH_TOP_K))
+        step = self._new_step(StepAction.search_tables, turn, thinking=a.thinking, purpose=a.search,
+                              call_id=a.call_id)
+        if self.provider is None or self.provider.searcher is None:
+            step.error, step.charged = "search_tables is not available", False
+            return step, {"tool": "search_tables", "ok": False, "error": step.error}
+        if self.searches_used >= limits.MAX_SEARCHES_PER_RUN:
+            step.error, step.charged = "budget exhausted", False
+            return step, {"tool": "search_tables", "ok": False,
+                          "error": f"search budget exhausted: {limits.MAX_SEARCHES_PER_RUN} of "
+                                   f"{limits.MAX_SEARCHES_PER_RUN} calls used this run"}
+        try:
+            hits = self.provider.search(a.search, top_k)
+        except Exception as exc:  # the index is optional help, never fatal
+            step.error, step.charged = f"search failed: {exc}", False
+            return step, {"tool": "search_tables", "ok": False, "error": step.error}
+        self.searches_used += 1
+        self.bump({"schema_search_calls": 1})
+        step.tables = [h["table"] for h in hits]
+        step.row_count = len(hits)
+        return step, {"tool": "search_tables", "ok": True,
+                      "data": {"top_k": top_k, "tables": hits,
+                               "searches_left": limits.MAX_SEARCHES_PER_RUN - self.searches_used}}
+
+    def _finish_step(self, step: ExplorationStep, view: dict) -> None:
+        step.result_preview = project(view)
+        step.summary = step_summary(step)
+        self.steps.append(step)
+        self.bump({f"steps_by_action.{step.action.value}": 1})
+        self.sink(step)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _ask(self, extra: list[Message]) -> LLMResponse:
+        req = self.build_request(extra)
+        self.requests.append(req.chars())
+        self.stable.append(req.stable_chars())
+        resp = self.llm.complete(req)
+        u = resp.usage
+        self.bump({"llm_calls": 1, "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                   "cached_tokens": u.cached_tokens})
+        return resp
+
+    def _parse(self, resp: LLMResponse) -> list[Action]:
+        if self.tools and resp.tool_calls:
+            return [from_tool_call(c) for c in resp.tool_calls]
+        return [parse_action(resp.text)]
+
+    def run(self, prior: list[ExplorationStep] | None = None) -> ExploreOutcome:
+        self._restore(prior or [])
+        for s in self.steps:
+            if s.action == StepAction.done:
+                return ExploreOutcome(self.steps, "done", s.summary, self.requests, self.stable)
+        consecutive_errors = 0
+        turn = max((s.turn or s.step for s in self.steps), default=0)
+        while self._counted_steps() < self.max_steps:
+            if self.should_stop():
+                return ExploreOutcome(self.steps, "cancelled", "", self.requests, self.stable)
+            turn += 1
+            extra: list[Message] = []
+            usage = TokenUsage()
+            nudges = 0
+            actions: list[Action] | None = None
+            last_text = ""
+            while True:
+                resp = self._ask(extra)
+                usage = usage.add(resp.usage)
+                try:
+                    actions = self._parse(resp)
+                    if not actions:
+                        raise ActionParseError("the reply contained no action")
+                    break
+                except ActionParseError as exc:
+                    last_text = resp.text or json.dumps([c.args for c in resp.tool_calls])[:500]
+                    nudges += 1
+                    self.bump({"reformat_nudges": 1})
+                    if nudges > limits.MAX_REFORMAT_NUDGES:
+                        actions = None
+                        reason = str(exc)
+                        break
+                    if self.tools and resp.tool_calls:
+                        extra = [Message("assistant", tool_calls=resp.tool_calls),
+                                 Message("user", tool_results=[(c.id, json.dumps({"ok": False, "error": str(exc)}))
+                                                               for c in resp.tool_calls],
+                                         content=reformat_nudge(str(exc)))]
+                    else:
+                        extra = [Message("assistant", content=resp.text or "(empty)"),
+                                 Message("user", content=reformat_nudge(str(exc)))]
+            if actions is None:
+                step = self._new_step(StepAction.error, turn, thinking=last_text[:500],
+                                      error=f"invalid output after {limits.MAX_REFORMAT_NUDGES} reformat nudges: "
+                                            f"{reason}")
+                step.usage, step.nudges = usage, nudges - 1
+                self._finish_step(step, {"tool": "error", "ok": False, "error": step.error})
+                consecutive_errors += 1
+                if consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                    if not any(s.ok for s in self.steps):
+                        raise InvalidLLMOutput(
+                            f"the model gave no usable action in {MAX_CONSECUTIVE_ERRORS} consecutive steps"
+                        )
+                    return ExploreOutcome(self.steps, "errors", "", self.requests, self.stable)
+                continue
+            consecutive_errors = 0
+            done = [a for a in actions if a.kind == "done"]
+            work = [a for a in actions if a.kind != "done"]
+            room = self.max_steps - self._counted_steps()
+            results = self._execute(work[:room], turn)
+            for i, (step, view) in enumerate(results):
+                if i == 0:
+                    step.usage = step.usage.add(usage)
+                    step.nudges = nudges
+                self._finish_step(step, view)
+            if done and not work:
+                a = done[0]
+                n_done = self._counted_steps()
+                if n_done < self.min_steps:
+                    step = self._new_step(StepAction.complete_rejected, turn, thinking=a.thinking,
+                                          summary=a.summary, call_id=a.call_id)
+                    step.usage = usage
+                    self.bump({"rejected_completions": 1})
+                    remaining = self.min_steps - n_done - 1
+                    self._finish_step(step, {
+                        "tool": "done", "ok": False,
+                        "error": f"too early: explore at least {self.min_steps} steps before finishing; "
+                                 f"{max(remaining, 0)} more step(s) needed",
+                    })
+                    continue
+                step = self._new_step(StepAction.done, turn, summary=a.summary, thinking=a.thinking,
+                                      call_id=a.call_id)
+                step.usage = usage
+                self._finish_step(step, {"tool": "done", "ok": True})
+                return ExploreOutcome(self.steps, "done", a.summary, self.requests, self.stable)
+        return ExploreOutcome(self.steps, "max_steps", "", self.requests, self.stable)
+
+    def _execute(self, actions: list[Action], turn: int) -> list[tuple[ExplorationStep, dict]]:
+        handlers = {"query": self._do_query, "lookup_schema": self._do_lookup, "search_tables": self._do_search}
+        queries = [a for a in actions if a.kind == "query"]
+        parallel = len(queries) > 1 and getattr(self.executor.warehouse, "concurrent_queries", False)
+        if not parallel:
+            return [handlers[a.kind](a, turn) for a in actions]
+        # run the turn's queries concurrently; steps keep the model's order
+        with ThreadPoolExecutor(max_workers=min(4, len(queries))) as pool:
+            futures = {id(a): pool.submit(self.executor.run, a.sql, purpose=self.purpose) for a in queries}
+            outs = {k: f.result() for k, f in futures.items()}
+        return [self._do_query(a, turn, outs[id(a)]) if a.kind == "query" else handlers[a.kind](a, turn)
+                for a in actions]

@@ -1,0 +1,66 @@
+"""Every algorithm limit, in one place.
+
+Prompts render these values (``{{ limits.* }}``), so a prompt and the code that
+enforces it can never disagree. They are algorithm parameters, not user knobs;
+per-project settings (row cap, timeout, budgets per model) live in the project.
+"""
+
+from __future__ import annotations
+
+# --- exploration actions (on-demand schema retrieval)
+MAX_LOOKUP_TABLES_PER_CALL = 10
+MAX_LOOKUPS_PER_RUN = 30
+MAX_SEARCHES_PER_RUN = 30
+DEFAULT_SEARCH_TOP_K = 10
+MAX_SEARCH_TOP_K = 30
+SAMPLE_ROWS = 3
+MAX_REFORMAT_NUDGES = 3
+MAX_SQL_FIXES = 3
+
+# --- bounded conversation
+RECENT_TURNS_KEPT = 4          # raw turns kept after the stable prefix
+TOOL_RESULT_BUDGET_CHARS = 4000  # projected size of one tool result
+SUMMARY_LINE_CHARS = 240        # one-line summary of an older step
+
+# --- catalog
+CATALOG_BUDGET_TOKENS = 30_000
+CHARS_PER_TOKEN = 4
+
+# --- compaction (digests)
+COMPACT_INLINE_THRESHOLD = 20
+TOP_VALUE_CARDINALITY = 20
+HEAD_TAIL_ROW_COUNT = 5
+TOP_VALUES = 3
+DIGEST_CELL_CHARS = 200
+
+# --- analysis step picker
+ANALYSIS_AREA_TOP_K = 24
+ANALYSIS_AREA_MIN_SCORE = 0.30
+EXACT_MATCH_FLOOR = 0.55
+ANALYSIS_QUERY_RESULTS_BUDGET_TOKENS = 200_000
+
+# --- verification
+MAX_LOOKUPS_PER_VERIFICATION = 6
+CONFIRM_TOLERANCE = 0.20
+DUPLICATE_COSINE = 0.95
+
+# --- ask
+ASK_MAX_TURNS = 5
+ASK_MAX_TURNS_ENUMERATION = 15
+
+# --- maintenance
+ORPHAN_COLLECTION_AGE_S = 24 * 3600
+
+
+def template_vars() -> dict[str, int]:
+    """The limits as prompts see them."""
+    return {
+        "max_lookup_tables_per_call": MAX_LOOKUP_TABLES_PER_CALL,
+        "max_lookups_per_run": MAX_LOOKUPS_PER_RUN,
+        "max_searches_per_run": MAX_SEARCHES_PER_RUN,
+        "default_search_top_k": DEFAULT_SEARCH_TOP_K,
+        "max_search_top_k": MAX_SEARCH_TOP_K,
+        "sample_rows": SAMPLE_ROWS,
+        "max_sql_fixes": MAX_SQL_FIXES,
+        "max_lookups_per_verification": MAX_LOOKUPS_PER_VERIFICATION,
+    }

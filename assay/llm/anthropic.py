@@ -1,0 +1,84 @@
+"""Anthropic Claude: native tool use, prompt caching, usage accounting."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import LLMError, LLMTimeout, MissingKey
+from ..models import TokenUsage
+from .base import LLMRequest, LLMResponse, ToolCall
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+class AnthropicLLM:
+    name = "anthropic"
+    supports_tools = True
+
+    def __init__(self, model: str = "", api_key: str | None = None, max_retries: int = 2, timeout_s: float = 300):
+        if not api_key:
+            raise MissingKey("anthropic: no API key; set ANTHROPIC_API_KEY or the project's llm.secret_block")
+        import anthropic
+
+        self._anthropic = anthropic
+        self.model = model or DEFAULT_MODEL
+        self.client = anthropic.Anthropic(api_key=api_key, max_retries=max_retries, timeout=timeout_s)
+
+    def _messages(self, req: LLMRequest) -> list[dict]:
+        out = []
+        for m in req.messages:
+            if m.role == "assistant":
+                blocks: list[dict] = []
+                if m.content:
+                    blocks.append({"type": "text", "text": m.content})
+                for c in m.tool_calls:
+                    blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": c.args})
+                out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "."}]})
+            else:
+                blocks = [{"type": "tool_result", "tool_use_id": cid, "content": text} for cid, text in m.tool_results]
+                if m.content:
+                    blocks.append({"type": "text", "text": m.content})
+                out.append({"role": "user", "content": blocks})
+        return out
+
+    def complete(self, req: LLMRequest) -> LLMResponse:
+        system = []
+        for b in req.system:
+            block = {"type": "text", "text": b.text}
+            if b.cache:
+                block["cache_control"] = {"type": "ephemeral"}
+            system.append(block)
+        kwargs = dict(model=self.model, max_tokens=req.max_tokens, system=system, messages=self._messages(req))
+        if req.tools:
+            kwargs["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in req.tools
+            ]
+        a = self._anthropic
+        try:
+            resp = self.client.messages.create(**kwargs)
+        except a.AuthenticationError as exc:
+            raise MissingKey(f"anthropic: the API key was rejected ({exc.status_code})") from None
+        except (a.APITimeoutError, a.RateLimitError, a.InternalServerError, a.APIConnectionError) as exc:
+            raise LLMTimeout(f"anthropic: {type(exc).__name__}: {exc}") from None
+        except a.APIStatusError as exc:
+            raise LLMError(f"anthropic: {exc.status_code}: {exc.message}") from None
+        text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
+        calls = [
+            ToolCall(id=b.id, name=b.name, args=dict(b.input or {}))
+            for b in resp.content
+            if getattr(b, "type", "") == "tool_use"
+        ]
+        u = resp.usage
+        cached = int(getattr(u, "cache_read_input_tokens", 0) or 0)
+        created = int(getattr(u, "cache_creation_input_tokens", 0) or 0)
+        usage = TokenUsage(
+            input_tokens=int(u.input_tokens) + cached + created,
+            output_tokens=int(u.output_tokens),
+            cached_tokens=cached,
+            input_chars=req.chars(),
+        )
+        return LLMResponse(text=text, tool_calls=calls, usage=usage, stop_reason=str(resp.stop_reason or ""))
+
+
+def _dump(v) -> str:  # pragma: no cover - debugging helper
+    return json.dumps(v, default=str)[:2000]

@@ -1,0 +1,458 @@
+"""Pydantic models of every stored record and every LLM JSON contract.
+
+Records are what the store keeps (projects, runs, steps, discoveries, feedback).
+Contracts are what an LLM must answer with; invalid answers are turned into a
+corrective message by the caller, never into a crash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- projects
+
+
+class ProjectState(str, Enum):
+    pack_generation_pending = "pack_generation_pending"
+    pack_generation = "pack_generation"
+    pack_generation_done = "pack_generation_done"
+    ready = "ready"
+
+
+class TenantFilter(_Model):
+    column: str
+    value: str | int
+
+
+class WarehouseConfig(_Model):
+    kind: str = "duckdb"
+    # kind-specific connection settings (path, dsn, account, ...). Secrets are
+    # never stored here: they are named by env var (``*_env``) or Prefect block.
+    settings: dict[str, Any] = Field(default_factory=dict)
+    schemas: list[str] = Field(default_factory=list)
+    tenant_filter: TenantFilter | None = None
+    inject_tenant_filter: bool = False
+    statement_timeout_s: float = 60.0
+    row_cap: int = 10_000
+    pii_columns: list[str] = Field(default_factory=list)
+
+
+class LLMConfig(_Model):
+    provider: str = "none"  # anthropic | openai | scripted | none
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    secret_block: str | None = None
+    max_tokens: int = 4096
+    analysis_budget_tokens: int = 200_000
+
+
+class Project(_Model):
+    id: str
+    name: str = ""
+    pack: str = "ecommerce"
+    category: str | None = None
+    warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    analyst: Literal["auto", "llm", "statistical"] = "auto"
+    schedule: str | None = None  # cron
+    profile: dict[str, Any] = Field(default_factory=dict)
+    prompt_overrides: dict[str, str] = Field(default_factory=dict)
+    disabled_areas: list[str] = Field(default_factory=list)
+    custom_areas: list["AnalysisArea"] = Field(default_factory=list)
+    pack_dir: str | None = None
+    goal: str | None = None
+    state: ProjectState = ProjectState.ready
+    max_steps: int = 40
+    min_steps: int = 0
+    created_at: dt.datetime = Field(default_factory=utcnow)
+
+    @field_validator("id")
+    @classmethod
+    def _id_ok(cls, v: str) -> str:
+        import re
+
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", v):
+            raise ValueError("project id must be lowercase letters, digits, '-' or '_' (max 63)")
+        return v
+
+
+# --------------------------------------------------------------------------- packs
+
+
+class AnalysisArea(_Model):
+    id: str
+    name: str
+    description: str
+    keywords: list[str] = Field(default_factory=list)
+    priority: int = 1
+    prompt: str = ""  # template text (Markdown)
+
+
+class DomainPack(_Model):
+    name: str
+    description: str = ""
+    category: str | None = None
+    categories: list[str] = Field(default_factory=list)
+    base_context: str = ""
+    exploration: str = ""
+    recommendations: str = ""
+    areas: list[AnalysisArea] = Field(default_factory=list)
+    profile_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- digests
+
+
+class ColumnKind(str, Enum):
+    number = "number"
+    string = "string"
+    boolean = "boolean"
+    timestamp = "timestamp"
+    null = "null"
+    mixed = "mixed"
+
+
+class ValueCount(_Model):
+    value: Any
+    count: int
+
+
+class ColumnSummary(_Model):
+    name: str
+    kind: ColumnKind
+    null_count: int = 0
+    distinct: int = 0
+    min: float | None = None
+    p25: float | None = None
+    median: float | None = None
+    p75: float | None = None
+    max: float | None = None
+    min_time: str | None = None
+    max_time: str | None = None
+    top: list[ValueCount] | None = None
+
+
+class CompactResult(_Model):
+    row_count: int
+    truncated: bool = False
+    columns: list[ColumnSummary] = Field(default_factory=list)
+    head_rows: list[dict[str, Any]] = Field(default_factory=list)
+    tail_rows: list[dict[str, Any]] = Field(default_factory=list)
+    all_rows: list[dict[str, Any]] | None = None
+
+
+# --------------------------------------------------------------------------- steps
+
+
+class StepAction(str, Enum):
+    query = "query"
+    lookup_schema = "lookup_schema"
+    search_tables = "search_tables"
+    complete_rejected = "complete_rejected"
+    done = "done"
+    error = "error"
+
+
+class SQLAttempt(_Model):
+    sql: str
+    error: str | None = None
+
+
+class TokenUsage(_Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    input_chars: int = 0
+
+    def add(self, other: "TokenUsage") -> "TokenUsage":
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            input_chars=self.input_chars + other.input_chars,
+        )
+
+
+class ExplorationStep(_Model):
+    run_id: str
+    step: int
+    turn: int = 0  # steps of one LLM turn share it (several tool calls in one turn)
+    action: StepAction
+    thinking: str = ""
+    purpose: str = ""
+    query: str = ""
+    row_count: int = 0
+    error: str | None = None
+    refused: str | None = None  # guard refusal reason
+    fix_history: list[SQLAttempt] = Field(default_factory=list)
+    digest: CompactResult | None = None
+    tables: list[str] = Field(default_factory=list)  # lookup/search payload
+    summary: str = ""  # one-line summary used for bounded history
+    result_preview: str = ""  # what the model was shown (projected)
+    duration_ms: float = 0.0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    nudges: int = 0
+    probe: dict[str, Any] | None = None  # statistical analyst: what the step measured
+    charged: bool = True  # lookups answered from already-fetched tables are free
+    call_id: str | None = None  # native tool-call id, to rebuild the conversation
+    created_at: dt.datetime = Field(default_factory=utcnow)
+
+    @property
+    def ok(self) -> bool:
+        return self.action == StepAction.query and self.error is None and self.refused is None
+
+
+# --------------------------------------------------------------------------- insights
+
+
+class ValidationStatus(str, Enum):
+    confirmed = "confirmed"
+    adjusted = "adjusted"
+    rejected = "rejected"
+    error = "error"
+    not_verifiable = "not_verifiable"
+
+
+class Validation(_Model):
+    status: ValidationStatus
+    claimed_count: int | None = None
+    verified_count: int | None = None
+    query: str = ""
+    reasoning: str = ""
+    attempts: list[SQLAttempt] = Field(default_factory=list)
+
+
+class Severity(str, Enum):
+    critical = "critical"
+    high = "high"
+    medium = "medium"
+    low = "low"
+
+
+class InsightDraft(_Model):
+    """What the analyst LLM must return per insight (LLM contract)."""
+
+    name: str = Field(min_length=3)
+    description: str = Field(min_length=3)
+    severity: Severity = Severity.medium
+    affected_count: int | None = None
+    risk_score: float | None = Field(default=None, ge=0, le=1)
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    indicators: list[str] = Field(default_factory=list)
+    source_steps: list[int] = Field(default_factory=list)
+    segment: str | None = None
+    verification_sql: str | None = None  # statistical analyst supplies its own
+
+    @field_validator("affected_count", mode="before")
+    @classmethod
+    def _count(cls, v: Any) -> Any:
+        if v is None or v == "":
+            return None
+        if isinstance(v, float):
+            return int(round(v))
+        if isinstance(v, str):
+            return int(float(v.replace(",", "")))
+        return v
+
+    @field_validator("severity", mode="before")
+    @classmethod
+    def _sev(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v
+
+
+class AnalysisAnswer(_Model):
+    insights: list[InsightDraft]
+
+
+class Insight(InsightDraft):
+    id: str
+    area: str
+    validation: Validation | None = None
+    duplicate_of: str | None = None
+    discovered_at: dt.datetime = Field(default_factory=utcnow)
+
+
+class ExpectedImpact(_Model):
+    metric: str = ""
+    estimated_improvement: str = ""
+    reasoning: str = ""
+
+
+class RecommendationDraft(_Model):
+    title: str = Field(min_length=3)
+    description: str = ""
+    priority: int = Field(default=3, ge=1, le=5)
+    effort: str = ""
+    target_segment: str = ""
+    segment_size: int | None = None
+    expected_impact: ExpectedImpact = Field(default_factory=ExpectedImpact)
+    actions: list[str] = Field(default_factory=list)
+    success_metrics: list[str] = Field(default_factory=list)
+    related_insight_ids: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(default=None, ge=0, le=1)
+
+
+class RecommendationAnswer(_Model):
+    recommendations: list[RecommendationDraft]
+
+
+class Recommendation(RecommendationDraft):
+    id: str
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class RunStatus(str, Enum):
+    pending = "pending"
+    running = "running"
+    completed = "completed"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+class Phase(str, Enum):
+    init = "init"
+    context = "context"
+    schema = "schema"
+    exploration = "exploration"
+    analysis = "analysis"
+    validation = "validation"
+    recommendations = "recommendations"
+    save = "save"
+    done = "done"
+
+
+class RunType(str, Enum):
+    full = "full"
+    partial = "partial"
+    failed = "failed"
+
+
+class Telemetry(_Model):
+    steps_by_action: dict[str, int] = Field(default_factory=dict)
+    schema_lookup_calls: int = 0
+    schema_search_calls: int = 0
+    reformat_nudges: int = 0
+    rejected_completions: int = 0
+    sql_fixes: int = 0
+    guard_refusals: int = 0
+    catalog_tokens: int = 0
+    catalog_tables_left_out: int = 0
+    analysis_step_index_upserts: int = 0
+    analysis_step_index_search_calls: int = 0
+    analysis_steps_dropped: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    llm_calls: int = 0
+
+
+class DiscoveryRun(_Model):
+    id: str
+    project_id: str
+    status: RunStatus = RunStatus.pending
+    phase: Phase = Phase.init
+    analyst: str = ""
+    max_steps: int = 40
+    min_steps: int = 0
+    areas_requested: list[str] | None = None
+    steps_done: int = 0
+    error: str | None = None
+    flow_run_id: str | None = None
+    areas: list[str] = Field(default_factory=list)
+    schema_key: str | None = None
+    catalog: str = ""
+    previous_context: str = ""
+    exploration_finished: str | None = None  # done | max_steps | errors
+    exploration_summary: str = ""
+    goal: str | None = None
+    phases_done: list[str] = Field(default_factory=list)
+    telemetry: Telemetry = Field(default_factory=Telemetry)
+    started_at: dt.datetime = Field(default_factory=utcnow)
+    finished_at: dt.datetime | None = None
+
+
+class AreaLog(_Model):
+    area: str
+    ok: bool
+    error: str | None = None
+    selected_steps: list[dict[str, Any]] = Field(default_factory=list)
+    dropped_steps: list[dict[str, Any]] = Field(default_factory=list)
+    query_results_chars: int = 0
+    insights: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+class DiscoveryResult(_Model):
+    run_id: str
+    project_id: str
+    domain: str
+    category: str | None = None
+    analyst: str = ""
+    run_type: RunType = RunType.full
+    areas_requested: list[str] | None = None
+    total_steps: int = 0
+    duration_s: float = 0.0
+    insights: list[Insight] = Field(default_factory=list)
+    recommendations: list[Recommendation] = Field(default_factory=list)
+    recommendation_note: str | None = None
+    summary: dict[str, Any] = Field(default_factory=dict)
+    analysis_log: list[AreaLog] = Field(default_factory=list)
+    validation_log: list[dict[str, Any]] = Field(default_factory=list)
+    recommendation_log: list[dict[str, Any]] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    created_at: dt.datetime = Field(default_factory=utcnow)
+
+
+class Feedback(_Model):
+    project_id: str
+    run_id: str
+    insight_id: str
+    rating: Literal["like", "dislike"]
+    comment: str = ""
+    insight_name: str = ""
+    area: str = ""
+    created_at: dt.datetime = Field(default_factory=utcnow)
+
+
+Project.model_rebuild()
+
+
+# --------------------------------------------------------------------------- schema
+
+
+class ColumnInfo(_Model):
+    name: str
+    type: str
+    nullable: bool = True
+
+
+class TableInfo(_Model):
+    schema_name: str = Field(alias="schema")
+    name: str
+    columns: list[ColumnInfo] = Field(default_factory=list)
+    row_count: int = 0
+    foreign_keys: dict[str, str] = Field(default_factory=dict)  # column -> schema.table
+    description: str = ""
+
+    @property
+    def fqn(self) -> str:
+        return f"{self.schema_name}.{self.name}"
+
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]

@@ -1,0 +1,255 @@
+"""Domain packs: loading, validation and prompt rendering.
+
+A pack is a folder: ``pack.yaml`` (areas, categories, profile schema) and
+``prompts/*.md`` (Jinja templates: base context, exploration, one analysis
+prompt per area, recommendations). Every problem is reported as one line
+naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from pydantic import ValidationError
+
+from . import limits
+from .errors import PackError
+from .models import AnalysisArea, DomainPack, Project
+
+BUILTIN_PACKS = Path(__file__).resolve().parent.parent / "domain_packs"
+PROMPT_KEYS = ("base_context", "exploration", "recommendations")
+_AREA_ID = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+
+_env = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+# what every template may use; validation renders with these to catch typos
+TEMPLATE_VARS: dict[str, Any] = {
+    "project": {"name": "example", "id": "example"},
+    "profile": "",
+    "previous_context": "",
+    "schema_info": "",
+    "dataset": "",
+    "total_queries": 0,
+    "query_results": "[]",
+    "discovery_date": "2026-01-01",
+    "insights_summary": "",
+    "insights_data": "[]",
+    "limits": limits.template_vars(),
+    "area": {"id": "x", "name": "x", "description": "x", "keywords": []},
+    "goal": "",
+    "tenant_rule": "",
+    "max_steps": 1,
+}
+
+
+def packs_root() -> Path:
+    return BUILTIN_PACKS
+
+
+def list_packs(root: Path | None = None) -> list[str]:
+    root = root or BUILTIN_PACKS
+    return sorted(p.name for p in root.iterdir() if (p / "pack.yaml").is_file())
+
+
+def render(template: str, where: str = "template", **values: Any) -> str:
+    ctx = dict(TEMPLATE_VARS)
+    ctx.update(values)
+    try:
+        return _env.from_string(template).render(**ctx)
+    except jinja2.TemplateSyntaxError as exc:
+        raise PackError(f"{where} line {exc.lineno}: template syntax error: {exc.message}") from None
+    except jinja2.UndefinedError as exc:
+        raise PackError(f"{where}: unknown template variable ({exc.message})") from None
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise PackError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise PackError(f"{path}: must be a mapping with name, description and areas")
+    return data
+
+
+def _read_prompt(folder: Path, name: str, yaml_path: Path, field: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise PackError(f"{yaml_path}: {field}: must name a prompt file")
+    p = folder / "prompts" / name
+    if not p.is_file():
+        raise PackError(f"{yaml_path}: {field}: prompt file prompts/{name} does not exist")
+    text = p.read_text()
+    render(text, str(p))  # syntax and variables checked now, not mid-run
+    return text
+
+
+def _areas(raw: Any, folder: Path, yaml_path: Path, field: str) -> list[AnalysisArea]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise PackError(f"{yaml_path}: {field}: must be a list of areas")
+    out = []
+    for i, a in enumerate(raw):
+        where = f"{field}[{i}]"
+        if not isinstance(a, dict):
+            raise PackError(f"{yaml_path}: {where}: must be a mapping")
+        a = dict(a)
+        if "prompt" in a:
+            a["prompt"] = _read_prompt(folder, a["prompt"], yaml_path, f"{where}.prompt")
+        else:
+            default = f"analysis_{a.get('id', '')}.md"
+            if not (folder / "prompts" / default).is_file():
+                raise PackError(f"{yaml_path}: {where}.prompt: missing (and no prompts/{default})")
+            a["prompt"] = _read_prompt(folder, default, yaml_path, f"{where}.prompt")
+        try:
+            area = AnalysisArea.model_validate(a)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            raise PackError(f"{yaml_path}: {where}.{loc}: {err['msg']}") from None
+        if not _AREA_ID.match(area.id):
+            raise PackError(f"{yaml_path}: {where}.id: {area.id!r} must be lowercase letters, digits, '_'")
+        if not area.keywords:
+            raise PackError(f"{yaml_path}: {where}.keywords: at least one keyword is required")
+        out.append(area)
+    return out
+
+
+def load_pack_dir(folder: Path, category: str | None = None) -> DomainPack:
+    """Load and validate one pack folder (optionally narrowed to a category)."""
+    folder = Path(folder)
+    yaml_path = folder / "pack.yaml"
+    if not yaml_path.is_file():
+        raise PackError(f"{folder}: not a pack (no pack.yaml)")
+    data = _read_yaml(yaml_path)
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise PackError(f"{yaml_path}: name: required")
+    prompts = data.get("prompts") or {}
+    if not isinstance(prompts, dict):
+        raise PackError(f"{yaml_path}: prompts: must be a mapping of {', '.join(PROMPT_KEYS)}")
+    texts = {}
+    for key in PROMPT_KEYS:
+        texts[key] = _read_prompt(folder, prompts.get(key, f"{key}.md"), yaml_path, f"prompts.{key}")
+    areas = _areas(data.get("areas"), folder, yaml_path, "areas")
+    cats = data.get("categories") or {}
+    if not isinstance(cats, dict):
+        raise PackError(f"{yaml_path}: categories: must be a mapping of category name to its areas")
+    cat_areas: dict[str, list[AnalysisArea]] = {}
+    for cname, cdata in cats.items():
+        cdata = cdata or {}
+        if not isinstance(cdata, dict):
+            raise PackError(f"{yaml_path}: categories.{cname}: must be a mapping")
+        cat_areas[cname] = _areas(cdata.get("areas"), folder, yaml_path, f"categories.{cname}.areas")
+    if category is not None and category not in cat_areas:
+        valid = ", ".join(sorted(cat_areas)) or "none"
+        raise PackError(f"{yaml_path}: category {category!r} is not in this pack (valid: {valid})")
+    chosen = list(areas) + (cat_areas.get(category, []) if category else [])
+    ids = [a.id for a in chosen]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise PackError(f"{yaml_path}: areas: duplicate area id {sorted(dup)[0]!r}")
+    if not chosen:
+        raise PackError(f"{yaml_path}: areas: a pack needs at least one analysis area")
+    profile_schema = data.get("profile_schema") or {}
+    if not isinstance(profile_schema, dict):
+        raise PackError(f"{yaml_path}: profile_schema: must be a mapping")
+    return DomainPack(
+        name=name,
+        description=str(data.get("description", "")),
+        category=category,
+        categories=sorted(cat_areas),
+        areas=sorted(chosen, key=lambda a: (a.priority, a.id)),
+        profile_schema=profile_schema,
+        **texts,
+    )
+
+
+def validate_pack_dir(folder: Path) -> list[str]:
+    """Validate a pack and all its categories; returns the category names."""
+    base = load_pack_dir(folder)
+    for cat in base.categories:
+        load_pack_dir(folder, cat)
+    return base.categories
+
+
+def load_pack(name: str, category: str | None = None, pack_dir: str | None = None) -> DomainPack:
+    if pack_dir:
+        return load_pack_dir(Path(pack_dir), category)
+    folder = BUILTIN_PACKS / name
+    if not (folder / "pack.yaml").is_file():
+        raise PackError(f"unknown pack {name!r} (valid: {', '.join(list_packs())})")
+    return load_pack_dir(folder, category)
+
+
+def pack_for_project(project: Project) -> DomainPack:
+    """The project's pack with its overrides, disabled and custom areas applied."""
+    if project.goal and not project.pack_dir and project.pack == "goal":
+        return goal_pack(project.goal)
+    pack = load_pack(project.pack, project.category, project.pack_dir)
+    areas = [a for a in pack.areas if a.id not in set(project.disabled_areas)]
+    for custom in project.custom_areas:
+        areas = [a for a in areas if a.id != custom.id] + [custom]
+    unknown = set(project.disabled_areas) - {a.id for a in pack.areas}
+    if unknown:
+        raise PackError(f"project {project.id}: disabled_areas: unknown area {sorted(unknown)[0]!r}")
+    overrides = project.prompt_overrides
+    for key in overrides:
+        valid = set(PROMPT_KEYS) | {f"analysis_{a.id}" for a in areas}
+        if key not in valid:
+            raise PackError(f"project {project.id}: prompt_overrides.{key}: not a prompt of this pack")
+        render(overrides[key], f"project {project.id} prompt_overrides.{key}")
+    updates = {k: overrides[k] for k in PROMPT_KEYS if k in overrides}
+    areas = [
+        a.model_copy(update={"prompt": overrides[f"analysis_{a.id}"]}) if f"analysis_{a.id}" in overrides else a
+        for a in areas
+    ]
+    if not areas:
+        raise PackError(f"project {project.id}: every analysis area is disabled")
+    return pack.model_copy(update={"areas": areas, **updates})
+
+
+_STOP = set(
+    "a an the of in on at to for from by with and or but is are was were be been why how what which who "
+    "whom whose when where do does did find show list take takes taking longer more less some any all "
+    "that this these those it its into than then there their our your my we you they i me us them "
+    "about across over under between per each most least".split()
+)
+
+
+def goal_keywords(goal: str, limit: int = 8) -> list[str]:
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_]+", goal.lower())
+    out: list[str] = []
+    for w in words:
+        if w in _STOP or len(w) < 3 or w in out:
+            continue
+        out.append(w)
+        if w.endswith("s") and len(w) > 4 and w[:-1] not in out:
+            out.append(w[:-1])
+    return out[:limit] or ["overview"]
+
+
+def goal_pack(goal: str) -> DomainPack:
+    """A one-off pack whose single area is the user's goal."""
+    base = load_pack("generic")
+    area = AnalysisArea(
+        id="goal",
+        name="Goal",
+        description=goal.strip(),
+        keywords=goal_keywords(goal),
+        priority=1,
+        prompt=next(a.prompt for a in base.areas if a.id == "overview"),
+    )
+    return base.model_copy(update={"name": "goal", "areas": [area], "description": goal})

@@ -1,0 +1,526 @@
+"""The discovery run, phase by phase, without Prefect.
+
+Each phase takes a run id and rebuilds what it needs from the store, so any
+phase can run in another thread, process or machine, and a retried phase
+picks up where the last attempt left off. Prefect tasks (``tasks/``) wrap
+these functions; the CLI and tests can call them directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+from . import limits
+from .analysis.analyze import analyze_area
+from .analysis.picker import pick_steps
+from .analysis.render import render_query_results
+from .analysis.step_index import StepIndex
+from .context import mark_duplicates, render_previous_context
+from .errors import ConfigError, InvalidLLMOutput, MissingKey, UserError
+from .explore.executor import Executor
+from .explore.loop import Explorer
+from .llm import build_llm, llm_configured
+from .llm.base import LLM
+from .models import (
+    AreaLog,
+    DiscoveryResult,
+    DiscoveryRun,
+    DomainPack,
+    ExplorationStep,
+    Insight,
+    Phase,
+    Project,
+    ProjectState,
+    RunStatus,
+    RunType,
+    TableInfo,
+    TokenUsage,
+    utcnow,
+)
+from .packs import pack_for_project, render
+from .recommend import recommend
+from .schema.catalog import join_hints, render_catalog
+from .schema.discovery import schema_cache_key
+from .schema.index import SchemaIndex
+from .schema.provider import SchemaProvider
+from .settings import Settings, load_settings
+from .store import Store, open_store
+from .validate.verify import Verifier
+from .vectors import get_embedder, open_index
+from .warehouse import build_guard, open_warehouse
+
+STATISTICAL_NOTE = (
+    "No LLM is configured, so the statistical analyst ran (set ANTHROPIC_API_KEY or llm.provider to use an "
+    "LLM analyst). Recommendations need an LLM and were not generated."
+)
+
+
+def resolve_analyst(project: Project) -> str:
+    if project.analyst == "statistical":
+        return "statistical"
+    if project.analyst == "llm":
+        if not llm_configured(project.llm):
+            raise MissingKey(
+                f"project {project.id}: analyst is 'llm' but no LLM is configured "
+                "(set ANTHROPIC_API_KEY, or llm.provider/llm.api_key_env in the project)"
+            )
+        return "llm"
+    return "llm" if llm_configured(project.llm) else "statistical"
+
+
+def _profile_text(project: Project) -> str:
+    return "\n".join(f"- {k}: {v}" for k, v in project.profile.items()) if project.profile else ""
+
+
+@dataclass
+class RunSession:
+    """Everything one run needs, built lazily from ids."""
+
+    run_id: str
+    settings: Settings = field(default_factory=load_settings)
+
+    @cached_property
+    def store(self) -> Store:
+        return open_store(self.settings)
+
+    @cached_property
+    def run(self) -> DiscoveryRun:
+        return self.store.get_run(self.run_id)
+
+    def refresh(self) -> DiscoveryRun:
+        self.__dict__.pop("run", None)
+        return self.run
+
+    @cached_property
+    def project(self) -> Project:
+        return self.store.get_project(self.run.project_id)
+
+    @cached_property
+    def pack(self) -> DomainPack:
+        p = pack_for_project(self.project)
+        if self.run.areas:
+            p = p.model_copy(update={"areas": [a for a in p.areas if a.id in set(self.run.areas)]})
+        return p
+
+    @cached_property
+    def warehouse(self):
+        return open_warehouse(self.project.warehouse)
+
+    @cached_property
+    def tables(self) -> list[TableInfo]:
+        key = self.run.schema_key or schema_cache_key(self.project.warehouse)
+        cached = self.store.get_schema(key)
+        if cached is None:
+            cached = discover_schema(self.store, self.project, self.warehouse)
+        return cached
+
+    @cached_property
+    def llm(self) -> LLM | None:
+        if self.run.analyst == "statistical":
+            return None
+        return build_llm(self.project.llm)
+
+    @cached_property
+    def executor(self) -> Executor:
+        guard = build_guard(self.warehouse, self.project.warehouse, self.tables)
+        return Executor(self.warehouse, guard, self.project.warehouse, self.llm)
+
+    @cached_property
+    def index(self):
+        return open_index(self.settings)
+
+    @cached_property
+    def embedder(self):
+        return get_embedder(self.settings.embedding_model)
+
+    @cached_property
+    def step_index(self) -> StepIndex:
+        return StepIndex(self.index, self.embedder, self.run_id)
+
+    @cached_property
+    def schema_index(self) -> SchemaIndex:
+        return SchemaIndex(self.index, self.embedder, self.project.id)
+
+    def provider(self) -> SchemaProvider:
+        return SchemaProvider(
+            self.tables,
+            sampler=self.warehouse.sample_rows,
+            searcher=self.schema_index.search,
+            pii=self.project.warehouse.pii_columns,
+            joins=join_hints(self.tables),
+        )
+
+    def bump(self, counters: dict[str, int]) -> None:
+        self.store.bump(self.run_id, counters)
+
+    def close(self) -> None:
+        wh = self.__dict__.get("warehouse")
+        if wh is not None:
+            wh.close()
+
+
+# ---------------------------------------------------------------------------- phase 1: init
+
+
+def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | None = None,
+               min_steps: int | None = None, areas: list[str] | None = None,
+               flow_run_id: str | None = None) -> DiscoveryRun:
+    """Validate the project and create the run document (idempotent for a retried run)."""
+    try:
+        existing = store.get_run(run_id)
+        if existing.id == run_id:
+            store.update_run(run_id, status=RunStatus.running, error=None)
+            return store.get_run(run_id)
+    except UserError:
+        pass
+    if project.state != ProjectState.ready:
+        raise ConfigError(
+            f"project {project.id} is in state {project.state.value}; discovery needs 'ready' "
+            "(accept the generated pack with `assay pack accept`)"
+        )
+    pack = pack_for_project(project)
+    valid = [a.id for a in pack.areas]
+    if areas:
+        unknown = [a for a in areas if a not in valid]
+        if unknown:
+            raise ConfigError(f"unknown area {unknown[0]!r} for pack {pack.name} (valid: {', '.join(valid)})")
+    analyst = resolve_analyst(project)
+    run = DiscoveryRun(
+        id=run_id,
+        project_id=project.id,
+        status=RunStatus.running,
+        phase=Phase.init,
+        analyst=analyst,
+        max_steps=max_steps or project.max_steps,
+        min_steps=project.min_steps if min_steps is None else min_steps,
+        areas_requested=areas or None,
+        areas=areas or valid,
+        flow_run_id=flow_run_id,
+        goal=project.goal,
+    )
+    store.create_run(run)
+    return run
+
+
+def init_phase(s: RunSession) -> None:
+    """Fail fast: warehouse reachable, pack valid, LLM key accepted by its constructor."""
+    s.store.update_run(s.run_id, phase=Phase.init)
+    s.warehouse.health_check()
+    _ = s.pack
+    if s.run.analyst == "llm":
+        _ = s.llm
+
+
+# ---------------------------------------------------------------------------- phase 2: context
+
+
+def context_phase(s: RunSession) -> str:
+    s.store.update_run(s.run_id, phase=Phase.context)
+    previous = s.store.recent_results(s.project.id, limit=5, exclude=s.run_id)
+    text = render_previous_context(previous, s.store.feedback(s.project.id))
+    s.store.update_run(s.run_id, previous_context=text)
+    return text
+
+
+# ---------------------------------------------------------------------------- phase 3: schema
+
+
+def discover_schema(store: Store, project: Project, warehouse, refresh: bool = False) -> list[TableInfo]:
+    key = schema_cache_key(project.warehouse)
+    if not refresh:
+        cached = store.get_schema(key)
+        if cached is not None:
+            return cached
+    tables = warehouse.list_tables()
+    store.put_schema(key, project.id, tables)
+    return tables
+
+
+def schema_phase(s: RunSession, refresh: bool = False) -> dict:
+    s.store.update_run(s.run_id, phase=Phase.schema)
+    key = schema_cache_key(s.project.warehouse)
+    tables = discover_schema(s.store, s.project, s.warehouse, refresh=refresh)
+    s.__dict__["tables"] = tables
+    joins = join_hints(tables)
+    catalog = render_catalog(tables)
+    stats = s.schema_index.sync(tables, joins)
+    s.store.update_run(s.run_id, schema_key=key, catalog=catalog.text)
+    s.store.update_run(s.run_id, **{"telemetry.catalog_tokens": catalog.tokens,
+                                    "telemetry.catalog_tables_left_out": catalog.tables_left_out})
+    s.refresh()
+    return {"tables": len(tables), "catalog_tokens": catalog.tokens, "left_out": catalog.tables_left_out,
+            "embedded": stats.embedded}
+
+
+# ---------------------------------------------------------------------------- phase 4: exploration
+
+
+def exploration_prompt(s: RunSession) -> str:
+    cfg = s.project.warehouse
+    tenant = ""
+    if cfg.tenant_filter:
+        tenant = (f"Every table that has the column {cfg.tenant_filter.column} must be filtered with "
+                  f"{cfg.tenant_filter.column} = {cfg.tenant_filter.value!r} in the SELECT that reads it.")
+    base = render(s.pack.base_context, f"{s.pack.name} base_context", profile=_profile_text(s.project),
+                  previous_context=s.run.previous_context, goal=s.run.goal or s.pack.description)
+    body = render(s.pack.exploration, f"{s.pack.name} exploration", schema_info=s.run.catalog,
+                  tenant_rule=tenant, max_steps=s.run.max_steps, limits=limits.template_vars(),
+                  goal=s.run.goal or "")
+    return f"{body.strip()}\n\n{base.strip()}"
+
+
+def _step_sink(s: RunSession, on_step: Callable[[ExplorationStep], None] | None):
+    def sink(step: ExplorationStep) -> None:
+        s.store.add_step(step)  # written once, immediately: live progress and crash-safe resume
+        if step.ok:
+            s.step_index.upsert([step])
+            s.bump({"analysis_step_index_upserts": 1})
+        s.store.update_run(s.run_id, steps_done=step.step)
+        if on_step is not None:
+            on_step(step)
+
+    return sink
+
+
+def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> str:
+    s.store.update_run(s.run_id, phase=Phase.exploration)
+    prior = s.store.steps(s.run_id)
+    if s.run.exploration_finished:
+        return s.run.exploration_finished
+    s.step_index.ensure(prior)
+    if s.run.analyst == "statistical":
+        from .stats.planner import explore_statistically
+
+        finished = explore_statistically(s, prior, _step_sink(s, on_step))
+        summary = "statistical exploration"
+    else:
+        explorer = Explorer(
+            llm=s.llm,
+            executor=s.executor,
+            provider=s.provider(),
+            run_id=s.run_id,
+            system_prompt=exploration_prompt(s),
+            max_steps=s.run.max_steps,
+            min_steps=s.run.min_steps,
+            sink=_step_sink(s, on_step),
+            tables=s.tables,
+            pii=s.project.warehouse.pii_columns,
+            bump=s.bump,
+            should_stop=should_stop,
+            max_tokens=s.project.llm.max_tokens,
+        )
+        out = explorer.run(prior)
+        finished, summary = out.finished, out.summary
+    if finished != "cancelled":
+        s.store.update_run(s.run_id, exploration_finished=finished, exploration_summary=summary)
+    return finished
+
+
+# ---------------------------------------------------------------------------- phases 5+6: one area
+
+
+def area_phase(s: RunSession, area_id: str) -> AreaLog:
+    """Pick, analyse and verify one area. Never raises for an area failure: it is logged."""
+    area = next((a for a in s.pack.areas if a.id == area_id), None)
+    if area is None:
+        raise ConfigError(f"unknown area {area_id!r} (valid: {', '.join(a.id for a in s.pack.areas)})")
+    s.store.update_run(s.run_id, phase=Phase.analysis)
+    log = AreaLog(area=area.id, ok=False)
+    insights: list[Insight] = []
+    try:
+        steps = s.store.steps(s.run_id)
+        s.step_index.ensure(steps)
+        by_no = {st.step: st for st in steps}
+
+        def counted_search(text: str, top_k: int):
+            s.bump({"analysis_step_index_search_calls": 1})
+            return s.step_index.search(text, top_k)
+
+        pick = pick_steps(area, steps, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens)
+        log.selected_steps, log.dropped_steps = pick.log()
+        log.query_results_chars = pick.chars
+        s.bump({"analysis_steps_dropped": len(pick.dropped)})
+        picked = [by_no[p.step] for p in pick.picked]
+        if s.run.analyst == "statistical":
+            from .stats.analyst import analyze_area_statistically
+
+            insights = analyze_area_statistically(s, area, picked)
+        else:
+            answer = analyze_area(s.llm, s.pack, area, picked, previous_context=s.run.previous_context,
+                                  profile=_profile_text(s.project), dataset=", ".join(s.project.warehouse.schemas)
+                                  or s.project.warehouse.kind, goal=s.run.goal or "",
+                                  max_tokens=s.project.llm.max_tokens)
+            insights = answer.insights
+            log.usage = answer.usage
+            s.bump({"llm_calls": len(answer.dialog), "input_tokens": answer.usage.input_tokens,
+                    "output_tokens": answer.usage.output_tokens})
+        s.store.update_run(s.run_id, phase=Phase.validation)
+        verifier = Verifier(llm=s.llm, executor=s.executor, steps=by_no, catalog=s.run.catalog,
+                            provider=s.provider())
+        for ins in insights:
+            ins.validation = verifier.verify(ins)
+        log.usage = log.usage.add(verifier.usage)
+        log.ok = True
+        log.insights = len(insights)
+    except (UserError, InvalidLLMOutput) as exc:
+        log.error = str(exc)
+    except Exception as exc:  # an area's failure must not sink the run: it is recorded
+        log.error = f"{type(exc).__name__}: {exc}"
+    s.store.save_area(s.run_id, area.id, insights, log)
+    return log
+
+
+# ---------------------------------------------------------------------------- phase 7: recommendations
+
+
+def collect_insights(s: RunSession) -> tuple[list[Insight], list[AreaLog]]:
+    results = s.store.area_results(s.run_id)
+    insights: list[Insight] = []
+    logs: list[AreaLog] = []
+    for area in s.run.areas:
+        if area in results:
+            ins, log = results[area]
+            insights += ins
+            logs.append(log)
+    return insights, logs
+
+
+def recommendations_phase(s: RunSession) -> dict:
+    s.store.update_run(s.run_id, phase=Phase.recommendations)
+    insights, _ = collect_insights(s)
+    previous = s.store.recent_results(s.project.id, limit=5, exclude=s.run_id)
+    if previous and insights:
+        marked = mark_duplicates(insights, previous, s.embedder.embed)
+        if marked:
+            by_area: dict[str, list[Insight]] = {}
+            for i in insights:
+                by_area.setdefault(i.area, []).append(i)
+            stored = s.store.area_results(s.run_id)
+            for area, ins in by_area.items():
+                s.store.save_area(s.run_id, area, ins, stored[area][1])
+    if s.llm is None:
+        doc = {"recommendations": [], "log": [], "note": STATISTICAL_NOTE}
+    else:
+        out = recommend(s.llm, s.pack, insights, previous_context=s.run.previous_context,
+                        profile=_profile_text(s.project), goal=s.run.goal or "")
+        s.bump({"llm_calls": 1, "input_tokens": out.usage.input_tokens,
+                "output_tokens": out.usage.output_tokens})
+        doc = {"recommendations": [r.model_dump(mode="json") for r in out.recommendations], "log": out.log,
+               "note": None}
+    s.store.db.recommendations.replace_one({"_id": s.run_id}, {"_id": s.run_id, **doc}, upsert=True)
+    return {"recommendations": len(doc["recommendations"])}
+
+
+# ---------------------------------------------------------------------------- phase 8: save
+
+
+def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
+    from .models import Recommendation
+
+    s.store.update_run(s.run_id, phase=Phase.save)
+    run = s.refresh()
+    insights, logs = collect_insights(s)
+    rec_doc = s.store.db.recommendations.find_one({"_id": s.run_id}) or {}
+    recs = [Recommendation.model_validate(r) for r in rec_doc.get("recommendations", [])]
+    ok_areas = [log for log in logs if log.ok]
+    errors = [f"{log.area}: {log.error}" for log in logs if not log.ok]
+    if error:
+        errors.insert(0, error)
+    if error or not logs or not ok_areas:
+        run_type = RunType.failed
+    elif len(ok_areas) < len(run.areas):
+        run_type = RunType.partial
+    else:
+        run_type = RunType.full
+    steps = s.store.steps(s.run_id)
+    statuses: dict[str, int] = {}
+    for i in insights:
+        k = i.validation.status.value if i.validation else "unverified"
+        statuses[k] = statuses.get(k, 0) + 1
+    result = DiscoveryResult(
+        run_id=s.run_id,
+        project_id=run.project_id,
+        domain=s.project.pack,
+        category=s.project.category,
+        analyst=run.analyst,
+        run_type=run_type,
+        areas_requested=run.areas_requested,
+        total_steps=len([st for st in steps if st.action.value != "done"]),
+        duration_s=round((utcnow() - run.started_at.replace(tzinfo=dt.timezone.utc)
+                          if run.started_at.tzinfo is None else utcnow() - run.started_at).total_seconds(), 1),
+        insights=insights,
+        recommendations=recs,
+        recommendation_note=rec_doc.get("note"),
+        summary={
+            "insights": len(insights),
+            "recommendations": len(recs),
+            "validation": statuses,
+            "areas_ok": [log.area for log in ok_areas],
+            "areas_failed": [log.area for log in logs if not log.ok],
+            "exploration": run.exploration_finished,
+        },
+        analysis_log=logs,
+        validation_log=[{"insight": i.id, **(i.validation.model_dump(mode="json") if i.validation else {})}
+                        for i in insights],
+        recommendation_log=rec_doc.get("log", []),
+        errors=errors,
+    )
+    s.store.save_result(result)
+    status = RunStatus.failed if run_type == RunType.failed else RunStatus.completed
+    s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(),
+                       error=errors[0] if run_type == RunType.failed and errors else None)
+    return result
+
+
+def fail_run(store: Store, run_id: str, error: str) -> None:
+    """Record why a run failed (every failure leaves a run document that says why)."""
+    try:
+        store.update_run(run_id, status=RunStatus.failed, error=error, finished_at=utcnow())
+    except Exception:
+        pass
+
+
+def run_discovery_inline(project_id: str, run_id: str, *, max_steps: int | None = None,
+                         min_steps: int | None = None, areas: list[str] | None = None,
+                         settings: Settings | None = None) -> DiscoveryResult:
+    """The whole run in this thread, without Prefect (tests, benchmarks, debugging)."""
+    settings = settings or load_settings()
+    store = open_store(settings)
+    project = store.get_project(project_id)
+    create_run(store, project, run_id=run_id, max_steps=max_steps, min_steps=min_steps, areas=areas)
+    s = RunSession(run_id, settings)
+    try:
+        init_phase(s)
+        context_phase(s)
+        schema_phase(s)
+        exploration_phase(s)
+        for a in s.run.areas:
+            area_phase(s, a)
+        recommendations_phase(s)
+        return save_phase(s)
+    except UserError as exc:
+        fail_run(store, run_id, str(exc))
+        raise
+    finally:
+        s.step_index.drop()
+        s.close()
+
+
+def new_run_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def elapsed(t0: float) -> float:
+    return round(time.perf_counter() - t0, 3)
+
+
+_ = (json, threading, TokenUsage, render_query_results)  # re-exported helpers used by tasks

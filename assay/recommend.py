@@ -1,0 +1,64 @@
+"""Recommendations: one LLM call over the validated insights."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from dataclasses import dataclass
+
+from .analysis.discipline import CLAIM_DISCIPLINE, RECOMMENDATIONS_CONTRACT
+from .llm.base import LLM, LLMRequest, Message, SystemBlock
+from .llm.contract import ask_contract
+from .models import DomainPack, Insight, Recommendation, RecommendationAnswer, TokenUsage, ValidationStatus
+from .packs import render
+
+
+def usable(insights: list[Insight]) -> list[Insight]:
+    """Rejected insights and duplicates of earlier runs never feed recommendations."""
+    return [i for i in insights
+            if not (i.validation and i.validation.status == ValidationStatus.rejected) and not i.duplicate_of]
+
+
+def insights_summary(insights: list[Insight]) -> str:
+    by_area = Counter(i.area for i in insights)
+    parts = ", ".join(f"{a}: {n}" for a, n in sorted(by_area.items()))
+    return f"Total: {len(insights)} insights ({parts})" if insights else "Total: 0 insights"
+
+
+@dataclass
+class RecommendationOutcome:
+    recommendations: list[Recommendation]
+    usage: TokenUsage
+    log: list[dict]
+
+
+def recommend(llm: LLM, pack: DomainPack, insights: list[Insight], *, previous_context: str = "",
+              profile: str = "", today: dt.date | None = None, goal: str = "") -> RecommendationOutcome:
+    pool = usable(insights)
+    if not pool:
+        return RecommendationOutcome([], TokenUsage(), [{"note": "no usable insights"}])
+    data = json.dumps([
+        {k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
+         if k not in ("discovered_at",)} for i in pool
+    ], ensure_ascii=False)
+    base = render(pack.base_context, f"{pack.name} base_context", profile=profile,
+                  previous_context=previous_context, goal=goal or pack.description)
+    body = render(pack.recommendations, f"{pack.name} recommendations",
+                  discovery_date=(today or dt.date.today()).isoformat(),
+                  insights_summary=insights_summary(pool), insights_data=data, goal=goal)
+    prompt = "\n\n".join(p.strip() for p in (base, body, CLAIM_DISCIPLINE, RECOMMENDATIONS_CONTRACT) if p.strip())
+    req = LLMRequest(purpose="recommend", system=[SystemBlock(prompt)],
+                     messages=[Message("user", content="Write the recommendations as JSON.")], max_tokens=4096,
+                     meta={"insight_ids": [i.id for i in pool]})
+    answer, usage, dialog = ask_contract(llm, req, RecommendationAnswer, "recommendations")
+    known = {i.id for i in pool}
+    recs, log = [], list(dialog)
+    for n, r in enumerate(answer.recommendations, start=1):
+        unknown = [x for x in r.related_insight_ids if x not in known]
+        if unknown:
+            log.append({"recommendation": n, "dropped_unknown_insight_ids": unknown})
+        data = r.model_dump()
+        data["related_insight_ids"] = [x for x in r.related_insight_ids if x in known]
+        recs.append(Recommendation(id=f"rec-{n}", **data))
+    return RecommendationOutcome(recs, usage, log)

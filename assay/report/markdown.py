@@ -1,0 +1,78 @@
+"""The run report in Markdown (the Prefect artifact and `assay report --md`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..models import DiscoveryResult, Insight, ValidationStatus
+
+BADGE = {
+    ValidationStatus.confirmed: "✅ confirmed",
+    ValidationStatus.adjusted: "🟠 adjusted",
+    ValidationStatus.rejected: "❌ rejected",
+    ValidationStatus.error: "⚠️ not verified (error)",
+    ValidationStatus.not_verifiable: "➖ no count to verify",
+}
+SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+def _md(text: str) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def validation_line(i: Insight) -> str:
+    v = i.validation
+    if v is None:
+        return "unverified"
+    badge = BADGE[v.status]
+    if v.status == ValidationStatus.adjusted:
+        return f"{badge}: claimed {v.claimed_count:,}, warehouse says {v.verified_count:,}"
+    if v.status in (ValidationStatus.confirmed, ValidationStatus.rejected) and v.verified_count is not None:
+        return f"{badge}: claimed {v.claimed_count:,}, warehouse says {v.verified_count:,}"
+    return badge
+
+
+def render_markdown(r: DiscoveryResult) -> str:
+    out = [f"# Discovery {r.run_id[:8]} · {r.project_id}", ""]
+    out.append(f"**Run type:** {r.run_type.value} · **analyst:** {r.analyst} · **steps:** {r.total_steps} · "
+               f"**insights:** {len(r.insights)} · **recommendations:** {len(r.recommendations)} · "
+               f"**duration:** {r.duration_s:.0f}s")
+    if r.errors:
+        out += ["", "> **Errors**"] + [f"> - {_md(e)}" for e in r.errors]
+    recs_for: dict[str, list[str]] = defaultdict(list)
+    for rec in r.recommendations:
+        for iid in rec.related_insight_ids:
+            recs_for[iid].append(rec.id)
+    by_area: dict[str, list[Insight]] = defaultdict(list)
+    for i in r.insights:
+        by_area[i.area].append(i)
+    out += ["", "## Insights"]
+    if not r.insights:
+        out.append("_No insights._")
+    for area in sorted(by_area):
+        out += ["", f"### {area}"]
+        for i in sorted(by_area[area], key=lambda x: (SEVERITY_ORDER.get(x.severity.value, 9), x.id)):
+            dup = f" · repeats {i.duplicate_of}" if i.duplicate_of else ""
+            out.append(f"- **{i.id}** [{i.severity.value}] **{_md(i.name)}**{dup}")
+            out.append(f"  - {_md(i.description)}")
+            count = f"{i.affected_count:,}" if i.affected_count is not None else "n/a"
+            out.append(f"  - affected: {count} · {validation_line(i)} · steps: "
+                       f"{', '.join(map(str, i.source_steps)) or '-'}")
+            if recs_for.get(i.id):
+                out.append(f"  - addressed by: {', '.join(recs_for[i.id])}")
+    out += ["", "## Recommendations"]
+    if r.recommendation_note:
+        out.append(f"_{_md(r.recommendation_note)}_")
+    elif not r.recommendations:
+        out.append("_No recommendations._")
+    for rec in sorted(r.recommendations, key=lambda x: (x.priority, x.id)):
+        out.append(f"- **{rec.id}** (priority {rec.priority}, effort {rec.effort or '?'}) **{_md(rec.title)}**")
+        if rec.description:
+            out.append(f"  - {_md(rec.description)}")
+        if rec.target_segment:
+            size = f" ({rec.segment_size:,})" if rec.segment_size else ""
+            out.append(f"  - target: {_md(rec.target_segment)}{size}")
+        if rec.expected_impact.metric:
+            out.append(f"  - impact: {_md(rec.expected_impact.metric)} {_md(rec.expected_impact.estimated_improvement)}")
+        out.append(f"  - addresses: {', '.join(rec.related_insight_ids) or '-'}")
+    return "\n".join(out) + "\n"

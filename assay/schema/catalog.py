@@ -1,0 +1,104 @@
+"""The Level-0 catalog: one line per table, within a token budget.
+
+When the warehouse does not fit, archive-like tables (``_bkp``, ``_tmp``,
+``_stg``, ``_log``, date-suffixed copies) go first, then the smallest tables,
+and the catalog says how many were left out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..limits import CATALOG_BUDGET_TOKENS, CHARS_PER_TOKEN
+from ..models import TableInfo
+
+_ARCHIVE = re.compile(
+    r"(_(bkp|bak|backup|tmp|temp|stg|staging|log|logs|old|copy|archive|arch|hist)\d*$)"
+    r"|(_(19|20)\d{2}(_?\d{2}){0,2}$)|(_\d{8}$)|(^(tmp|temp|bkp|bak|stg)_)",
+    re.IGNORECASE,
+)
+_HINT_WORDS = re.compile(r"[a-z]+")
+
+
+def is_archive_like(name: str) -> bool:
+    return bool(_ARCHIVE.search(name))
+
+
+def join_hints(tables: list[TableInfo]) -> dict[str, list[str]]:
+    """Declared foreign keys, else ``*_id`` columns that name another table's key."""
+    by_key: dict[str, list[str]] = {}
+    names = {t.name.lower(): t for t in tables}
+    for t in tables:
+        for c in t.columns:
+            n = c.name.lower()
+            if n.endswith("_id") and n != "id":
+                by_key.setdefault(n, []).append(t.fqn)
+    out: dict[str, list[str]] = {}
+    for t in tables:
+        hints = [f"{col}->{ref}" for col, ref in sorted(t.foreign_keys.items())]
+        if not hints:
+            for c in t.columns:
+                n = c.name.lower()
+                if not n.endswith("_id"):
+                    continue
+                stem = n[:-3]
+                for cand in (stem + "s", stem, stem + "es", stem.rstrip("y") + "ies"):
+                    other = names.get(cand)
+                    if other is not None and other.fqn != t.fqn:
+                        hints.append(f"{n}->{other.fqn}")
+                        break
+        out[t.fqn] = hints[:4]
+    return out
+
+
+def _hints(t: TableInfo, limit: int = 4) -> list[str]:
+    words: list[str] = []
+    for c in t.columns:
+        for w in _HINT_WORDS.findall(c.name.lower()):
+            if len(w) > 2 and w not in ("the", "and") and w not in words and w not in t.name.lower():
+                words.append(w)
+    return words[:limit]
+
+
+def catalog_line(t: TableInfo, joins: list[str]) -> str:
+    kw = ",".join(_hints(t))
+    j = f" joins:{';'.join(joins)}" if joins else ""
+    return f"- {t.fqn} ({len(t.columns)} cols, ~{t.row_count:,} rows) [{kw}]{j}"
+
+
+@dataclass
+class Catalog:
+    text: str
+    tokens: int
+    budget_tokens: int
+    tables_total: int
+    tables_left_out: int
+
+
+def render_catalog(tables: list[TableInfo], budget_tokens: int = CATALOG_BUDGET_TOKENS) -> Catalog:
+    joins = join_hints(tables)
+    ordered = sorted(tables, key=lambda t: t.fqn)
+    lines = {t.fqn: catalog_line(t, joins.get(t.fqn, [])) for t in ordered}
+    budget_chars = budget_tokens * CHARS_PER_TOKEN
+    footer_room = 160
+    total = sum(len(line) + 1 for line in lines.values())
+    keep = {t.fqn for t in ordered}
+    if total > budget_chars - footer_room:
+        # drop order: archive-like first (smallest first among them), then smallest tables
+        drop_order = sorted(ordered, key=lambda t: (not is_archive_like(t.name), t.row_count, t.fqn))
+        for t in drop_order:
+            if total <= budget_chars - footer_room:
+                break
+            keep.discard(t.fqn)
+            total -= len(lines[t.fqn]) + 1
+    left_out = len(tables) - len(keep)
+    body = "\n".join(lines[t.fqn] for t in ordered if t.fqn in keep)
+    if left_out:
+        body += (
+            f"\n({left_out} of {len(tables)} tables are not listed to fit the catalog budget: archive copies "
+            "and the smallest tables first. Use search_tables to find them.)"
+        )
+    tokens = (len(body) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    return Catalog(text=body, tokens=tokens, budget_tokens=budget_tokens, tables_total=len(tables),
+                   tables_left_out=left_out)

@@ -1,0 +1,40 @@
+"""Schema discovery with a store cache keyed by the warehouse configuration."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ..models import TableInfo, WarehouseConfig
+
+_SECRET_WORDS = ("password", "secret", "token", "key", "credential", "private")
+
+
+def schema_cache_key(cfg: WarehouseConfig) -> str:
+    """A hash of everything that decides what the schema is (never secrets)."""
+    settings = {
+        k: v for k, v in sorted(cfg.settings.items())
+        if not any(w in k.lower() for w in _SECRET_WORDS)
+    }
+    blob = json.dumps({"kind": cfg.kind, "settings": settings, "schemas": sorted(cfg.schemas)},
+                      sort_keys=True, default=str)
+    return "schema-" + hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def table_text(t: TableInfo, samples: dict[str, list] | None = None) -> str:
+    """The text embedded for a table: name, columns, types, a few safe values."""
+    cols = ", ".join(f"{c.name} {c.type.lower()}" for c in t.columns[:80])
+    parts = [f"table {t.fqn}", f"{t.name.replace('_', ' ')}", f"columns: {cols}"]
+    if t.description:
+        parts.append(t.description)
+    if samples:
+        vals = "; ".join(f"{k}: {', '.join(map(str, v[:3]))}" for k, v in list(samples.items())[:8])
+        parts.append(f"values: {vals}")
+    return "\n".join(parts)
+
+
+def table_hash(t: TableInfo) -> str:
+    blob = json.dumps(
+        {"t": t.fqn, "c": [(c.name, c.type) for c in t.columns], "d": t.description}, sort_keys=True
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,60 @@
+"""The project's schema index: one vector per table, re-embedded only on change."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..models import TableInfo
+from ..vectors.embedder import Embedder
+from ..vectors.index import VectorIndex, schema_collection
+from .discovery import table_hash, table_text
+
+
+@dataclass
+class IndexStats:
+    embedded: int
+    removed: int
+    unchanged: int
+
+
+class SchemaIndex:
+    def __init__(self, index: VectorIndex, embedder: Embedder, project_id: str):
+        self.index = index
+        self.embedder = embedder
+        self.collection = schema_collection(project_id)
+
+    def sync(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None) -> IndexStats:
+        """Bring the collection in line with ``tables``; only changed tables are embedded."""
+        self.index.ensure(self.collection, self.embedder.dim)
+        current = self.index.payloads(self.collection)
+        want = {t.fqn: t for t in tables}
+        changed = [t for t in tables if current.get(t.fqn, {}).get("hash") != table_hash(t)]
+        removed = [k for k in current if k not in want]
+        if changed:
+            vecs = self.embedder.embed([table_text(t) for t in changed])
+            items = []
+            for t, v in zip(changed, vecs):
+                items.append((t.fqn, v.tolist(), {
+                    "hash": table_hash(t), "fqn": t.fqn, "rows": int(t.row_count),
+                    "joins": len((joins or {}).get(t.fqn, [])),
+                }))
+            for i in range(0, len(items), 256):
+                self.index.upsert(self.collection, items[i:i + 256])
+        self.index.delete(self.collection, removed)
+        return IndexStats(embedded=len(changed), removed=len(removed), unchanged=len(tables) - len(changed))
+
+    def search(self, query: str, top_k: int) -> list[tuple[str, float]]:
+        """Cosine search, then a rerank that favours larger, more-joined tables on near-ties."""
+        if not self.index.exists(self.collection):
+            return []
+        v = self.embedder.embed_one(query)
+        hits = self.index.search(self.collection, v.tolist(), top_k=max(top_k * 3, top_k))
+        ranked = []
+        for h in hits:
+            rows = float(h.payload.get("rows", 0))
+            joins = float(h.payload.get("joins", 0))
+            prior = 0.02 * min(1.0, math.log10(rows + 1) / 8) + 0.01 * min(joins, 4) / 4
+            ranked.append((h.key, h.score + prior, h.score))
+        ranked.sort(key=lambda r: (-r[1], r[0]))
+        return [(k, round(raw, 4)) for k, _, raw in ranked[:top_k]]

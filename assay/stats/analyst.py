@@ -1,0 +1,158 @@
+"""The statistical analyst's area analysis: detectors -> scored candidates -> insights.
+
+Candidates are computed once per run from every probe step (cached in the
+store), each assigned to exactly one area by keyword and embedding
+similarity; an area keeps its top candidates. Affected counts are computed by
+SQL and verified by the same verifier as an LLM's claims.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+
+from ..models import AnalysisArea, ExplorationStep, Insight, Severity
+from ..analysis.picker import area_query
+from . import detectors as D
+
+MAX_INSIGHTS_PER_AREA = 5
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock(run_id: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(run_id, threading.Lock())
+
+
+def _ref(s, fqn: str) -> str:
+    schema, name = fqn.split(".", 1)
+    return f"{s.warehouse.quote(schema)}.{s.warehouse.quote(name)}"
+
+
+def _frame(s, step: ExplorationStep) -> pd.DataFrame | None:
+    if step.digest is not None and step.digest.all_rows is not None:
+        return pd.DataFrame(step.digest.all_rows, columns=[c.name for c in step.digest.columns])
+    out = s.executor.run(step.query, fix=False, purpose="statistical")
+    if not out.ok:
+        return None
+    return out.result.table.to_pandas()
+
+
+def detect(s, step: ExplorationStep) -> list[D.Candidate]:
+    probe = step.probe or {}
+    kind = probe.get("kind")
+    table = probe.get("table", "")
+    if not kind or not table:
+        return []
+    ref = _ref(s, table)
+    meta = dict(probe)
+    if "join" in meta:
+        meta["join"] = {**meta["join"], "ref": _ref(s, meta["join"]["table"])}
+    if kind == "retention":
+        meta["activity_ref"] = _ref(s, meta["activity_table"])
+    df = _frame(s, step)
+    if df is None or df.empty:
+        return []
+    name = table.split(".", 1)[1]
+    if "month" in df:
+        df["month"] = pd.to_datetime(df["month"])
+    if kind == "profile":
+        t = next((x for x in s.tables if x.fqn == table), None)
+        cols = [c.name for c in t.columns] if t else []
+        return D.quality_from_profile(df.iloc[0].to_dict(), meta, step.step, name, ref, cols)
+    if kind == "breakdown":
+        return D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
+    if kind == "funnel":
+        return D.funnel_outliers(df, meta, step.step, name, ref)
+    if kind == "rate_series":
+        return D.rate_series_changes(df, meta, step.step, name, ref)
+    if kind == "series":
+        return D.series_changes(df, meta, step.step, name, ref)
+    if kind == "segment_series":
+        return D.segment_series_changes(df, meta, step.step, name, ref)
+    if kind == "concentration":
+        return D.concentration(df, meta, step.step, name, ref)
+    if kind == "retention":
+        return D.retention_outliers(df, meta, step.step, name, ref)
+    if kind == "end_before_start":
+        return D.end_before_start(df, meta, step.step, name, ref)
+    return []
+
+
+def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
+    """One candidate per fact: candidates that count with the same SQL are the same fact."""
+    seen: set[str] = set()
+    out = []
+    for c in cands:  # already sorted best first
+        key = c.count_sql or c.name
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(c)
+    return out
+
+
+def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
+    """Every scored candidate of the run, with its area (computed once, cached in the store)."""
+    with _lock(s.run_id):
+        doc = s.store.db.candidates.find_one({"_id": s.run_id})
+        if doc is not None:
+            return [D.Candidate(**{k: v for k, v in c.items() if k != "area"}) for c in doc["items"]], \
+                [c["area"] for c in doc["items"]]
+        cands: list[D.Candidate] = []
+        for st in s.store.steps(s.run_id):
+            if st.ok and st.probe:
+                try:
+                    cands += detect(s, st)
+                except Exception as exc:  # one odd result must not sink the area
+                    st_err = f"{type(exc).__name__}: {exc}"
+                    s.store.db.candidates_errors.insert_one({"run_id": s.run_id, "step": st.step, "error": st_err})
+        scored = _dedupe(D.score(cands))
+        areas = assign_areas(s, scored)
+        s.store.db.candidates.replace_one(
+            {"_id": s.run_id},
+            {"_id": s.run_id, "items": [{**asdict(c), "area": a} for c, a in zip(scored, areas)]},
+            upsert=True,
+        )
+        return scored, areas
+
+
+def assign_areas(s, cands: list[D.Candidate]) -> list[str]:
+    areas = s.pack.areas
+    if not cands or not areas:
+        return []
+    texts = [f"{c.name}. {c.description} {c.area_text}" for c in cands]
+    cv = s.embedder.embed(texts)
+    av = s.embedder.embed([area_query(a) for a in areas])
+    sims = cv @ av.T
+    out = []
+    for i, c in enumerate(cands):
+        text = texts[i].lower()
+        bonus = np.array([0.15 * sum(1 for k in a.keywords if k.lower() in text) for a in areas])
+        out.append(areas[int(np.argmax(sims[i] + np.minimum(bonus, 0.45)))].id)
+    return out
+
+
+def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationStep]) -> list[Insight]:
+    scored, areas = run_candidates(s)
+    mine = [c for c, a in zip(scored, areas) if a == area.id][:MAX_INSIGHTS_PER_AREA]
+    insights = []
+    for n, c in enumerate(mine, start=1):
+        count = None
+        if c.count_sql:
+            out = s.executor.run(c.count_sql, fix=False, purpose="statistical")
+            if out.ok and out.result.table.num_rows == 1:
+                v = out.result.table.to_pylist()[0]
+                val = next(iter(v.values()))
+                count = int(val) if val is not None else None
+        insights.append(Insight(
+            id=f"{area.id}-{n}", area=area.id, name=c.name, description=c.description,
+            severity=Severity(D.severity(c)), affected_count=count, risk_score=round(c.effect, 3),
+            confidence=round(max(0.0, min(1.0, 1 - c.q_value)), 3), indicators=c.indicators,
+            source_steps=[c.step], segment=c.segment, verification_sql=c.count_sql,
+        ))
+    return insights

@@ -1,0 +1,568 @@
+"""Detectors: candidate facts from probe results, scored by significance and effect size.
+
+Pure functions over pandas frames; each candidate carries the SQL that counts
+the entities it is about, so its affected count is computed by the warehouse
+and verified by the same verifier as an LLM's claim.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+MIN_SEGMENT_N = 30
+ROBUST_Z = 3.5
+MIN_REL_GAP = 0.25
+CHANGE_MIN_SIDE = 3
+CHANGE_MIN_REL = 0.30
+NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
+
+
+@dataclass
+class Candidate:
+    kind: str
+    name: str
+    description: str
+    table: str
+    step: int
+    effect: float          # 0..1, relative size of the effect
+    p_value: float
+    count_sql: str | None
+    segment: str | None = None
+    indicators: list[str] = field(default_factory=list)
+    score: float = 0.0
+    q_value: float = 1.0
+    area_text: str = ""
+
+    def key(self) -> tuple:
+        return (self.kind, self.table, self.segment, self.name)
+
+
+def _fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    ax = abs(x)
+    if ax >= 1000:
+        return f"{x:,.0f}"
+    if ax >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3g}"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _lit(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def robust_z(values: np.ndarray) -> np.ndarray:
+    med = np.median(values)
+    mad = np.median(np.abs(values - med)) * 1.4826
+    if mad == 0:
+        mad = np.mean(np.abs(values - med)) * 1.2533 or 1e-12
+    return (values - med) / mad
+
+
+def two_prop_p(x1: float, n1: float, x2: float, n2: float) -> float:
+    if n1 <= 0 or n2 <= 0:
+        return 1.0
+    p = (x1 + x2) / (n1 + n2)
+    se = math.sqrt(max(p * (1 - p) * (1 / n1 + 1 / n2), 1e-18))
+    z = (x1 / n1 - x2 / n2) / se
+    return float(2 * stats.norm.sf(abs(z)))
+
+
+# ---------------------------------------------------------------------------- segment outliers
+
+
+def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A segment whose rate or average is far from the others (robust z-score)."""
+    if dim not in df or "n" not in df or len(df) < 3:
+        return []
+    df = df[df["n"] >= MIN_SEGMENT_N].dropna(subset=[dim])
+    if len(df) < 3:
+        return []
+    out = []
+    entity = meta.get("entity")
+    metrics = [c for c in df.columns if c.endswith("_rate") or c.startswith("avg_")]
+    for m in metrics:
+        vals = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
+        ok = np.isfinite(vals)
+        if ok.sum() < 3:
+            continue
+        z = np.full_like(vals, np.nan)
+        z[ok] = robust_z(vals[ok])
+        med = float(np.median(vals[ok]))
+        for i in np.flatnonzero(ok & (np.abs(z) >= ROBUST_Z)):
+            v = float(vals[i])
+            rel = abs(v - med) / abs(med) if med else 1.0
+            if rel < MIN_REL_GAP:
+                continue
+            seg = df[dim].iloc[i]
+            n = float(df["n"].iloc[i])
+            rest = df.drop(df.index[i])
+            if m.endswith("_rate"):
+                n_rest = float(rest["n"].sum())
+                x_rest = float((rest[m] * rest["n"]).sum())
+                p = two_prop_p(v * n, n, x_rest, n_rest)
+            else:
+                p = float(2 * stats.norm.sf(abs(z[i])))
+            label = m[:-5] + " rate" if m.endswith("_rate") else "average " + m[4:]
+            direction = "below" if v < med else "above"
+            cond = f"{_q(dim)} = {_lit(seg)}"
+            count_sql = (f"SELECT count(DISTINCT {_q(entity)}) AS count FROM {ref} WHERE {cond}" if entity
+                         else f"SELECT count(*) AS count FROM {ref} WHERE {cond}")
+            unit = "entities" if entity else "rows"
+            out.append(Candidate(
+                kind="outlier_segment",
+                name=f"{dim} = {seg}: {label} {_fmt(v)} vs typical {_fmt(med)}",
+                description=(f"In {table}, the segment {dim} = {seg} has a {label} of {_fmt(v)}, "
+                             f"{_pct(rel)} {direction} the median of {_fmt(med)} across {len(df)} segments "
+                             f"(robust z = {z[i]:.1f}, n = {int(n):,} rows)."),
+                table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql,
+                segment=f"{dim}={seg}",
+                indicators=[f"{label}[{seg}] = {_fmt(v)}", f"median {label} = {_fmt(med)}", f"robust z = {z[i]:.1f}",
+                            f"unit: {unit}"],
+                area_text=f"{table} {dim} {seg} {m}",
+            ))
+    return out
+
+
+def _q(col: str) -> str:
+    return '"' + str(col).replace('"', '""') + '"'
+
+
+# ---------------------------------------------------------------------------- change points and trends
+
+
+def change_point(y: np.ndarray) -> tuple[int, float, float, float] | None:
+    """(index of the first 'after' point, before mean, after mean, p) of the best level shift."""
+    n = len(y)
+    if n < 2 * CHANGE_MIN_SIDE:
+        return None
+    best = None
+    for k in range(CHANGE_MIN_SIDE, n - CHANGE_MIN_SIDE + 1):
+        a, b = y[:k], y[k:]
+        sse = ((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()
+        if best is None or sse < best[0]:
+            best = (sse, k)
+    k = best[1]
+    a, b = y[:k], y[k:]
+    if a.std() == 0 and b.std() == 0:
+        p = 0.0 if a.mean() != b.mean() else 1.0
+    else:
+        p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    return k, float(a.mean()), float(b.mean()), p if math.isfinite(p) else 1.0
+
+
+def trend(y: np.ndarray) -> tuple[float, float, float] | None:
+    """(slope per period, relative change over the window, p)."""
+    if len(y) < 6:
+        return None
+    x = np.arange(len(y), dtype=float)
+    r = stats.linregress(x, y)
+    base = abs(float(np.mean(y))) or 1.0
+    return float(r.slope), float(r.slope * (len(y) - 1) / base), float(r.pvalue)
+
+
+def _complete_months(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop a trailing partial month (fewer rows than half the median month)."""
+    if len(df) >= 4 and "n" in df:
+        med = df["n"].median()
+        if df["n"].iloc[-1] < 0.5 * med:
+            return df.iloc[:-1]
+    return df
+
+
+def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    if "month" not in df or len(df) < 6:
+        return []
+    df = _complete_months(df.sort_values("month").reset_index(drop=True))
+    out = []
+    time_col = meta.get("time")
+    for m in [c for c in df.columns if c != "month" and c != "entities"]:
+        y = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
+        if not np.isfinite(y).all() or len(y) < 6:
+            continue
+        cp = change_point(y)
+        if cp:
+            k, before, after, p = cp
+            rel = (after - before) / abs(before) if before else 0.0
+            if abs(rel) >= CHANGE_MIN_REL and p < 0.01:
+                since = pd.Timestamp(df["month"].iloc[k]).date().isoformat()
+                word = "rose" if rel > 0 else "fell"
+                out.append(Candidate(
+                    kind="change_point",
+                    name=f"{table} {m} {word} {_pct(abs(rel))} from {since}",
+                    description=(f"Monthly {m} in {table} {word} from an average of {_fmt(before)} before {since} "
+                                 f"to {_fmt(after)} after (Welch t-test p = {p:.2g})."),
+                    table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
+                    count_sql=(f"SELECT count(*) AS count FROM {ref} WHERE {_q(time_col)} >= TIMESTAMP '{since}'"
+                               if time_col else None),
+                    segment=f"since {since}", indicators=[f"before = {_fmt(before)}", f"after = {_fmt(after)}"],
+                    area_text=f"{table} {m} monthly trend",
+                ))
+                continue
+        tr = trend(y)
+        if tr:
+            slope, rel, p = tr
+            if abs(rel) >= 0.5 and p < 0.01:
+                word = "grew" if slope > 0 else "declined"
+                out.append(Candidate(
+                    kind="trend", name=f"{table} {m} {word} steadily ({_pct(abs(rel))} over the window)",
+                    description=(f"Monthly {m} in {table} {word} by {_fmt(slope)} per month, {_pct(abs(rel))} of its "
+                                 f"average over {len(y)} months (p = {p:.2g})."),
+                    table=table, step=step, effect=min(1.0, abs(rel)), p_value=p, count_sql=None,
+                    indicators=[f"slope = {_fmt(slope)} per month"], area_text=f"{table} {m} trend",
+                ))
+    return out
+
+
+def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """Per-segment monthly series: a segment whose level shifts while others do not."""
+    dim = meta.get("dim")
+    measure = meta.get("measure") or "n"
+    if not dim or dim not in df or "month" not in df or measure not in df:
+        return []
+    months = sorted(df["month"].unique())
+    if len(months) < 6:
+        return []
+    wide = df.pivot_table(index="month", columns=dim, values=measure, aggfunc="sum").sort_index()
+    wide = wide.iloc[:-1] if len(wide) >= 7 and wide.sum(axis=1).iloc[-1] < 0.5 * wide.sum(axis=1).median() else wide
+    out = []
+    shifts = {}
+    for seg in wide.columns:
+        y = wide[seg].fillna(0).to_numpy(dtype=float)
+        cp = change_point(y)
+        if cp:
+            k, before, after, p = cp
+            shifts[seg] = ((after - before) / abs(before) if before else 0.0, k, before, after, p)
+    if not shifts:
+        return []
+    typical = float(np.median([v[0] for v in shifts.values()]))
+    join = meta.get("join")
+    time_col = meta.get("time")
+    for seg, (rel, k, before, after, p) in shifts.items():
+        if abs(rel) < CHANGE_MIN_REL or p >= 0.01 or abs(rel - typical) < CHANGE_MIN_REL:
+            continue
+        since = pd.Timestamp(wide.index[k]).date().isoformat()
+        word = "rose" if rel > 0 else "fell"
+        if join:
+            count_sql = (f"SELECT count(*) AS count FROM {ref} f JOIN {join['ref']} o ON f.{_q(join['on'])} = "
+                         f"o.{_q(join['key'])} WHERE o.{_q(dim)} = {_lit(seg)} AND f.{_q(time_col)} >= "
+                         f"TIMESTAMP '{since}'")
+        else:
+            count_sql = (f"SELECT count(*) AS count FROM {ref} WHERE {_q(dim)} = {_lit(seg)} AND {_q(time_col)} >= "
+                         f"TIMESTAMP '{since}'")
+        out.append(Candidate(
+            kind="change_point",
+            name=f"{dim} = {seg}: monthly {measure} {word} {_pct(abs(rel))} from {since}",
+            description=(f"In {table}, monthly {measure} for {dim} = {seg} {word} from {_fmt(before)} to "
+                         f"{_fmt(after)} per month from {since} (p = {p:.2g}), while the typical segment changed "
+                         f"{_pct(typical)}."),
+            table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
+            segment=f"{dim}={seg}", indicators=[f"before = {_fmt(before)}", f"after = {_fmt(after)}",
+                                                 f"typical change = {_pct(typical)}"],
+            area_text=f"{table} {dim} {seg} {measure} monthly",
+        ))
+    return out
+
+
+# ---------------------------------------------------------------------------- funnels
+
+
+def _ordered_events(df: pd.DataFrame, ev: str) -> list:
+    totals = df.groupby(ev)["n"].sum().sort_values(ascending=False)
+    return list(totals.index)
+
+
+def _is_negative(v) -> bool:
+    return any(w in str(v).lower() for w in NEGATIVE_OUTCOMES)
+
+
+def funnel_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    dim, ev = meta.get("dim"), meta.get("event")
+    if not dim or not ev or dim not in df or ev not in df:
+        return []
+    events = _ordered_events(df, ev)
+    if len(events) < 2:
+        return []
+    wide = df.pivot_table(index=dim, columns=ev, values="n", aggfunc="sum").fillna(0)
+    if len(wide) < 3:
+        return []
+    out = []
+    for i in range(1, len(events)):
+        to, frm = events[i], events[i - 1]
+        rates = (wide[to] / wide[frm].where(wide[frm] > 0)).dropna()
+        if len(rates) < 3:
+            continue
+        med = float(rates.median())
+        for seg, r in rates.items():
+            rest = wide.drop(index=seg)
+            p = two_prop_p(wide.loc[seg, to], wide.loc[seg, frm], rest[to].sum(), rest[frm].sum())
+            rel = abs(r - med) / med if med else 1.0
+            others = rates.drop(index=seg)
+            spread = float(others.max() - others.min()) if len(others) else 0.0
+            if rel < MIN_REL_GAP or p >= 1e-6 or abs(r - med) < 2 * spread:
+                continue
+            bad = _is_negative(to) or (r < med and not _is_negative(to))
+            join = meta.get("join")
+            where = f"o.{_q(dim)} = {_lit(seg)}" if join else f"{_q(dim)} = {_lit(seg)}"
+            src = (f"{ref} f JOIN {join['ref']} o ON f.{_q(join['on'])} = o.{_q(join['key'])}" if join else ref)
+            evc = f"f.{_q(ev)}" if join else _q(ev)
+            flagged = to if _is_negative(to) else frm
+            count_sql = f"SELECT count(*) AS count FROM {src} WHERE {where} AND {evc} = {_lit(flagged)}"
+            out.append(Candidate(
+                kind="funnel_drop" if bad else "funnel_gain",
+                name=f"{dim} = {seg}: {to} per {frm} is {_fmt(r)} vs typical {_fmt(med)}",
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {_fmt(r)}, against a typical "
+                             f"{_fmt(med)} for other values of {dim} ({int(wide.loc[seg, frm]):,} {frm} events)."),
+                table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql,
+                segment=f"{dim}={seg}",
+                indicators=[f"{to}/{frm}[{seg}] = {_fmt(r)}", f"typical = {_fmt(med)}"],
+                area_text=f"{table} funnel {ev} {to} {frm} {dim} {seg}",
+            ))
+    return out
+
+
+def rate_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A segment whose step conversion (or failure share) shifts over time while others do not."""
+    dim, ev, time_col = meta.get("dim"), meta.get("event"), meta.get("time")
+    if not dim or not ev or "month" not in df:
+        return []
+    events = _ordered_events(df, ev)
+    if len(events) < 2:
+        return []
+    out = []
+    entity = meta.get("entity")
+    join = meta.get("join")
+    for i in range(1, len(events)):
+        to, frm = events[i], events[i - 1]
+        shifts = {}
+        for seg, g in df.groupby(dim):
+            w = g.pivot_table(index="month", columns=ev, values="n", aggfunc="sum").sort_index().fillna(0)
+            if to not in w or frm not in w or len(w) < 6:
+                continue
+            w = w.iloc[:-1] if len(w) >= 7 and w[frm].iloc[-1] < 0.5 * w[frm].median() else w
+            y = (w[to] / w[frm].where(w[frm] > 0)).fillna(0).to_numpy(dtype=float)
+            cp = change_point(y)
+            if cp:
+                k, before, after, p = cp
+                shifts[seg] = (k, before, after, p, w.index[k], float(w[frm].iloc[k:].sum()))
+        if len(shifts) < 2:
+            continue
+        rels = {s: (v[2] - v[1]) / abs(v[1]) if v[1] else 0.0 for s, v in shifts.items()}
+        typical = float(np.median(list(rels.values())))
+        for seg, (k, before, after, p, since_ts, n_after) in shifts.items():
+            rel = rels[seg]
+            if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or abs(rel - typical) < CHANGE_MIN_REL:
+                continue
+            since = pd.Timestamp(since_ts).date().isoformat()
+            negative = _is_negative(to)
+            flagged = to if negative else frm
+            src = (f"{ref} f JOIN {join['ref']} o ON f.{_q(join['on'])} = o.{_q(join['key'])}" if join else ref)
+            pre = "f." if join else ""
+            seg_col = f"o.{_q(dim)}" if join else _q(dim)
+            what = "count(*)" if negative or not entity else f"count(DISTINCT {pre}{_q(entity)})"
+            count_sql = (f"SELECT {what} AS count FROM {src} WHERE {seg_col} = {_lit(seg)} AND {pre}{_q(ev)} = "
+                         f"{_lit(flagged)} AND {pre}{_q(time_col)} >= TIMESTAMP '{since}'")
+            word = "rose" if rel > 0 else "fell"
+            out.append(Candidate(
+                kind="change_point",
+                name=f"{dim} = {seg}: {to} per {frm} {word} from {_fmt(before)} to {_fmt(after)} since {since}",
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {_fmt(before)} to "
+                             f"{_fmt(after)} from {since} (Welch t-test p = {p:.2g}); across other values of {dim} "
+                             f"it changed by {_pct(typical)}."),
+                table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
+                segment=f"{dim}={seg}",
+                indicators=[f"before = {_fmt(before)}", f"after = {_fmt(after)}", f"since {since}",
+                            f"{frm} events since then = {int(n_after):,}"],
+                area_text=f"{table} {ev} {to} {frm} {dim} {seg} conversion monthly",
+            ))
+    return out
+
+
+# ---------------------------------------------------------------------------- concentration, retention, quality
+
+
+def concentration(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    if df.empty or "total" not in df:
+        return []
+    row = df.iloc[0]
+    total = float(row["total"] or 0)
+    n = int(row["entities"] or 0)
+    if total <= 0 or n < 100:
+        return []
+    shares = {k: float(row[f"top{k}"] or 0) / total for k in (1, 5, 10)}
+    ent, m = meta.get("entity"), meta.get("measure")
+    if shares[5] >= 0.5:
+        k = 5
+    elif shares[1] >= 0.10:
+        k = 1
+    else:
+        return []
+    lift = shares[k] / (k / 100)
+    top_n = math.ceil(n * k / 100)
+    return [Candidate(
+        kind="concentration",
+        name=f"Top {k}% of {ent} ({top_n:,}) bring {_pct(shares[k])} of {m}",
+        description=(f"In {table}, the top {k}% of {n:,} {ent} values ({top_n:,}) account for {_pct(shares[k])} of "
+                     f"total {m} ({_fmt(total)}); the top 1%, 5% and 10% hold {_pct(shares[1])}, {_pct(shares[5])} "
+                     f"and {_pct(shares[10])}."),
+        table=table, step=step, effect=min(1.0, shares[k]), p_value=1e-12 if lift >= 5 else 0.01,
+        count_sql=f"SELECT CAST(ceil(count(DISTINCT {_q(ent)}) * {k / 100}) AS BIGINT) AS count FROM {ref}",
+        segment=f"top {k}% {ent}", indicators=[f"top{k} share = {_pct(shares[k])}", f"lift = {lift:.1f}x"],
+        area_text=f"{table} {m} revenue concentration top customers spend",
+    )]
+
+
+def retention_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    dim = meta.get("dim")
+    if not dim or dim not in df or "entities" not in df or len(df) < 3:
+        return []
+    df = df[df["entities"] >= MIN_SEGMENT_N].dropna(subset=[dim])
+    if len(df) < 3:
+        return []
+    best: Candidate | None = None
+    act, key, created, ats = meta["activity_ref"], meta["key"], meta["created"], meta["activity_time"]
+    for m in ("returned_rate", "repeat_rate"):
+        vals = df[m].to_numpy(dtype=float)
+        med = float(np.median(vals))
+        for i, v in enumerate(vals):
+            rest = np.delete(np.arange(len(df)), i)
+            rest_rate = float(np.average(vals[rest], weights=df["entities"].to_numpy()[rest]))
+            spread = float(vals[rest].max() - vals[rest].min())
+            if v >= rest_rate or rest_rate <= 0:
+                continue
+            rel = (rest_rate - v) / rest_rate
+            n = float(df["entities"].iloc[i])
+            p = two_prop_p(v * n, n, rest_rate * df["entities"].iloc[rest].sum(), df["entities"].iloc[rest].sum())
+            if rel < MIN_REL_GAP or p >= 1e-6 or (rest_rate - v) < 2 * spread:
+                continue
+            seg = df[dim].iloc[i]
+            if m == "returned_rate":
+                count_sql = (f"SELECT count(*) AS count FROM {ref} e WHERE e.{_q(dim)} = {_lit(seg)} AND NOT EXISTS "
+                             f"(SELECT 1 FROM {act} a WHERE a.{_q(key)} = e.{_q(key)} AND a.{_q(ats)} >= "
+                             f"e.{_q(created)} + INTERVAL 1 DAY)")
+                what = "return after their first day"
+            else:
+                count_sql = (f"SELECT count(*) AS count FROM (SELECT e.{_q(key)} FROM {ref} e JOIN {act} a ON "
+                             f"a.{_q(key)} = e.{_q(key)} WHERE e.{_q(dim)} = {_lit(seg)} GROUP BY e.{_q(key)} "
+                             f"HAVING count(*) = 1) AS single")
+                what = "come back for a second activity"
+            cand = Candidate(
+                kind="retention_drop",
+                name=f"{dim} = {seg}: only {_pct(v)} {what} vs {_pct(rest_rate)} for others",
+                description=(f"Of {int(n):,} {table} with {dim} = {seg}, {_pct(v)} {what} ({meta['activity_table']}), "
+                             f"against {_pct(rest_rate)} for other values of {dim}: a churn gap of "
+                             f"{_pct(rest_rate - v)} points."),
+                table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql, segment=f"{dim}={seg}",
+                indicators=[f"{m}[{seg}] = {_pct(v)}", f"{m}[others] = {_pct(rest_rate)}"],
+                area_text=f"{table} {dim} {seg} retention churn cohort returning repeat",
+            )
+            if best is None or cand.effect > best.effect:
+                best = cand
+    return [best] if best else []
+
+
+def quality_from_profile(row: dict, meta: dict, step: int, table: str, ref: str,
+                         columns: list[str]) -> list[Candidate]:
+    out = []
+    n = int(row.get("row_count") or 0)
+    if n == 0:
+        return out
+    for c in columns:
+        neg = row.get(f"{c}__negative")
+        if neg:
+            out.append(Candidate(
+                kind="data_quality", name=f"{int(neg):,} rows of {table} have a negative {c}",
+                description=(f"{int(neg):,} of {n:,} rows in {table} have {c} < 0, which is impossible for this "
+                             f"column and distorts every average of it."),
+                table=table, step=step, effect=min(1.0, 0.3 + neg / n), p_value=1e-12,
+                count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(c)} < 0", segment=c,
+                indicators=[f"negative {c} = {int(neg):,}", f"rows = {n:,}"],
+                area_text=f"{table} {c} data quality negative",
+            ))
+        nulls = int(row.get(f"{c}__nulls") or 0)
+        if 0 < nulls and nulls / n >= 0.01 and nulls / n < 0.5:
+            out.append(Candidate(
+                kind="data_quality", name=f"{nulls:,} rows of {table} have no {c} ({_pct(nulls / n)})",
+                description=(f"{nulls:,} of {n:,} rows in {table} have an empty {c}; they drop out of every "
+                             f"breakdown by {c}."),
+                table=table, step=step, effect=min(1.0, 0.2 + nulls / n), p_value=1e-9,
+                count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(c)} IS NULL", segment=c,
+                indicators=[f"null {c} = {nulls:,}", f"null rate = {_pct(nulls / n)}"],
+                area_text=f"{table} {c} data quality missing null",
+            ))
+    return out
+
+
+def end_before_start(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    if df.empty:
+        return []
+    bad = int(df["bad"].iloc[0] or 0)
+    n = int(df["n"].iloc[0] or 0)
+    if bad == 0:
+        return []
+    s, e = meta["start"], meta["end"]
+    return [Candidate(
+        kind="data_quality", name=f"{bad:,} rows of {table} end before they start",
+        description=f"{bad:,} of {n:,} rows in {table} have {e} earlier than {s}: a logging defect.",
+        table=table, step=step, effect=min(1.0, 0.3 + bad / max(n, 1)), p_value=1e-12,
+        count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(e)} < {_q(s)}", segment=f"{e}<{s}",
+        indicators=[f"rows with {e} < {s} = {bad:,}"], area_text=f"{table} {s} {e} data quality duration",
+    )]
+
+
+# ---------------------------------------------------------------------------- scoring
+
+
+def benjamini_hochberg(ps: list[float]) -> list[float]:
+    n = len(ps)
+    if n == 0:
+        return []
+    order = np.argsort(ps)
+    q = np.empty(n)
+    prev = 1.0
+    for rank, idx in reversed(list(enumerate(order, start=1))):
+        prev = min(prev, ps[idx] * n / rank)
+        q[idx] = prev
+    return [float(x) for x in q]
+
+
+def score(cands: list[Candidate], alpha: float = 0.05) -> list[Candidate]:
+    """Multiple-testing correction across candidates, then effect x significance."""
+    qs = benjamini_hochberg([c.p_value for c in cands])
+    kept = []
+    for c, q in zip(cands, qs):
+        c.q_value = q
+        if q > alpha:
+            continue
+        sig = min(1.0, -math.log10(max(q, 1e-300)) / 12)
+        c.score = round(0.7 * c.effect + 0.3 * sig, 4)
+        kept.append(c)
+    return sorted(kept, key=lambda c: (-c.score, c.name))
+
+
+def severity(c: Candidate) -> str:
+    if c.kind == "data_quality":
+        return "medium" if c.effect >= 0.3 else "low"
+    if c.effect >= 0.7 and c.q_value < 1e-6:
+        return "critical"
+    if c.effect >= 0.4:
+        return "high"
+    if c.effect >= 0.2:
+        return "medium"
+    return "low"

@@ -1,0 +1,248 @@
+"""The result store: projects, runs, steps, discoveries, feedback, caches.
+
+Everything goes through the pymongo API, so the embedded default (tinymongo
+on a SQLite file under ``ASSAY_HOME``) and a real MongoDB (``MONGODB_URI``)
+run the same code. Documents are stored in pydantic's JSON mode (ISO
+timestamps), so both backends hold the same bytes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterable
+
+from ..errors import ConfigError, NotFound, WarehouseUnreachable
+from ..models import (
+    AreaLog,
+    DiscoveryResult,
+    DiscoveryRun,
+    ExplorationStep,
+    Feedback,
+    Insight,
+    Project,
+    TableInfo,
+    utcnow,
+)
+from ..settings import Settings
+
+
+def _doc(model, **extra) -> dict:
+    d = model.model_dump(mode="json", by_alias=True)
+    d.update(extra)
+    return d
+
+
+def _strip(d: dict | None) -> dict | None:
+    if d is None:
+        return None
+    d = dict(d)
+    d.pop("_id", None)
+    return d
+
+
+class Store:
+    def __init__(self, db: Any, *, backend: str = "tinymongo"):
+        self.db = db
+        self.backend = backend
+        # tinymongo's SQLite backend serialises writes itself; this lock keeps
+        # read-modify-write helpers (area results) atomic inside one process.
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ projects
+
+    def save_project(self, project: Project) -> None:
+        self.db.projects.replace_one({"_id": project.id}, _doc(project, _id=project.id), upsert=True)
+
+    def get_project(self, project_id: str) -> Project:
+        d = self.db.projects.find_one({"_id": project_id})
+        if d is None:
+            known = ", ".join(p.id for p in self.list_projects()) or "none yet; use `assay project apply -f FILE`"
+            raise NotFound(f"no project {project_id!r} (known: {known})")
+        return Project.model_validate(_strip(d))
+
+    def list_projects(self) -> list[Project]:
+        return [Project.model_validate(_strip(d)) for d in self.db.projects.find({}).sort("_id", 1)]
+
+    # ------------------------------------------------------------------ runs
+
+    def create_run(self, run: DiscoveryRun) -> None:
+        self.db.runs.replace_one({"_id": run.id}, _doc(run, _id=run.id), upsert=True)
+
+    def get_run(self, run_id: str) -> DiscoveryRun:
+        d = self.db.runs.find_one({"_id": run_id})
+        if d is None:
+            d = self._by_prefix(self.db.runs, run_id)
+        return DiscoveryRun.model_validate(_strip(d))
+
+    def _by_prefix(self, col, prefix: str) -> dict:
+        # runs are addressed by a unique prefix in the CLI, as git does
+        matches = [d for d in col.find({}, {"_id": 1}) if str(d["_id"]).startswith(prefix)]
+        if len(matches) == 1:
+            return col.find_one({"_id": matches[0]["_id"]})
+        if not matches:
+            raise NotFound(f"no run {prefix!r}; `assay runs` lists them")
+        raise NotFound(f"run prefix {prefix!r} is ambiguous ({len(matches)} runs)")
+
+    def resolve_run_id(self, prefix: str) -> str:
+        return self.get_run(prefix).id
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        clean = {}
+        for k, v in fields.items():
+            if hasattr(v, "model_dump"):
+                v = v.model_dump(mode="json")
+            elif hasattr(v, "value"):
+                v = v.value
+            elif hasattr(v, "isoformat"):
+                v = v.isoformat()
+            clean[k] = v
+        self.db.runs.update_one({"_id": run_id}, {"$set": clean})
+
+    def bump(self, run_id: str, counters: dict[str, int]) -> None:
+        """Atomically add to telemetry counters (``$inc``)."""
+        inc = {}
+        for k, v in counters.items():
+            if not v:
+                continue
+            inc[k if k.startswith("telemetry.") else f"telemetry.{k}"] = v
+        if inc:
+            self.db.runs.update_one({"_id": run_id}, {"$inc": inc})
+
+    def list_runs(self, project_id: str | None = None, limit: int = 20) -> list[DiscoveryRun]:
+        q = {"project_id": project_id} if project_id else {}
+        docs = self.db.runs.find(q).sort("started_at", -1).limit(limit)
+        return [DiscoveryRun.model_validate(_strip(d)) for d in docs]
+
+    def active_run_ids(self) -> set[str]:
+        return {d["_id"] for d in self.db.runs.find({"status": {"$in": ["pending", "running"]}}, {"_id": 1})}
+
+    # ------------------------------------------------------------------ steps
+
+    def add_step(self, step: ExplorationStep) -> None:
+        """Write a completed step once. Re-adding the same step is a no-op."""
+        key = f"{step.run_id}:{step.step:05d}"
+        if self.db.steps.find_one({"_id": key}, {"_id": 1}) is not None:
+            return
+        self.db.steps.insert_one(_doc(step, _id=key))
+
+    def steps(self, run_id: str) -> list[ExplorationStep]:
+        docs = self.db.steps.find({"run_id": run_id}).sort("step", 1)
+        return [ExplorationStep.model_validate(_strip(d)) for d in docs]
+
+    def step_count(self, run_id: str) -> int:
+        return self.db.steps.count_documents({"run_id": run_id})
+
+    def delete_steps(self, run_id: str) -> int:
+        return self.db.steps.delete_many({"run_id": run_id}).deleted_count
+
+    # ------------------------------------------------------------------ per-area results
+
+    def save_area(self, run_id: str, area: str, insights: list[Insight], log: AreaLog) -> None:
+        key = f"{run_id}:{area}"
+        doc = {
+            "_id": key,
+            "run_id": run_id,
+            "area": area,
+            "ok": log.ok,
+            "insights": [i.model_dump(mode="json") for i in insights],
+            "log": log.model_dump(mode="json"),
+            "updated_at": utcnow().isoformat(),
+        }
+        self.db.areas.replace_one({"_id": key}, doc, upsert=True)
+
+    def area_results(self, run_id: str) -> dict[str, tuple[list[Insight], AreaLog]]:
+        out = {}
+        for d in self.db.areas.find({"run_id": run_id}).sort("area", 1):
+            out[d["area"]] = (
+                [Insight.model_validate(i) for i in d["insights"]],
+                AreaLog.model_validate(d["log"]),
+            )
+        return out
+
+    # ------------------------------------------------------------------ discoveries
+
+    def save_result(self, result: DiscoveryResult) -> None:
+        self.db.results.replace_one(
+            {"_id": result.run_id}, _doc(result, _id=result.run_id), upsert=True
+        )
+
+    def get_result(self, run_id: str) -> DiscoveryResult:
+        d = self.db.results.find_one({"_id": run_id})
+        if d is None:
+            raise NotFound(f"run {run_id} has no saved discovery (yet)")
+        return DiscoveryResult.model_validate(_strip(d))
+
+    def recent_results(self, project_id: str, limit: int = 5, exclude: str | None = None) -> list[DiscoveryResult]:
+        docs = self.db.results.find({"project_id": project_id}).sort("created_at", -1).limit(limit + 1)
+        out = [DiscoveryResult.model_validate(_strip(d)) for d in docs if d["_id"] != exclude]
+        return out[:limit]
+
+    # ------------------------------------------------------------------ feedback
+
+    def add_feedback(self, fb: Feedback) -> None:
+        key = f"{fb.run_id}:{fb.insight_id}"
+        self.db.feedback.replace_one({"_id": key}, _doc(fb, _id=key), upsert=True)
+
+    def feedback(self, project_id: str) -> list[Feedback]:
+        docs = self.db.feedback.find({"project_id": project_id}).sort("created_at", 1)
+        return [Feedback.model_validate(_strip(d)) for d in docs]
+
+    # ------------------------------------------------------------------ caches
+
+    def get_schema(self, key: str) -> list[TableInfo] | None:
+        d = self.db.schemas.find_one({"_id": key})
+        if d is None:
+            return None
+        return [TableInfo.model_validate(t) for t in d["tables"]]
+
+    def put_schema(self, key: str, project_id: str, tables: Iterable[TableInfo]) -> None:
+        doc = {
+            "_id": key,
+            "project_id": project_id,
+            "tables": [t.model_dump(mode="json", by_alias=True) for t in tables],
+            "updated_at": utcnow().isoformat(),
+        }
+        self.db.schemas.replace_one({"_id": key}, doc, upsert=True)
+
+    def drop_schema_cache(self, project_id: str) -> int:
+        return self.db.schemas.delete_many({"project_id": project_id}).deleted_count
+
+    def close(self) -> None:
+        client = getattr(self, "client", None)
+        if client is not None and hasattr(client, "close"):
+            client.close()
+
+
+_STORES: dict[str, Store] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def open_store(settings: Settings, *, db_name: str = "assay") -> Store:
+    """The process-wide store for these settings (MongoDB if MONGODB_URI is set)."""
+    key = settings.mongodb_uri or str(settings.store_path)
+    with _STORES_LOCK:
+        if key in _STORES:
+            return _STORES[key]
+        if settings.mongodb_uri:
+            import pymongo
+            from pymongo.errors import PyMongoError
+
+            client = pymongo.MongoClient(settings.mongodb_uri, serverSelectionTimeoutMS=5000, tz_aware=False)
+            try:
+                client.admin.command("ping")
+            except PyMongoError as exc:
+                raise WarehouseUnreachable(f"MongoDB at MONGODB_URI is unreachable: {exc.__class__.__name__}") from None
+            dbn = client.get_default_database(default=db_name).name
+            store = Store(client[dbn], backend="mongodb")
+        else:
+            import tinymongo
+
+            settings.store_path.mkdir(parents=True, exist_ok=True)
+            try:
+                client = tinymongo.TinyMongoClient(str(settings.store_path), backend="sqlite")
+            except Exception as exc:  # pragma: no cover - disk problems
+                raise ConfigError(f"cannot open the store at {settings.store_path}: {exc}") from None
+            store = Store(client[db_name], backend="tinymongo")
+        store.client = client
+        _STORES[key] = store
+        return store

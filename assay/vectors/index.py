@@ -1,0 +1,171 @@
+"""Qdrant collections: the project's schema index and each run's step index.
+
+Local mode (a folder, one process) is the embedded default; ``QDRANT_URL``
+points at a server. Local mode is not thread-safe, so every call through a
+local client is serialised by one lock; a server client needs none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from qdrant_client import QdrantClient, models
+
+from ..settings import Settings
+
+_NS = uuid.UUID("6f1f5b8e-4f8a-4c3c-9a53-1f7a1d2c0b11")
+
+
+def point_id(key: str) -> str:
+    return str(uuid.uuid5(_NS, key))
+
+
+@dataclass
+class Hit:
+    key: str
+    score: float
+    payload: dict[str, Any]
+
+
+class VectorIndex:
+    def __init__(self, client: QdrantClient, *, local: bool):
+        self.client = client
+        self.local = local
+        self._lock = threading.RLock() if local else None
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        if self._lock is None:
+            yield
+        else:
+            with self._lock:
+                yield
+
+    def ensure(self, name: str, dim: int) -> None:
+        with self._guard():
+            if not self.client.collection_exists(name):
+                try:
+                    self.client.create_collection(
+                        name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE)
+                    )
+                except Exception:
+                    # a concurrent creator won the race; that is fine
+                    if not self.client.collection_exists(name):
+                        raise
+
+    def exists(self, name: str) -> bool:
+        with self._guard():
+            return self.client.collection_exists(name)
+
+    def upsert(self, name: str, items: list[tuple[str, list[float], dict[str, Any]]]) -> None:
+        if not items:
+            return
+        points = [
+            models.PointStruct(id=point_id(k), vector=list(map(float, v)), payload={**p, "_key": k})
+            for k, v, p in items
+        ]
+        with self._guard():
+            self.client.upsert(name, points=points, wait=True)
+
+    def delete(self, name: str, keys: list[str]) -> None:
+        if not keys:
+            return
+        with self._guard():
+            self.client.delete(name, points_selector=models.PointIdsList(points=[point_id(k) for k in keys]))
+
+    def search(self, name: str, vector: list[float], top_k: int, min_score: float | None = None) -> list[Hit]:
+        with self._guard():
+            res = self.client.query_points(
+                name, query=list(map(float, vector)), limit=top_k, with_payload=True,
+                score_threshold=min_score,
+            )
+        return [Hit(key=p.payload.get("_key", str(p.id)), score=float(p.score), payload=p.payload) for p in res.points]
+
+    def payloads(self, name: str) -> dict[str, dict[str, Any]]:
+        """Every point's payload by key (used for incremental re-indexing)."""
+        out: dict[str, dict[str, Any]] = {}
+        offset = None
+        with self._guard():
+            if not self.client.collection_exists(name):
+                return out
+            while True:
+                pts, offset = self.client.scroll(name, limit=1000, offset=offset, with_payload=True,
+                                                 with_vectors=False)
+                for p in pts:
+                    out[p.payload.get("_key", str(p.id))] = p.payload
+                if offset is None:
+                    return out
+
+    def count(self, name: str) -> int:
+        with self._guard():
+            if not self.client.collection_exists(name):
+                return 0
+            return self.client.count(name, exact=True).count
+
+    def drop(self, name: str) -> bool:
+        with self._guard():
+            if self.client.collection_exists(name):
+                self.client.delete_collection(name)
+                return True
+            return False
+
+    def collections(self, prefix: str = "") -> list[str]:
+        with self._guard():
+            return sorted(c.name for c in self.client.get_collections().collections if c.name.startswith(prefix))
+
+    def close(self) -> None:
+        with self._guard():
+            with contextlib.suppress(Exception):
+                self.client.close()
+
+
+_INDEXES: dict[str, VectorIndex] = {}
+_LOCK = threading.Lock()
+
+
+def open_index(settings: Settings) -> VectorIndex:
+    """The process-wide index (local folders admit one client per process)."""
+    key = settings.qdrant_url or str(settings.qdrant_path)
+    with _LOCK:
+        idx = _INDEXES.get(key)
+        if idx is not None:
+            return idx
+        if settings.qdrant_url:
+            client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
+            idx = VectorIndex(client, local=False)
+        else:
+            settings.qdrant_path.mkdir(parents=True, exist_ok=True)
+            last: Exception | None = None
+            for _ in range(20):  # another process may be releasing the folder
+                try:
+                    client = QdrantClient(path=str(settings.qdrant_path))
+                    break
+                except Exception as exc:  # portalocker: folder in use
+                    last = exc
+                    time.sleep(0.25)
+            else:
+                from ..errors import ConfigError
+
+                raise ConfigError(
+                    f"the local vector store {settings.qdrant_path} is in use by another assay process "
+                    f"({last}); set QDRANT_URL to share a Qdrant server"
+                )
+            idx = VectorIndex(client, local=True)
+        _INDEXES[key] = idx
+        return idx
+
+
+def schema_collection(project_id: str) -> str:
+    return f"assay_schema_{project_id}"
+
+
+RUN_PREFIX = "assay_run_"
+
+
+def run_collection(run_id: str) -> str:
+    return f"{RUN_PREFIX}{run_id.replace('-', '')}"

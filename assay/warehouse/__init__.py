@@ -1,0 +1,43 @@
+"""Warehouse adapters, registered by short name."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from ..models import TableInfo, WarehouseConfig
+from .base import QueryResult, Warehouse
+from .guard import SQLGuard
+
+KINDS = ("duckdb", "postgres", "snowflake")
+
+
+def open_warehouse(cfg: WarehouseConfig) -> Warehouse:
+    if cfg.kind == "duckdb":
+        from .duckdb import DuckDBWarehouse
+
+        path = cfg.settings.get("path")
+        if not path:
+            raise ConfigError("warehouse.settings.path: required for duckdb")
+        return DuckDBWarehouse(path, schemas=cfg.schemas)
+    if cfg.kind == "postgres":
+        from .postgres import PostgresWarehouse
+
+        return PostgresWarehouse(cfg)
+    if cfg.kind == "snowflake":
+        from .snowflake import SnowflakeWarehouse
+
+        return SnowflakeWarehouse(cfg)
+    raise ConfigError(f"warehouse.kind: unknown warehouse {cfg.kind!r} (valid: {', '.join(KINDS)})")
+
+
+def build_guard(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | None) -> SQLGuard:
+    return SQLGuard(
+        wh.dialect,
+        tables=tables,
+        schemas=cfg.schemas or None,
+        default_schema=getattr(wh, "default_schema", None),
+        tenant=cfg.tenant_filter,
+        inject_tenant=cfg.inject_tenant_filter,
+    )
+
+
+__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse"]

@@ -1,0 +1,50 @@
+"""The Warehouse protocol every adapter implements, and its result type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import pyarrow as pa
+
+from ..models import TableInfo
+
+FIX_PROMPTS = Path(__file__).parent / "prompts"
+
+
+@dataclass
+class QueryResult:
+    table: pa.Table
+    truncated: bool = False
+    total_rows: int | None = None  # the true count when the engine can give it
+    duration_ms: float = 0.0
+    columns: list[str] = field(default_factory=list)
+
+    @property
+    def row_count(self) -> int:
+        return self.total_rows if self.total_rows is not None else self.table.num_rows
+
+
+@runtime_checkable
+class Warehouse(Protocol):
+    kind: str
+    dialect: str  # sqlglot dialect name
+
+    def list_tables(self) -> list[TableInfo]: ...
+
+    def sample_rows(self, table: TableInfo, n: int = 3) -> list[dict]: ...
+
+    def query(self, sql: str, *, row_cap: int, timeout_s: float) -> QueryResult: ...
+
+    def quote(self, ident: str) -> str: ...
+
+    def sql_fix_prompt(self) -> str: ...
+
+    def health_check(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def fix_prompt_for(kind: str) -> str:
+    return (FIX_PROMPTS / f"sql_fix_{kind}.md").read_text()

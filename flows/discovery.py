@@ -1,0 +1,76 @@
+"""The discovery flow: eight phases, one subflow per analysis area."""
+
+from __future__ import annotations
+
+import asyncio
+
+from prefect import flow, get_run_logger
+from prefect.runtime import flow_run as current_flow_run
+from prefect.states import Failed
+from pydantic import BaseModel, Field
+
+from assay import pipeline
+from assay.errors import UserError
+from assay.settings import load_settings
+from assay.store import open_store
+from tasks.phases import (
+    context_task,
+    exploration_task,
+    init_task,
+    recommendations_task,
+    save_task,
+    schema_task,
+)
+
+from .area import area_flow
+from .hooks import END_HOOKS
+
+
+class DiscoveryParams(BaseModel):
+    """What a person fills in on the Prefect UI's run form."""
+
+    project: str = Field(description="Project id (see `assay project list`)")
+    max_steps: int | None = Field(default=None, ge=1, le=500, description="Exploration steps (default: the project's)")
+    min_steps: int | None = Field(default=None, ge=0, description="Reject `done` before this many steps")
+    areas: list[str] | None = Field(default=None, description="Only these analysis areas (default: all enabled)")
+    estimate_only: bool = Field(default=False, description="Predict tokens and cost; run nothing")
+
+
+async def run_areas(run_id: str, areas: list[str]) -> list[str]:
+    """Fan the areas out concurrently; returns the areas that failed."""
+    states = await asyncio.gather(*(area_flow(run_id, a, return_state=True) for a in areas))
+    return [a for a, st in zip(areas, states) if not st.is_completed()]
+
+
+@flow(name="assay-discovery", flow_run_name="{params.project}", log_prints=True, **END_HOOKS)
+async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
+    logger = get_run_logger()
+    run_id = run_id or str(current_flow_run.id).replace("-", "")
+    store = open_store(load_settings())
+    try:
+        project = store.get_project(params.project)
+        pipeline.create_run(store, project, run_id=run_id, max_steps=params.max_steps,
+                            min_steps=params.min_steps, areas=params.areas,
+                            flow_run_id=str(current_flow_run.id))
+    except UserError as exc:
+        return Failed(message=str(exc))
+    logger.info("run %s of project %s", run_id, params.project)
+    try:
+        await init_task(run_id)
+        await context_task(run_id)
+        await schema_task(run_id)
+        run = store.get_run(run_id)
+        await exploration_task(run_id, run.max_steps)
+    except Exception as exc:
+        pipeline.fail_run(store, run_id, str(exc))
+        await save_task(run_id, error=str(exc))
+        raise
+    failed = await run_areas(run_id, store.get_run(run_id).areas)
+    await recommendations_task(run_id)
+    summary = await save_task(run_id)
+    if failed:
+        # the discovery is saved (partial or failed); the flow run fails so Retry re-runs only these areas
+        return Failed(message=f"{len(failed)} area(s) failed: {', '.join(failed)}; "
+                              f"run {run_id[:8]} is {summary['run_type']}; retry the flow run to redo them",
+                      data=summary)
+    return summary

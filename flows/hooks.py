@@ -1,0 +1,47 @@
+"""Flow hooks: drop the run's step collection however the flow ends."""
+
+from __future__ import annotations
+
+import logging
+
+from assay.settings import load_settings
+from assay.vectors.index import open_index, run_collection
+
+log = logging.getLogger("assay")
+
+
+def run_id_of(flow_run) -> str | None:
+    params = getattr(flow_run, "parameters", None) or {}
+    return params.get("run_id") or (str(flow_run.id).replace("-", "") if getattr(flow_run, "id", None) else None)
+
+
+def drop_run_collection(flow, flow_run, state) -> None:
+    run_id = run_id_of(flow_run)
+    if not run_id:
+        return
+    try:
+        open_index(load_settings()).drop(run_collection(run_id))
+    except Exception as exc:  # a hook must never turn a result into a crash
+        log.warning("could not drop the step collection of run %s: %s", run_id, exc)
+
+
+def mark_run_crashed(flow, flow_run, state) -> None:
+    """A crash or cancellation still leaves a run document that says why."""
+    from assay.pipeline import fail_run
+    from assay.store import open_store
+
+    run_id = run_id_of(flow_run)
+    if run_id:
+        try:
+            fail_run(open_store(load_settings()), run_id, f"flow run {state.name.lower()}: {state.message or ''}".strip())
+        except Exception as exc:
+            log.warning("could not mark run %s: %s", run_id, exc)
+    drop_run_collection(flow, flow_run, state)
+
+
+END_HOOKS = dict(
+    on_completion=[drop_run_collection],
+    on_failure=[drop_run_collection],
+    on_cancellation=[mark_run_crashed],
+    on_crashed=[mark_run_crashed],
+)
