@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import acreate_markdown_artifact, create_table_artifact
 
 from assay.models import DiscoveryResult, ExplorationStep
 from assay.report.markdown import render_markdown
@@ -32,15 +32,16 @@ def step_digest_artifact(step: ExplorationStep) -> None:
            if c.top else {})
         for c in step.digest.columns
     ]
-    create_table_artifact(
+    create_table_artifact(  # from the exploration worker thread
+        _sync=True,
         key=artifact_key("step", step.run_id[:12], str(step.step)),
         table=_json_safe(rows),
         description=f"Step {step.step}: {step.purpose or step.query[:120]} ({step.row_count} rows)",
     )
 
 
-def report_artifact(result: DiscoveryResult) -> None:
-    create_markdown_artifact(
+async def report_artifact(result: DiscoveryResult) -> None:
+    await acreate_markdown_artifact(
         key=artifact_key("discovery", result.project_id, result.run_id[:12]),
         markdown=render_markdown(result),
         description=f"Discovery {result.run_id[:8]} of {result.project_id} ({result.run_type.value})",

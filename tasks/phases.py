@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from prefect import task
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.artifacts import acreate_progress_artifact, aupdate_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
 from assay import pipeline
@@ -56,12 +56,14 @@ async def schema_task(run_id: str, refresh: bool = False) -> dict:
 
 @task(name="exploration", cache_key_fn=run_scoped("exploration"), persist_result=True, **_RETRY)
 async def exploration_task(run_id: str, max_steps: int) -> dict:
-    progress_id = create_progress_artifact(progress=0.0, description=f"Exploration of run {run_id[:8]}")
+    progress_id = await acreate_progress_artifact(progress=0.0, description=f"Exploration of run {run_id[:8]}")
 
     def on_step(step: ExplorationStep) -> None:
         try:
+            # called from the worker thread: force Prefect's sync client
             update_progress_artifact(progress_id, progress=min(100.0, 100.0 * step.step / max(max_steps, 1)),
-                                     description=f"step {step.step}/{max_steps}: {step.summary[:120]}")
+                                     description=f"step {step.step}/{max_steps}: {step.summary[:120]}",
+                                     _sync=True)
             step_digest_artifact(step)
         except Exception as exc:  # artifacts are a view; never fail exploration for them
             log.debug("artifact update failed: %s", exc)
@@ -76,8 +78,8 @@ async def exploration_task(run_id: str, max_steps: int) -> dict:
 
     out = await in_thread(body)
     try:
-        update_progress_artifact(progress_id, progress=100.0,
-                                 description=f"exploration {out['finished']} after {out['steps']} steps")
+        await aupdate_progress_artifact(progress_id, progress=100.0,
+                                        description=f"exploration {out['finished']} after {out['steps']} steps")
     except Exception:
         pass
     return out
@@ -123,7 +125,7 @@ async def save_task(run_id: str, error: str | None = None) -> dict:
             s.close()
     result = await in_thread(body)
     try:
-        report_artifact(result)
+        await report_artifact(result)
     except Exception as exc:
         log.warning("could not write the report artifact: %s", exc)
     return {"run_type": result.run_type.value, "insights": len(result.insights),

@@ -67,14 +67,13 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
     s_cust = rng.integers(0, n_cust, n_sessions)
     signup_s = signup_off[s_cust]
     remaining = span_s - signup_s
-    # paid_social customers churn: 85% of their sessions happen in their first 21 days
+    off = (rng.random(n_sessions) * remaining).astype(np.int64)
+    # paid_social customers churn: 85% of their sessions after their first 21 days never happen
     is_social = channel[s_cust] == "paid_social"
-    early = is_social & (rng.random(n_sessions) < 0.85)
-    off = np.where(
-        early,
-        rng.integers(0, 21 * 86400, n_sessions),
-        (rng.random(n_sessions) * remaining).astype(np.int64),
-    )
+    churned = is_social & (off > 21 * 86400) & (rng.random(n_sessions) < 0.85)
+    keep = ~churned
+    s_cust, signup_s, remaining, off = s_cust[keep], signup_s[keep], remaining[keep], off[keep]
+    n_sessions = len(s_cust)
     s_ts = START + pd.to_timedelta(signup_s + np.minimum(off, remaining - 1), unit="s")
     s_platform = rng.choice(PLATFORMS, n_sessions, p=PLATFORM_P)
     s_prod = rng.integers(0, n_prod, n_sessions)
@@ -203,8 +202,8 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
             kind="churn_gap",
             segment="paid_social",
             description=(
-                "Customers acquired through paid_social stop buying: most of their activity falls in their "
-                "first three weeks, so far fewer of them place a repeat order than customers of other channels."
+                "Customers acquired through paid_social stop coming back after their first three weeks, so far "
+                "fewer of them place a repeat order than customers of other channels."
             ),
             count_sql=(
                 "SELECT count(*) FROM (SELECT c.customer_id FROM customers c JOIN orders o USING (customer_id) "

@@ -64,7 +64,7 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
         t = next((x for x in s.tables if x.fqn == table), None)
         cols = [c.name for c in t.columns] if t else []
         return D.quality_from_profile(df.iloc[0].to_dict(), meta, step.step, name, ref, cols)
-    if kind == "breakdown":
+    if kind in ("breakdown", "joined_breakdown"):
         return D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
     if kind == "funnel":
         return D.funnel_outliers(df, meta, step.step, name, ref)
@@ -84,16 +84,31 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
 
 
 def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
-    """One candidate per fact: candidates that count with the same SQL are the same fact."""
-    seen: set[str] = set()
+    """One candidate per fact. Same count SQL, same kind and segment of a table, or the same
+    number of defective rows in a table: the same fact seen by two probes. Best first wins."""
+    seen: set = set()
     out = []
     for c in cands:  # already sorted best first
-        key = c.count_sql or c.name
-        if key in seen:
+        keys = {("sql", c.count_sql or c.name), ("seg", c.kind, c.table, c.segment)}
+        if c.kind == "data_quality" and c.affected is not None:
+            keys.add(("dq", c.table, c.affected))
+        if c.segment is None:
+            keys.discard(("seg", c.kind, c.table, c.segment))
+        if keys & seen:
             continue
-        seen.add(key)
+        seen |= keys
         out.append(c)
     return out
+
+
+def _count(s, sql: str | None) -> int | None:
+    if not sql:
+        return None
+    out = s.executor.run(sql, fix=False, purpose="statistical")
+    if not out.ok or out.result.table.num_rows != 1:
+        return None
+    val = next(iter(out.result.table.to_pylist()[0].values()))
+    return int(val) if val is not None else None
 
 
 def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
@@ -111,7 +126,10 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
                 except Exception as exc:  # one odd result must not sink the area
                     st_err = f"{type(exc).__name__}: {exc}"
                     s.store.db.candidates_errors.insert_one({"run_id": s.run_id, "step": st.step, "error": st_err})
-        scored = _dedupe(D.score(cands))
+        scored = D.score(cands)
+        for c in scored:
+            c.affected = _count(s, c.count_sql)
+        scored = _dedupe(scored)
         areas = assign_areas(s, scored)
         s.store.db.candidates.replace_one(
             {"_id": s.run_id},
@@ -142,13 +160,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
     mine = [c for c, a in zip(scored, areas) if a == area.id][:MAX_INSIGHTS_PER_AREA]
     insights = []
     for n, c in enumerate(mine, start=1):
-        count = None
-        if c.count_sql:
-            out = s.executor.run(c.count_sql, fix=False, purpose="statistical")
-            if out.ok and out.result.table.num_rows == 1:
-                v = out.result.table.to_pylist()[0]
-                val = next(iter(v.values()))
-                count = int(val) if val is not None else None
+        count = c.affected
         insights.append(Insight(
             id=f"{area.id}-{n}", area=area.id, name=c.name, description=c.description,
             severity=Severity(D.severity(c)), affected_count=count, risk_score=round(c.effect, 3),

@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats
 
 MIN_SEGMENT_N = 30
+MIN_BEHAVIOUR_ROWS = 5000  # below this a table is a catalogue (products, channels), not behaviour
 ROBUST_Z = 3.5
 MIN_REL_GAP = 0.25
 CHANGE_MIN_SIDE = 3
@@ -37,6 +38,7 @@ class Candidate:
     score: float = 0.0
     q_value: float = 1.0
     area_text: str = ""
+    affected: int | None = None
 
     def key(self) -> tuple:
         return (self.kind, self.table, self.segment, self.name)
@@ -96,7 +98,8 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
         return []
     out = []
     entity = meta.get("entity")
-    metrics = [c for c in df.columns if c.endswith("_rate") or c.startswith("avg_")]
+    metrics = [c for c in df.columns if c.endswith("_rate")
+               or (c.startswith("avg_") and float(df["n"].sum()) >= MIN_BEHAVIOUR_ROWS)]
     for m in metrics:
         vals = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
         ok = np.isfinite(vals)
@@ -111,6 +114,9 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
             if rel < MIN_REL_GAP:
                 continue
             seg = df[dim].iloc[i]
+            sd_col = "sd_" + m[4:] if m.startswith("avg_") else None
+            if sd_col and sd_col in df and not (float(df[sd_col].iloc[i] or 0) > 0):
+                continue  # every row of the segment has the same value: a definition, not a finding
             n = float(df["n"].iloc[i])
             rest = df.drop(df.index[i])
             if m.endswith("_rate"):
@@ -121,10 +127,23 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
                 p = float(2 * stats.norm.sf(abs(z[i])))
             label = m[:-5] + " rate" if m.endswith("_rate") else "average " + m[4:]
             direction = "below" if v < med else "above"
-            cond = f"{_q(dim)} = {_lit(seg)}"
-            count_sql = (f"SELECT count(DISTINCT {_q(entity)}) AS count FROM {ref} WHERE {cond}" if entity
-                         else f"SELECT count(*) AS count FROM {ref} WHERE {cond}")
-            unit = "entities" if entity else "rows"
+            join = meta.get("join")
+            src = f"{ref} f JOIN {join['ref']} o ON f.{_q(join['on'])} = o.{_q(join['key'])}" if join else ref
+            pre = "f." if join else ""
+            cond = f"{'o.' if join else ''}{_q(dim)} = {_lit(seg)}"
+            flag = m[:-5] if m.endswith("_rate") else None
+            if flag and v < med and entity:
+                # a low success rate: the entities of the segment that never succeeded
+                count_sql = (f"SELECT count(*) AS count FROM (SELECT {pre}{_q(entity)} FROM {src} WHERE {cond} "
+                             f"GROUP BY {pre}{_q(entity)} HAVING max(CASE WHEN {pre}{_q(flag)} THEN 1 ELSE 0 END) = 0)"
+                             f" AS never")
+                unit = f"entities that never had {flag}"
+            elif entity:
+                count_sql = f"SELECT count(DISTINCT {pre}{_q(entity)}) AS count FROM {src} WHERE {cond}"
+                unit = "entities"
+            else:
+                count_sql = f"SELECT count(*) AS count FROM {src} WHERE {cond}"
+                unit = "rows"
             out.append(Candidate(
                 kind="outlier_segment",
                 name=f"{dim} = {seg}: {label} {_fmt(v)} vs typical {_fmt(med)}",
@@ -167,6 +186,29 @@ def change_point(y: np.ndarray) -> tuple[int, float, float, float] | None:
     return k, float(a.mean()), float(b.mean()), p if math.isfinite(p) else 1.0
 
 
+def step_beats_line(y: np.ndarray) -> bool:
+    """True when the best level shift fits clearly better than a straight line."""
+    n = len(y)
+    if n < 2 * CHANGE_MIN_SIDE:
+        return False
+    x = np.arange(n, dtype=float)
+    slope, icpt = np.polyfit(x, y, 1)
+    sse_line = float(((y - (slope * x + icpt)) ** 2).sum())
+    sse_step = min(
+        float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
+        for k in range(CHANGE_MIN_SIDE, n - CHANGE_MIN_SIDE + 1)
+    )
+    return sse_step < 0.6 * sse_line
+
+
+def relative_to_typical(rel: float, typical: float) -> float:
+    """How far a segment's change departs from the typical segment's, as |log ratio|."""
+    a, b = 1 + rel, 1 + typical
+    if a <= 0 or b <= 0:
+        return abs(rel - typical)
+    return abs(math.log(a / b))
+
+
 def trend(y: np.ndarray) -> tuple[float, float, float] | None:
     """(slope per period, relative change over the window, p)."""
     if len(y) < 6:
@@ -196,7 +238,7 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
         y = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
         if not np.isfinite(y).all() or len(y) < 6:
             continue
-        cp = change_point(y)
+        cp = change_point(y) if step_beats_line(y) else None
         if cp:
             k, before, after, p = cp
             rel = (after - before) / abs(before) if before else 0.0
@@ -224,7 +266,8 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
                     kind="trend", name=f"{table} {m} {word} steadily ({_pct(abs(rel))} over the window)",
                     description=(f"Monthly {m} in {table} {word} by {_fmt(slope)} per month, {_pct(abs(rel))} of its "
                                  f"average over {len(y)} months (p = {p:.2g})."),
-                    table=table, step=step, effect=min(1.0, abs(rel)), p_value=p, count_sql=None,
+                    # steady drift is usually the business growing: worth a line, rarely a headline
+                    table=table, step=step, effect=0.4 * min(1.0, abs(rel)), p_value=p, count_sql=None,
                     indicators=[f"slope = {_fmt(slope)} per month"], area_text=f"{table} {m} trend",
                 ))
     return out
@@ -254,8 +297,11 @@ def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, 
     typical = float(np.median([v[0] for v in shifts.values()]))
     join = meta.get("join")
     time_col = meta.get("time")
+    share = wide.sum() / float(wide.values.sum() or 1)
     for seg, (rel, k, before, after, p) in shifts.items():
-        if abs(rel) < CHANGE_MIN_REL or p >= 0.01 or abs(rel - typical) < CHANGE_MIN_REL:
+        if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
+            continue
+        if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
             continue
         since = pd.Timestamp(wide.index[k]).date().isoformat()
         word = "rose" if rel > 0 else "fell"
@@ -292,6 +338,32 @@ def _is_negative(v) -> bool:
     return any(w in str(v).lower() for w in NEGATIVE_OUTCOMES)
 
 
+def _tokens(v) -> set[str]:
+    import re
+
+    return set(re.findall(r"[a-z]+", str(v).lower()))
+
+
+def funnel_pairs(events: list) -> list[tuple]:
+    """(to, from) pairs: each positive step against the one above it; a negative event
+    (remove, fail, cancel) against the event it undoes (most shared words), else the one above."""
+    pairs = []
+    positive = [e for e in events if not _is_negative(e)]
+    for i in range(1, len(positive)):
+        pairs.append((positive[i], positive[i - 1]))
+    for e in events:
+        if not _is_negative(e) or len(events) < 2:
+            continue
+        others = [x for x in positive]
+        if not others:
+            continue
+        best = max(others, key=lambda x: (len(_tokens(x) & _tokens(e)), -events.index(x)))
+        if not _tokens(best) & _tokens(e):
+            best = others[0]
+        pairs.append((e, best))
+    return pairs
+
+
 def funnel_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
     dim, ev = meta.get("dim"), meta.get("event")
     if not dim or not ev or dim not in df or ev not in df:
@@ -303,8 +375,7 @@ def funnel_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: st
     if len(wide) < 3:
         return []
     out = []
-    for i in range(1, len(events)):
-        to, frm = events[i], events[i - 1]
+    for to, frm in funnel_pairs(events):
         rates = (wide[to] / wide[frm].where(wide[frm] > 0)).dropna()
         if len(rates) < 3:
             continue
@@ -348,8 +419,7 @@ def rate_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref
     out = []
     entity = meta.get("entity")
     join = meta.get("join")
-    for i in range(1, len(events)):
-        to, frm = events[i], events[i - 1]
+    for to, frm in funnel_pairs(events):
         shifts = {}
         for seg, g in df.groupby(dim):
             w = g.pivot_table(index="month", columns=ev, values="n", aggfunc="sum").sort_index().fillna(0)
@@ -367,7 +437,7 @@ def rate_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref
         typical = float(np.median(list(rels.values())))
         for seg, (k, before, after, p, since_ts, n_after) in shifts.items():
             rel = rels[seg]
-            if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or abs(rel - typical) < CHANGE_MIN_REL:
+            if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
                 continue
             since = pd.Timestamp(since_ts).date().isoformat()
             negative = _is_negative(to)
@@ -557,6 +627,8 @@ def score(cands: list[Candidate], alpha: float = 0.05) -> list[Candidate]:
 
 
 def severity(c: Candidate) -> str:
+    if c.kind == "trend":  # a steady drift is worth watching, rarely an emergency
+        return "medium" if c.effect >= 0.2 else "low"
     if c.kind == "data_quality":
         return "medium" if c.effect >= 0.3 else "low"
     if c.effect >= 0.7 and c.q_value < 1e-6:

@@ -25,6 +25,10 @@ _NONNEG = re.compile(r"(duration|amount|price|total|qty|quantity|count|age|reven
 _EVENT = re.compile(r"(^|_)(event|event_type|action|type|status|state|result|outcome|step|stage)($|_)", re.I)
 _START = re.compile(r"(start|begin|open|created|installed|signup|registered)", re.I)
 _END = re.compile(r"(end|finish|close|resolved|completed)", re.I)
+_ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave|floor|rank|plan|version|"
+                      r"priority|rating|score_band|segment|cohort|week|weekday|hour|month|quarter|year)", re.I)
+_PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patient|employee|subscriber|"
+                     r"buyer|seller|creator|person)", re.I)
 _CREATED = re.compile(r"(created|installed|signup|signed_up|registered|joined|first_seen|acquired)", re.I)
 
 
@@ -39,6 +43,14 @@ def kind_of(type_name: str) -> str:
     if any(k in t for k in ("CHAR", "TEXT", "STRING", "VARCHAR", "ENUM", "UUID")):
         return "string"
     return "other"
+
+
+_COUNTER = re.compile(r"(_no|_num|_number|_seq|_sequence|_index|_idx|_rank|_order|_pos|_position)$", re.I)
+
+
+def is_counter(col: str) -> bool:
+    """attempt_no, line_number: a sequence within something else, never a segment."""
+    return bool(_COUNTER.search(col))
 
 
 def is_id(col: str) -> bool:
@@ -69,23 +81,23 @@ class Profile:
         return None
 
     def entity(self) -> str | None:
-        """The main entity a row is about (player_id in level_attempts)."""
-        for c in self.table.columns:
-            if is_id(c.name) and c.name != self.pk:
-                return c.name
-        return self.pk
+        """The main entity a row is about (player_id in level_attempts, customer_id in events)."""
+        ids = [c.name for c in self.table.columns if is_id(c.name) and c.name != self.pk]
+        for c in ids:
+            if _PERSON.search(c):
+                return c
+        return ids[0] if ids else self.pk
 
     def dims(self) -> list[str]:
         out = []
         for c in self.table.columns:
             k = kind_of(c.type)
             d = self.distinct.get(c.name, 0)
-            if looks_like_pii(c.name) or c.name == self.pk:
+            if looks_like_pii(c.name) or c.name == self.pk or is_counter(c.name):
                 continue
             if k in ("string", "bool") and 1 < d <= MAX_DIM_CARDINALITY:
                 out.append(c.name)
-            elif k == "number" and not is_id(c.name) and 1 < d <= MAX_DIM_CARDINALITY and "INT" in c.type.upper() \
-                    and not _MONEY.search(c.name) and not _NONNEG.search(c.name):
+            elif k == "number" and "INT" in c.type.upper() and 1 < d <= MAX_DIM_CARDINALITY and _ORDINAL.search(c.name):
                 out.append(c.name)  # ordinal integers such as level, tier, stage
         return out
 
@@ -182,8 +194,9 @@ class Planner:
         ent = p.entity()
         if ent and ent != p.pk:
             aggs.append(f"count(DISTINCT {self.q(ent)}) AS entities")
-        for m in p.measures()[:3]:
+        for m in [x for x in p.measures() if not is_counter(x)][:3]:
             aggs.append(f"avg({self.q(m)}) AS {self.q('avg_' + m)}")
+            aggs.append(f"stddev_samp({self.q(m)}) AS {self.q('sd_' + m)}")
             if _MONEY.search(m):
                 aggs.append(f"sum({self.q(m)}) AS {self.q('sum_' + m)}")
         for b in p.bools()[:2]:
@@ -238,7 +251,7 @@ class Planner:
             other = by_name.get(stem + "s") or by_name.get(stem)
             if other is None or other is p:
                 continue
-            for d in other.dims()[:2]:
+            for d in [x for x in other.dims() if other.distinct.get(x, 99) <= 12][:4]:
                 okey = other.pk or c.name
                 if ev:
                     out.append(Probe(
@@ -247,6 +260,20 @@ class Planner:
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
                         {"dim": d, "event": ev, "join": {"table": other.table.fqn, "on": c.name, "key": okey},
                          "entity": p.entity()}))
+                fact_measures = [m for m in p.measures() if not is_counter(m)][:3]
+                if fact_measures or p.bools():
+                    aggs = ["count(*) AS n"]
+                    if ent and ent != p.pk:
+                        aggs.append(f"count(DISTINCT f.{q(ent)}) AS entities")
+                    for m in fact_measures:
+                        aggs += [f"avg(f.{q(m)}) AS {q('avg_' + m)}", f"stddev_samp(f.{q(m)}) AS {q('sd_' + m)}"]
+                    for b in p.bools()[:2]:
+                        aggs.append(f"avg(CASE WHEN f.{q(b)} THEN 1.0 ELSE 0.0 END) AS {q(b + '_rate')}")
+                    out.append(Probe(
+                        "joined_breakdown", t.fqn, f"{t.name} by {other.table.name}.{d}: averages and rates",
+                        f"SELECT o.{q(d)}, {', '.join(aggs)} FROM {ref} f JOIN {self.ref(other.table)} o "
+                        f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1 ORDER BY 1",
+                        {"dim": d, "entity": ent, "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
                 if ev and ts:
                     out.append(Probe(
                         "rate_series", t.fqn, f"Monthly {ev} mix by {other.table.name}.{d} (joined on {c.name})",
