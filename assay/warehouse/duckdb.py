@@ -97,7 +97,7 @@ class DuckDBWarehouse:
 
     def sample_rows(self, table: TableInfo, n: int = 3) -> list[dict]:
         q = f"SELECT * FROM {self.quote(table.schema_name)}.{self.quote(table.name)} LIMIT {int(n)}"
-        return self._cursor().execute(q).to_arrow_table().to_pylist()
+        return self._cursor().sql(q).to_arrow_table().to_pylist()
 
     def query(self, sql: str, *, row_cap: int, timeout_s: float) -> QueryResult:
         cur = self._cursor()

@@ -14,6 +14,7 @@ locks, not the only one.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -22,6 +23,8 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from ..errors import GuardRefusal
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to Command" is our refusal to make
 from ..models import TableInfo, TenantFilter
 
 # Statement kinds that may appear nowhere in the tree.

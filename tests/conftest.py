@@ -1,0 +1,119 @@
+"""Shared fixtures: an isolated ASSAY_HOME and PREFECT_HOME per session, real services."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="assay-tests-"))
+os.environ["ASSAY_HOME"] = str(_SESSION_DIR / "home")
+os.environ["PREFECT_HOME"] = str(_SESSION_DIR / "prefect")
+os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.pop("MONGODB_URI", None)
+os.environ.pop("QDRANT_URL", None)
+os.environ.pop("ANTHROPIC_API_KEY", None)
+
+REQUIRE_SERVICES = os.environ.get("ASSAY_REQUIRE_SERVICES") == "1"
+PG_DSN = os.environ.get("ASSAY_TEST_PG_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=test")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+
+
+def need_service(name: str, reason: str):
+    """Skip with a visible reason on a user's machine; fail under CI."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{name} is required under ASSAY_REQUIRE_SERVICES=1 but {reason}")
+    pytest.skip(f"{name} not available: {reason}")
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Path:
+    return _SESSION_DIR
+
+
+@pytest.fixture(scope="session")
+def settings():
+    from assay.settings import load_settings
+
+    return load_settings()
+
+
+@pytest.fixture(scope="session")
+def demo_dir(session_dir) -> Path:
+    """Both demo warehouses at a small scale, generated once per session."""
+    from assay.demo import generate
+
+    out = session_dir / "demo"
+    for name in ("ecommerce", "gaming"):
+        generate(name, out, scale=0.2)
+    return out
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from assay.vectors import get_embedder
+
+    e = get_embedder()
+    e.embed_one("warm up")
+    return e
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def mongo_uri(session_dir):
+    """A real MongoDB wire-protocol server (nx-27017) for the MongoDB path."""
+    exe = shutil.which("nx-27017") or str(Path(sys.executable).parent / "nx-27017")
+    if not Path(exe).exists():
+        need_service("nx-27017", "the nx-27017 executable is not installed")
+    port = _free_port()
+    data = session_dir / "nx"
+    data.mkdir(exist_ok=True)
+    proc = subprocess.Popen([exe, "--host", "127.0.0.1", "-p", str(port), "--data-dir", str(data),
+                             "--log-file", str(session_dir / "nx.log"), "--pid-file", str(session_dir / "nx.pid")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        need_service("nx-27017", "the server did not start")
+    yield f"mongodb://127.0.0.1:{port}/assay_test"
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def pg_dsn():
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_DSN, connect_timeout=3) as c:
+            c.execute("SELECT 1")
+    except Exception as exc:
+        need_service("PostgreSQL", f"cannot connect with {PG_DSN!r} ({type(exc).__name__})")
+    return PG_DSN

@@ -1,0 +1,116 @@
+"""CompactResult: kinds, boundaries, NaN/Inf, mixed, PII, determinism, golden JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from assay.digest import build_compact_result, digest_json
+from assay.limits import COMPACT_INLINE_THRESHOLD, HEAD_TAIL_ROW_COUNT
+
+GOLDEN = Path(__file__).parent.parent / "data" / "golden"
+
+
+def frame(n: int) -> pd.DataFrame:
+    return pd.DataFrame({"i": np.arange(n), "s": [f"v{k % 3}" for k in range(n)]})
+
+
+@pytest.mark.parametrize("n, head, tail, all_rows", [
+    (0, 0, 0, 0), (1, 1, 0, 1), (10, 5, 0, 10), (11, 5, 5, 11), (20, 5, 5, 20), (21, 5, 5, None),
+])
+def test_row_boundaries(n, head, tail, all_rows):
+    cr = build_compact_result(frame(n))
+    assert cr.row_count == n
+    assert len(cr.head_rows) == head
+    assert len(cr.tail_rows) == tail
+    assert (None if cr.all_rows is None else len(cr.all_rows)) == all_rows
+    if tail:
+        assert cr.tail_rows[-1]["i"] == n - 1
+    assert HEAD_TAIL_ROW_COUNT == 5 and COMPACT_INLINE_THRESHOLD == 20
+
+
+def test_number_stats_exclude_nan_and_inf():
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, np.nan, np.inf, -np.inf]})
+    col = build_compact_result(df).columns[0]
+    assert col.kind.value == "number"
+    assert col.null_count == 3  # NaN, +Inf, -Inf
+    assert (col.min, col.p25, col.median, col.p75, col.max) == (1.0, 1.75, 2.5, 3.25, 4.0)  # linear interpolation
+    assert col.distinct == 4
+
+
+def test_kinds():
+    df = pd.DataFrame({
+        "n": [1, 2, 3], "s": ["a", "b", "a"], "b": [True, False, True],
+        "t": pd.to_datetime(["2026-01-01", "2026-03-01", "2026-02-01"]), "z": [None, None, None],
+        "m": [1, "x", 2.5],
+    })
+    kinds = {c.name: c.kind.value for c in build_compact_result(df).columns}
+    assert kinds == {"n": "number", "s": "string", "b": "boolean", "t": "timestamp", "z": "null", "m": "mixed"}
+    cols = {c.name: c for c in build_compact_result(df).columns}
+    assert cols["t"].min_time == "2026-01-01T00:00:00" and cols["t"].max_time == "2026-03-01T00:00:00"
+    assert [(v.value, v.count) for v in cols["b"].top] == [(True, 2), (False, 1)]
+    assert [(v.value, v.count) for v in cols["s"].top] == [("a", 2), ("b", 1)]
+
+
+def test_top_values_only_for_low_cardinality_strings():
+    low = pd.DataFrame({"s": [f"v{i % 20}" for i in range(100)]})
+    high = pd.DataFrame({"s": [f"v{i % 21}" for i in range(100)]})
+    assert build_compact_result(low).columns[0].top is not None
+    assert build_compact_result(high).columns[0].top is None  # PII guard: no values above 20 distinct
+
+
+def test_pii_columns_masked_in_rows_and_top():
+    df = pd.DataFrame({"email": ["a@x.io", "b@x.io"], "secret_code": ["k1", "k2"], "n": [1, 2]})
+    cr = build_compact_result(df, pii=["secret_code"])
+    text = digest_json(cr)
+    assert "a@x.io" not in text and "k1" not in text
+    assert cr.head_rows[0]["email"] == "[masked]" and cr.head_rows[0]["n"] == 1
+
+
+def test_deterministic_bytes():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.normal(size=500), "b": rng.choice(["x", "y", "z"], 500),
+                       "c": pd.date_range("2026-01-01", periods=500, freq="h")})
+    assert digest_json(build_compact_result(df)) == digest_json(build_compact_result(df.copy()))
+    assert digest_json(build_compact_result(df)) == digest_json(build_compact_result(pa.Table.from_pandas(df)))
+
+
+def test_truncated_result_reports_true_count():
+    cr = build_compact_result(frame(30), total_rows=5000, truncated=True)
+    assert cr.row_count == 5000 and cr.truncated
+
+
+def test_duplicate_column_names_are_kept_apart():
+    t = pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["id", "id"])
+    cr = build_compact_result(t)
+    assert [c.name for c in cr.columns] == ["id", "id_2"]
+    assert cr.head_rows == [{"id": 1, "id_2": 2}]
+
+
+def test_json_has_no_nan():
+    df = pd.DataFrame({"x": [np.nan, 1.5, math.inf]})
+    text = digest_json(build_compact_result(df))
+    assert "NaN" not in text and "Infinity" not in text
+    json.loads(text)
+
+
+def test_golden():
+    df = pd.DataFrame({
+        "channel": ["organic", "paid", "organic", "email", "paid", "organic", None, "paid", "organic", "organic",
+                    "paid", "email"],
+        "revenue": [120.5, 80.0, 99.9, 10.0, 55.5, 300.0, 12.0, np.nan, 45.0, 77.7, 66.6, 5.0],
+        "orders": list(range(12)),
+        "first_at": pd.date_range("2026-01-01", periods=12, freq="D"),
+        "active": [True, False] * 6,
+    })
+    got = digest_json(build_compact_result(df))
+    path = GOLDEN / "digest_12_rows.json"
+    if not path.exists():  # first run writes the golden file; review it, then commit it
+        path.write_text(got + "\n")
+    assert got == path.read_text().rstrip("\n")

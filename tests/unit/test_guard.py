@@ -1,0 +1,133 @@
+"""The SQL guard: refusals and passes on the parsed tree, tenant filter, rewrite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.models import ColumnInfo, TableInfo, TenantFilter
+from assay.warehouse.guard import SQLGuard
+
+DATA = Path(__file__).parent.parent / "data" / "guard"
+
+
+def tables():
+    cols = lambda *names: [ColumnInfo(name=n, type="INTEGER") for n in names]  # noqa: E731
+    return [
+        TableInfo(schema="main", name="orders", columns=cols("id", "tenant_id", "customer_id", "amount")),
+        TableInfo(schema="main", name="customers", columns=cols("id", "tenant_id", "country")),
+        TableInfo(schema="main", name="products", columns=cols("id", "price")),
+    ]
+
+
+@pytest.fixture
+def guard():
+    return SQLGuard("duckdb", tables=tables(), default_schema="main")
+
+
+@pytest.fixture
+def tenant_guard():
+    return SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7))
+
+
+def corpus(name: str) -> list[dict]:
+    return json.loads((DATA / name).read_text())
+
+
+@pytest.mark.parametrize("case", corpus("refuse.json"), ids=lambda c: c["sql"][:60])
+def test_corpus_refused(case):
+    g = SQLGuard(case.get("dialect", "duckdb"), tables=tables(), default_schema="main",
+                 tenant=TenantFilter(column="tenant_id", value=7) if case.get("tenant") else None)
+    v = g.check(case["sql"])
+    assert not v.allowed, case["sql"]
+    assert v.reason  # a refusal always says why
+
+
+@pytest.mark.parametrize("case", corpus("allow.json"), ids=lambda c: c["sql"][:60])
+def test_corpus_allowed(case):
+    g = SQLGuard(case.get("dialect", "duckdb"), tables=tables(), default_schema="main",
+                 tenant=TenantFilter(column="tenant_id", value=7) if case.get("tenant") else None)
+    v = g.check(case["sql"])
+    assert v.allowed, f"{case['sql']} -> {v.reason}"
+
+
+def test_corpus_sizes():
+    assert len(corpus("refuse.json")) >= 300
+    assert len(corpus("allow.json")) >= 100
+
+
+def test_stacked_statement_reason(guard):
+    assert guard.check("SELECT 1; DROP TABLE orders").reason == "exactly one statement is allowed, got 2"
+
+
+def test_comment_does_not_hide_a_statement(guard):
+    assert guard.check("SELECT * FROM orders -- ; DROP TABLE orders").allowed
+    assert not guard.check("SELECT * FROM orders /* */; DELETE FROM orders").allowed
+
+
+def test_unknown_and_system_tables(guard):
+    assert "unknown table" in guard.check("SELECT * FROM secrets").reason
+    assert "system table" in guard.check("SELECT * FROM information_schema.tables").reason
+
+
+def test_schema_allow_list():
+    g = SQLGuard("postgres", schemas=["sales"])
+    assert g.check("SELECT * FROM sales.orders").allowed
+    assert "outside the project's schemas" in g.check("SELECT * FROM hr.salaries").reason
+
+
+def test_tenant_or_widening_refused(tenant_guard):
+    assert tenant_guard.check("SELECT * FROM orders WHERE tenant_id = 7").allowed
+    assert not tenant_guard.check("SELECT * FROM orders WHERE tenant_id = 7 OR 1 = 1").allowed
+
+
+def test_tenant_joined_table_needs_its_own_predicate(tenant_guard):
+    q = "SELECT * FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.tenant_id = 7"
+    assert "customers" in tenant_guard.check(q).reason
+    assert tenant_guard.check(q + " AND c.tenant_id = 7").allowed
+
+
+def test_tenant_subquery_escape_refused(tenant_guard):
+    q = "SELECT * FROM (SELECT * FROM orders) s WHERE s.tenant_id = 7"
+    assert not tenant_guard.check(q).allowed
+    assert tenant_guard.check("WITH a AS (SELECT * FROM orders WHERE tenant_id = 7) SELECT * FROM a").allowed
+
+
+def test_tenant_union_branch_refused(tenant_guard):
+    q = "SELECT id FROM orders WHERE tenant_id = 7 UNION ALL SELECT id FROM orders"
+    assert not tenant_guard.check(q).allowed
+
+
+def test_tenant_value_type_and_value_must_match(tenant_guard):
+    assert not tenant_guard.check("SELECT * FROM orders WHERE tenant_id = '7'").allowed
+    assert not tenant_guard.check("SELECT * FROM orders WHERE tenant_id = 8").allowed
+
+
+def test_tenant_left_join_on_counts_only_for_joined_table(tenant_guard):
+    q = ("SELECT * FROM orders o LEFT JOIN customers c ON o.customer_id = c.id AND c.tenant_id = 7 "
+         "AND o.tenant_id = 7")
+    assert "orders" in tenant_guard.check(q).reason  # o's predicate in a LEFT JOIN's ON filters nothing
+
+
+def test_tenant_injection_rewrites_every_scope():
+    g = SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7),
+                 inject_tenant=True)
+    v = g.check("SELECT o.id FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.amount > 1")
+    assert v.allowed
+    assert "o.tenant_id = 7" in v.sql and "c.tenant_id = 7" in v.sql
+    # the rewritten statement passes the strict guard
+    strict = SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7))
+    assert strict.check(v.sql).allowed
+
+
+def test_tables_without_the_tenant_column_are_free(tenant_guard):
+    assert tenant_guard.check("SELECT * FROM products").allowed
+
+
+def test_enforce_raises_with_reason(guard):
+    from assay.errors import GuardRefusal
+
+    with pytest.raises(GuardRefusal, match="DELETE"):
+        guard.enforce("DELETE FROM orders")
