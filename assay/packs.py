@@ -106,6 +106,9 @@ def _areas(raw: Any, folder: Path, yaml_path: Path, field: str) -> list[Analysis
         if not isinstance(a, dict):
             raise PackError(f"{yaml_path}: {where}: must be a mapping")
         a = dict(a)
+        aid = a.get("id")
+        if not isinstance(aid, str) or not _AREA_ID.match(aid):
+            raise PackError(f"{yaml_path}: {where}.id: {aid!r} must be lowercase letters, digits, '_'")
         if "prompt" in a:
             a["prompt"] = _read_prompt(folder, a["prompt"], yaml_path, f"{where}.prompt")
         else:
@@ -119,8 +122,6 @@ def _areas(raw: Any, folder: Path, yaml_path: Path, field: str) -> list[Analysis
             err = exc.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
             raise PackError(f"{yaml_path}: {where}.{loc}: {err['msg']}") from None
-        if not _AREA_ID.match(area.id):
-            raise PackError(f"{yaml_path}: {where}.id: {area.id!r} must be lowercase letters, digits, '_'")
         if not area.keywords:
             raise PackError(f"{yaml_path}: {where}.keywords: at least one keyword is required")
         out.append(area)

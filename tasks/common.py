@@ -10,12 +10,16 @@ from assay.errors import is_transient
 
 
 def retry_transient(task, task_run, state) -> bool:
-    """Retry only transient errors (timeouts, rate limits, dropped connections)."""
+    """Retry only transient errors (timeouts, rate limits, dropped connections).
+
+    ``_sync=True``: Prefect calls this from async tasks too, where ``result``
+    would otherwise hand back an un-awaited coroutine and never raise.
+    """
     try:
-        state.result()
-    except Exception as exc:  # the state's exception, re-raised
-        return is_transient(exc)
-    return False
+        exc = state.result(raise_on_failure=False, _sync=True)
+    except Exception as e:  # some states re-raise even when asked not to
+        exc = e
+    return isinstance(exc, BaseException) and is_transient(exc)
 
 
 def run_scoped(phase: str) -> Callable[[Any, dict], str]:

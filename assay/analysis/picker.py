@@ -65,7 +65,8 @@ def pick_steps(
     fail visibly, not silently analyse nothing.
     """
     by_no = {s.step: s for s in steps if s.ok}
-    hits = search(area_query(area), max(len(by_no), 1)) if by_no else []
+    # ask for every step: failed ones may still come back from the index and take slots
+    hits = search(area_query(area), max(len(steps), 1)) if by_no else []
     scores: dict[int, float] = {}
     ranked = [(n, sc) for n, sc in hits if n in by_no]
     ranked.sort(key=lambda x: (-x[1], x[0]))

@@ -7,6 +7,7 @@ local client is serialised by one lock; a server client needs none.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
@@ -126,6 +127,14 @@ class VectorIndex:
 
 _INDEXES: dict[str, VectorIndex] = {}
 _LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Close clients before the interpreter tears modules down (local mode flushes on close)."""
+    for idx in list(_INDEXES.values()):
+        idx.close()
+    _INDEXES.clear()
 
 
 def open_index(settings: Settings) -> VectorIndex:

@@ -47,7 +47,8 @@ class PostgresWarehouse:
             }.items() if v is not None},
             connect_timeout=int(s.get("connect_timeout", 10)),
             application_name="assay",
-            options=f"-c default_transaction_read_only=on -c statement_timeout={int(self.timeout_s * 1000)}",
+            options=(f"-c default_transaction_read_only=on -c statement_timeout={int(self.timeout_s * 1000)}"
+                     + (f" -c search_path={','.join(cfg.schemas)}" if cfg.schemas else "")),
         )
         if self.schemas:
             self.default_schema = self.schemas[0]

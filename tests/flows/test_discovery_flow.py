@@ -1,0 +1,157 @@
+"""The discovery flow under Prefect: phases, area subflows, retry re-use, hooks, statistical path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from assay.errors import LLMError
+from assay.llm import register_scripted
+from assay.llm.scripted import ScriptedLLM
+from assay.models import LLMConfig, Project, WarehouseConfig
+from assay.settings import load_settings
+from assay.store import open_store
+from assay.vectors.index import open_index, run_collection
+from flows.discovery import DiscoveryParams, discovery_flow
+from tests.helpers import small_warehouse
+
+CALLS: list[str] = []
+FAIL_ONCE: set[str] = set()
+
+
+def handler(req):
+    CALLS.append(req.purpose)
+    if req.purpose == "explore":
+        n = req.meta["step"]
+        if n <= 3:
+            return json.dumps({"purpose": f"orders by channel {n}",
+                               "query": "SELECT c.channel, count(*) AS orders FROM orders o JOIN customers c "
+                                        "ON o.customer_id = c.customer_id GROUP BY 1 ORDER BY 1"})
+        return '{"done": true, "summary": "enough"}'
+    if req.purpose.startswith("analyze:"):
+        area = req.purpose.split(":", 1)[1]
+        if area in FAIL_ONCE:
+            FAIL_ONCE.discard(area)
+            raise LLMError(f"scripted failure in {area}")
+        return json.dumps({"insights": [{"name": f"{area}: paid customers order less", "description": "paid vs organic",
+                                         "severity": "high", "affected_count": 66, "source_steps": [1]}]})
+    if req.purpose == "verify":
+        return '{"query": "SELECT count(*) AS count FROM customers WHERE channel = \'paid\'"}'
+    if req.purpose == "recommend":
+        ids = req.meta["insight_ids"]
+        return json.dumps({"recommendations": [{"title": "Win back paid customers", "priority": 1,
+                                                "related_insight_ids": ids + ["nope-9"]}]})
+    raise AssertionError(req.purpose)
+
+
+register_scripted("flowtest", lambda cfg: ScriptedLLM(handler))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    db = small_warehouse(tmp_path_factory.mktemp("flow") / "w.duckdb")
+    p = Project(id="flowtest", pack="ecommerce", max_steps=6,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
+                llm=LLMConfig(provider="scripted", model="flowtest"))
+    open_store(load_settings()).save_project(p)
+    return p
+
+
+def run(project_id, run_id, **kw):
+    return asyncio.run(discovery_flow(DiscoveryParams(project=project_id, **kw), run_id=run_id, return_state=True))
+
+
+def test_failed_area_retry_reuses_exploration(project):
+    store = open_store(load_settings())
+    CALLS.clear()
+    FAIL_ONCE.add("revenue")
+    state = run(project.id, "retry1")
+    assert state.is_failed() and "revenue" in state.message
+    first = store.get_result("retry1")
+    assert first.run_type.value == "partial"
+    assert {log.area: log.ok for log in first.analysis_log} == {"conversion": True, "revenue": False,
+                                                              "retention": True}
+    explore_calls = CALLS.count("explore")
+    assert explore_calls == 4
+
+    CALLS.clear()
+    state = run(project.id, "retry1")  # the UI's Retry re-runs the same flow run id
+    assert state.is_completed()
+    assert CALLS.count("explore") == 0  # exploration re-used
+    assert [c for c in CALLS if c.startswith("analyze:")] == ["analyze:revenue"]  # only the failed area ran
+    result = store.get_result("retry1")
+    assert result.run_type.value == "full" and len(result.insights) == 3
+    assert all(i.validation.status.value == "confirmed" for i in result.insights)
+    rec = result.recommendations[0]
+    assert "nope-9" not in rec.related_insight_ids and len(rec.related_insight_ids) == 3
+    assert any("dropped_unknown_insight_ids" in entry for entry in result.recommendation_log)
+    assert store.step_count("retry1") == 4  # no step executed twice
+    assert not open_index(load_settings()).exists(run_collection("retry1"))  # the hook dropped it
+
+
+def test_all_areas_failing_is_failed(project):
+    FAIL_ONCE.update({"conversion", "revenue", "retention"})
+    state = run(project.id, "allfail")
+    assert state.is_failed()
+    assert open_store(load_settings()).get_result("allfail").run_type.value == "failed"
+    FAIL_ONCE.clear()
+
+
+def test_unknown_area_fails_fast_with_one_line(project):
+    state = run(project.id, "badarea", areas=["nope"])
+    assert state.is_failed() and "unknown area 'nope'" in state.message
+
+
+def test_artifacts_written(project):
+    from prefect.client.orchestration import get_client
+
+    async def read():
+        async with get_client() as c:
+            return await c.read_artifacts()
+
+    keys = {a.key for a in asyncio.run(read()) if a.key}
+    assert "step-retry1-1" in keys
+    assert any(k.startswith("discovery-flowtest-retry1") for k in keys)
+
+
+def test_statistical_analyst_without_llm(demo_dir):
+    p = Project(id="stat-demo", pack="gaming", category="match3", max_steps=40,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "gaming.duckdb")}))
+    open_store(load_settings()).save_project(p)
+    state = run(p.id, "stat1")
+    assert state.is_completed()
+    result = open_store(load_settings()).get_result("stat1")
+    assert result.analyst == "statistical" and result.recommendations == []
+    assert "Recommendations need an LLM" in result.recommendation_note
+    truth = json.loads((demo_dir / "gaming_truth.json").read_text())["patterns"]
+    wall = next(t for t in truth if t["id"] == "level_42_wall")
+    found = [i for i in result.insights if i.segment == "level=42"]
+    assert found and abs(found[0].affected_count - wall["affected_count"]) <= 0.2 * wall["affected_count"]
+    assert found[0].validation.status.value == "confirmed"
+
+
+def test_transient_errors_are_retried_terminal_ones_are_not():
+    from prefect import flow, task
+
+    from assay.errors import LLMTimeout
+    from tasks.common import retry_transient
+
+    attempts = {"transient": 0, "terminal": 0}
+
+    @task(retries=2, retry_delay_seconds=0, retry_condition_fn=retry_transient)
+    async def flaky(kind: str) -> str:
+        attempts[kind] += 1
+        if kind == "transient" and attempts[kind] < 3:
+            raise LLMTimeout("rate limited")
+        if kind == "terminal":
+            raise LLMError("bad key")
+        return "ok"
+
+    @flow
+    async def f(kind: str):
+        return await flaky(kind)
+
+    assert asyncio.run(f("transient")) == "ok" and attempts["transient"] == 3
+    assert asyncio.run(f("terminal", return_state=True)).is_failed() and attempts["terminal"] == 1

@@ -1,0 +1,84 @@
+"""The PostgreSQL adapter against the local server: read-only, timeout, row cap, schema."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import psycopg
+import pytest
+
+from assay.errors import QueryError, QueryTimeout, WarehouseUnreachable
+from assay.models import WarehouseConfig
+from assay.warehouse.guard import SQLGuard
+from assay.warehouse.postgres import PostgresWarehouse
+
+
+@pytest.fixture(scope="module")
+def pg_schema(pg_dsn):
+    schema = f"assay_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute(f"CREATE TABLE {schema}.customers (customer_id int PRIMARY KEY, email text, channel text)")
+        c.execute(f"CREATE TABLE {schema}.orders (order_id int PRIMARY KEY, customer_id int REFERENCES "
+                  f"{schema}.customers(customer_id), amount numeric)")
+        c.execute(f"INSERT INTO {schema}.customers SELECT i, 'u' || i || '@x.io', "
+                  f"CASE WHEN i % 2 = 0 THEN 'paid' ELSE 'organic' END FROM generate_series(1, 100) i")
+        c.execute(f"INSERT INTO {schema}.orders SELECT i, 1 + i % 100, i * 1.5 FROM generate_series(1, 5000) i")
+        c.execute(f"ANALYZE {schema}.orders")
+    yield schema
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def wh(pg_dsn, schema, **kw):
+    return PostgresWarehouse(WarehouseConfig(kind="postgres", settings={"dsn": pg_dsn}, schemas=[schema], **kw))
+
+
+def test_schema_discovery_with_foreign_keys(pg_dsn, pg_schema):
+    tables = {t.name: t for t in wh(pg_dsn, pg_schema).list_tables()}
+    assert set(tables) == {"customers", "orders"}
+    assert tables["orders"].foreign_keys == {"customer_id": f"{pg_schema}.customers"}
+    assert tables["orders"].row_count == 5000
+    assert [c.name for c in tables["customers"].columns] == ["customer_id", "email", "channel"]
+
+
+def test_row_cap_reports_true_count(pg_dsn, pg_schema):
+    r = wh(pg_dsn, pg_schema).query(f"SELECT * FROM {pg_schema}.orders", row_cap=100, timeout_s=10)
+    assert r.table.num_rows == 100 and r.truncated and r.total_rows == 5000
+
+
+def test_connection_is_read_only_even_past_the_guard(pg_dsn, pg_schema):
+    w = wh(pg_dsn, pg_schema)
+    for sql in (f"DELETE FROM {pg_schema}.orders",
+                f"WITH d AS (DELETE FROM {pg_schema}.orders RETURNING *) SELECT count(*) FROM d"):
+        with pytest.raises(QueryError):
+            w.query(sql, row_cap=10, timeout_s=5)
+    c = w._conn()
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # the session itself refuses writes
+        c.execute(f"UPDATE {pg_schema}.orders SET amount = 0")
+    c.rollback()
+    assert w.query(f"SELECT count(*) AS n FROM {pg_schema}.orders", row_cap=1, timeout_s=5).table.to_pylist() == [
+        {"n": 5000}]
+
+
+def test_statement_timeout(pg_dsn, pg_schema):
+    t0 = time.perf_counter()
+    with pytest.raises(QueryTimeout):
+        wh(pg_dsn, pg_schema).query("SELECT pg_sleep(5)", row_cap=10, timeout_s=1)
+    assert time.perf_counter() - t0 < 1.5 * 1 + 0.5
+
+
+def test_guard_in_postgres_dialect(pg_dsn, pg_schema):
+    w = wh(pg_dsn, pg_schema)
+    g = SQLGuard("postgres", tables=w.list_tables(), schemas=[pg_schema], default_schema=pg_schema)
+    sql = g.enforce("SELECT channel, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1")
+    rows = w.query(sql, row_cap=10, timeout_s=5).table.to_pylist()
+    assert rows == [{"channel": "organic", "n": 50}, {"channel": "paid", "n": 50}]
+    assert not g.check("SELECT pg_read_file('/etc/passwd')").allowed
+
+
+def test_unreachable_is_one_clear_error():
+    with pytest.raises(WarehouseUnreachable, match="postgres: cannot connect"):
+        PostgresWarehouse(WarehouseConfig(kind="postgres", settings={"dsn": "host=127.0.0.1 port=1 user=x dbname=x",
+                                                                     "connect_timeout": 2}))

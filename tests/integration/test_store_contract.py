@@ -1,0 +1,90 @@
+"""One contract for the store, run on tinymongo (embedded) and on a real wire-protocol server."""
+
+from __future__ import annotations
+
+import threading
+
+import pymongo
+import pytest
+import tinymongo
+
+from assay.errors import NotFound
+from assay.models import (AreaLog, DiscoveryResult, DiscoveryRun, ExplorationStep, Feedback, Insight, Project,
+                          StepAction, TableInfo)
+from assay.store.store import Store
+
+
+@pytest.fixture(params=["tinymongo", "mongodb"])
+def store(request, tmp_path):
+    if request.param == "tinymongo":
+        client = tinymongo.TinyMongoClient(str(tmp_path / "store"), backend="sqlite")
+        yield Store(client["assay"], backend="tinymongo")
+    else:
+        uri = request.getfixturevalue("mongo_uri")
+        client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
+        name = f"t_{tmp_path.name[-20:].replace('-', '_')}"
+        yield Store(client[name], backend="mongodb")
+        client.drop_database(name)
+        client.close()
+
+
+def test_projects_round_trip(store):
+    store.save_project(Project(id="p1", pack="gaming", category="match3"))
+    store.save_project(Project(id="p1", pack="gaming", category="idle"))  # upsert
+    assert store.get_project("p1").category == "idle"
+    assert [p.id for p in store.list_projects()] == ["p1"]
+    with pytest.raises(NotFound, match="no project 'p2'"):
+        store.get_project("p2")
+
+
+def test_runs_counters_and_prefix(store):
+    store.create_run(DiscoveryRun(id="abcdef123", project_id="p1"))
+    store.bump("abcdef123", {"schema_lookup_calls": 2, "steps_by_action.query": 1})
+    store.bump("abcdef123", {"schema_lookup_calls": 1, "steps_by_action.query": 1})
+    store.update_run("abcdef123", status="running", steps_done=4)
+    run = store.get_run("abcd")  # unique prefix
+    assert run.telemetry.schema_lookup_calls == 3 and run.telemetry.steps_by_action == {"query": 2}
+    assert run.status.value == "running" and run.steps_done == 4
+    assert store.active_run_ids() == {"abcdef123"}
+
+
+def test_concurrent_increments_are_not_lost(store):
+    store.create_run(DiscoveryRun(id="r1", project_id="p1"))
+
+    def work():
+        for _ in range(20):
+            store.bump("r1", {"llm_calls": 1})
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.get_run("r1").telemetry.llm_calls == 80
+
+
+def test_steps_written_once_in_order(store):
+    for n in (2, 1, 3):
+        store.add_step(ExplorationStep(run_id="r1", step=n, action=StepAction.query, query=f"SELECT {n}"))
+    store.add_step(ExplorationStep(run_id="r1", step=2, action=StepAction.query, query="SELECT again"))
+    steps = store.steps("r1")
+    assert [s.step for s in steps] == [1, 2, 3] and steps[1].query == "SELECT 2"
+    assert store.step_count("r1") == 3
+
+
+def test_areas_results_feedback_schema(store):
+    ins = Insight(id="churn-1", area="churn", name="Churn gap", description="tiktok churns")
+    store.save_area("r1", "churn", [ins], AreaLog(area="churn", ok=True, insights=1))
+    store.save_area("r1", "churn", [ins, ins.model_copy(update={"id": "churn-2"})], AreaLog(area="churn", ok=True))
+    assert [i.id for i in store.area_results("r1")["churn"][0]] == ["churn-1", "churn-2"]
+    store.save_result(DiscoveryResult(run_id="r1", project_id="p1", domain="gaming", insights=[ins]))
+    assert store.get_result("r1").insights[0].name == "Churn gap"
+    assert [r.run_id for r in store.recent_results("p1")] == ["r1"]
+    assert store.recent_results("p1", exclude="r1") == []
+    store.add_feedback(Feedback(project_id="p1", run_id="r1", insight_id="churn-1", rating="like"))
+    store.add_feedback(Feedback(project_id="p1", run_id="r1", insight_id="churn-1", rating="dislike", comment="no"))
+    fb = store.feedback("p1")
+    assert len(fb) == 1 and fb[0].rating == "dislike"
+    store.put_schema("k1", "p1", [TableInfo(schema="main", name="orders", row_count=5)])
+    assert store.get_schema("k1")[0].fqn == "main.orders" and store.get_schema("k2") is None
+    assert store.drop_schema_cache("p1") == 1

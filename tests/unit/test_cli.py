@@ -1,0 +1,85 @@
+"""The CLI: bad input is one clear line and a non-zero exit; nothing is lost."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from assay.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def one_line_error(result, needle):
+    assert result.exit_code != 0
+    text = result.output.strip()
+    assert "Traceback" not in text
+    assert needle in text, text
+    assert text.startswith("error:")
+
+
+def test_packs_lists_builtins():
+    r = invoke("packs")
+    assert r.exit_code == 0 and "gaming" in r.output and "match3" in r.output
+
+
+def test_bad_project_yaml(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("id: Bad Id\npack: ecommerce\n")
+    one_line_error(invoke("project", "apply", "-f", str(f)), "id:")
+    f.write_text("id: ok\npack: nope\n")
+    one_line_error(invoke("project", "apply", "-f", str(f)), "unknown pack 'nope'")
+    f.write_text("id: ok\npack: ecommerce\nwarehouse: {kind: oracle}\n")
+    r = invoke("project", "apply", "-f", str(f))
+    assert r.exit_code == 0  # the warehouse kind is checked when it is opened
+    one_line_error(invoke("project", "apply", "-f", str(tmp_path / "missing.yaml")), "no such project file")
+
+
+def test_project_apply_resolves_relative_paths(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("id: rel\npack: gaming\ncategory: match3\nwarehouse:\n  kind: duckdb\n  settings: {path: w.duckdb}\n")
+    assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    assert open_store(load_settings()).get_project("rel").warehouse.settings["path"] == str(tmp_path / "w.duckdb")
+
+
+def test_unknown_project_and_run():
+    one_line_error(invoke("discover", "nope"), "no project 'nope'")
+    one_line_error(invoke("show", "zzzz"), "no run 'zzzz'")
+
+
+def test_unreachable_warehouse_fails_in_one_line(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("id: gone\npack: ecommerce\nwarehouse: {kind: duckdb, settings: {path: /nowhere/x.duckdb}}\n")
+    invoke("project", "apply", "-f", str(f))
+    one_line_error(invoke("schema", "refresh", "gone"), "no database file at /nowhere/x.duckdb")
+
+
+def test_sql_check_prints_verdicts(tmp_path):
+    f = tmp_path / "q.json"
+    f.write_text(json.dumps(["SELECT * FROM t WHERE tenant_id = 3", "DROP TABLE t", "SELECT * FROM t"]))
+    r = invoke("sql", "check", "--dialect", "postgres", "--tenant", "tenant_id=3", str(f))
+    assert r.exit_code == 0
+    verdicts = json.loads(r.output)
+    assert [v["allowed"] for v in verdicts] == [True, False, True]  # no schema known: t has no tenant column info
+    one_line_error(invoke("sql", "check", str(tmp_path / "nope.json")), "not a JSON list")
+
+
+def test_packs_validate(tmp_path):
+    from assay.packs import BUILTIN_PACKS
+
+    assert invoke("packs", "validate", str(BUILTIN_PACKS / "social")).exit_code == 0
+    one_line_error(invoke("packs", "validate", str(tmp_path)), "not a pack")
+
+
+@pytest.mark.parametrize("rating", ["love"])
+def test_feedback_rating_checked(rating):
+    one_line_error(invoke("feedback", "x", "y", rating), "rating must be")

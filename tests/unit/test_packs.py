@@ -1,0 +1,101 @@
+"""Domain packs: built-ins valid; a malformed pack fails with one line naming file and field."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assay.errors import PackError
+from assay.models import AnalysisArea, Project
+from assay.packs import BUILTIN_PACKS, goal_pack, list_packs, load_pack, load_pack_dir, pack_for_project
+
+SPEC = {
+    ("gaming", None): {"churn", "engagement", "monetization"},
+    ("gaming", "match3"): {"levels", "boosters"},
+    ("gaming", "idle"): {"progression", "economy"},
+    ("gaming", "casual"): {"ad_performance", "session_flow"},
+    ("social", None): {"growth", "engagement", "retention"},
+    ("social", "content_sharing"): {"content_creation", "monetization"},
+    ("ecommerce", None): {"conversion", "revenue", "retention"},
+    ("ecommerce", "multi_category"): {"product_performance", "session_behavior"},
+}
+
+
+@pytest.mark.parametrize("pack, cat", list(SPEC))
+def test_builtin_areas_match_the_specification(pack, cat):
+    base = {a.id for a in load_pack(pack).areas}
+    got = {a.id for a in load_pack(pack, cat).areas}
+    assert got == (SPEC[(pack, cat)] | (set() if cat is None else SPEC[(pack, None)]))
+    assert base == SPEC[(pack, None)]
+
+
+def test_list_packs():
+    assert {"gaming", "social", "ecommerce"} <= set(list_packs())
+
+
+def test_exploration_prompt_renders_limits_from_code():
+    from assay import limits
+    from assay.packs import render
+
+    text = render(load_pack("ecommerce").exploration, "x", limits=limits.template_vars(), max_steps=10)
+    assert f"up to {limits.MAX_LOOKUP_TABLES_PER_CALL} tables per call" in text
+    assert f"{limits.MAX_SEARCHES_PER_RUN} calls per run" in text
+
+
+def broken(tmp_path: Path, edit) -> Path:
+    dst = tmp_path / "pack"
+    shutil.copytree(BUILTIN_PACKS / "ecommerce", dst)
+    edit(dst)
+    return dst
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda d: (d / "pack.yaml").write_text("name: [unclosed"), "not valid YAML"),
+    (lambda d: (d / "pack.yaml").write_text((d / "pack.yaml").read_text().replace("name: ecommerce", "name: ''")),
+     "name: required"),
+    (lambda d: (d / "prompts" / "analysis_revenue.md").unlink(), "areas[1].prompt"),
+    (lambda d: (d / "prompts" / "exploration.md").write_text("{{ schema_infoo }}"), "unknown template variable"),
+    (lambda d: (d / "prompts" / "recommendations.md").write_text("{% if %}"), "template syntax error"),
+    (lambda d: (d / "pack.yaml").write_text((d / "pack.yaml").read_text().replace("id: revenue", "id: Revenue!")),
+     "areas[1].id"),
+    (lambda d: (d / "pack.yaml").write_text((d / "pack.yaml").read_text().replace("priority: 1\n", "priority: high\n", 1)),
+     "priority"),
+])
+def test_malformed_pack_is_one_clear_line(tmp_path, edit, needle):
+    with pytest.raises(PackError) as exc:
+        load_pack_dir(broken(tmp_path, edit))
+    msg = str(exc.value)
+    assert needle in msg and "\n" not in msg and str(tmp_path) in msg
+
+
+def test_unknown_pack_and_category():
+    with pytest.raises(PackError, match="valid: "):
+        load_pack("nope")
+    with pytest.raises(PackError, match="category 'idle' is not in this pack"):
+        load_pack("ecommerce", "idle")
+
+
+def test_project_overrides_disabled_and_custom_areas():
+    custom = AnalysisArea(id="refunds", name="Refunds", description="refund abuse", keywords=["refund"],
+                          prompt="Refunds: {{ query_results }}")
+    p = Project(id="p1", pack="ecommerce", disabled_areas=["retention"], custom_areas=[custom],
+                prompt_overrides={"analysis_revenue": "Only revenue. {{ query_results }}"})
+    pack = pack_for_project(p)
+    ids = [a.id for a in pack.areas]
+    assert "retention" not in ids and "refunds" in ids
+    assert next(a for a in pack.areas if a.id == "revenue").prompt.startswith("Only revenue.")
+
+
+def test_bad_override_names_the_field():
+    p = Project(id="p1", pack="ecommerce", prompt_overrides={"analysis_nope": "x"})
+    with pytest.raises(PackError, match="prompt_overrides.analysis_nope"):
+        pack_for_project(p)
+
+
+def test_goal_pack():
+    pack = goal_pack("Find why incidents take longer to resolve in some locations")
+    area = pack.areas[0]
+    assert area.id == "goal" and "incident" in area.keywords and "location" in area.keywords
+    assert "why" not in area.keywords
