@@ -442,3 +442,12 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
         return
     for n in names:
         discover(project=f"demo-{n}", max_steps=max_steps, min_steps=None, area=None, warehouse=None, goal=None)
+
+
+@app.command()
+@_guarded
+def serve() -> None:
+    """Serve a scheduled discovery deployment per project in this process (no work pool)."""
+    from deployments.serve import main as serve_main
+
+    serve_main()

@@ -59,3 +59,12 @@ __all__ = [
     "LLM", "LLMRequest", "LLMResponse", "Message", "SystemBlock", "ToolCall", "ToolSpec",
     "PROVIDERS", "build_llm", "llm_configured", "register_scripted",
 ]
+
+
+def _bench(cfg: LLMConfig) -> LLM:
+    from .bench_script import bench_llm
+
+    return bench_llm(cfg)
+
+
+register_scripted("bench", _bench)

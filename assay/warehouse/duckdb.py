@@ -31,10 +31,10 @@ class DuckDBWarehouse:
             self._con = duckdb.connect(
                 self.path,
                 read_only=self.path != ":memory:",
+                # identical config on every open: DuckDB shares one instance per file in a process
                 config={"enable_external_access": False, "autoinstall_known_extensions": False,
-                        "autoload_known_extensions": False},
+                        "autoload_known_extensions": False, "lock_configuration": True},
             )
-            self._con.execute("SET lock_configuration = true")
         except duckdb.Error as exc:
             raise WarehouseUnreachable(f"duckdb: cannot open {self.path}: {exc}") from None
         self._lock = threading.Lock()

@@ -195,3 +195,13 @@ def test_usage_recorded_per_step(db):
 def test_llm_response_object_passthrough(db):
     llm = ScriptedLLM(lambda req: LLMResponse(text='{"done": true}'))
     assert make_explorer(db, llm).run().finished == "done"
+
+
+def test_duckdb_file_opened_twice_in_one_process(db):
+    from assay.warehouse.duckdb import DuckDBWarehouse
+
+    a, b = DuckDBWarehouse(str(db)), DuckDBWarehouse(str(db))
+    assert a.query("SELECT 1 AS x", row_cap=1, timeout_s=5).table.to_pylist() == [{"x": 1}]
+    assert b.query("SELECT 2 AS x", row_cap=1, timeout_s=5).table.to_pylist() == [{"x": 2}]
+    with pytest.raises(Exception, match="locked|lock"):
+        a._cursor().execute("SET enable_external_access = true")

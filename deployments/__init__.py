@@ -1,0 +1,1 @@
+"""Deployment definitions: serve them in one process, or `prefect deploy --all` with work pools."""
