@@ -451,3 +451,19 @@ def serve() -> None:
     from deployments.serve import main as serve_main
 
     serve_main()
+
+
+@app.command()
+@_guarded
+def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50)) -> None:
+    """Answer one question with the exploration loop; the answer cites the SQL it ran."""
+    from rich.syntax import Syntax
+
+    from .ask import ask as run_ask
+
+    store = _store()
+    ans = run_ask(store, store.get_project(project), question, turns=turns)
+    out.print(f"[bold]{ans.answer}[/]", soft_wrap=True)
+    for s in ans.cited():
+        out.print(f"\n[dim]step {s.step}: {s.purpose} ({s.row_count:,} rows)[/]")
+        out.print(Syntax(s.query, "sql", word_wrap=True))

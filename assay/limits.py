@@ -17,8 +17,9 @@ SAMPLE_ROWS = 3
 MAX_REFORMAT_NUDGES = 3
 MAX_SQL_FIXES = 3
 
-# --- bounded conversation
-RECENT_TURNS_KEPT = 4          # raw turns kept after the stable prefix
+# --- bounded conversation: append-only between compactions, so every request extends the last
+COMPACT_EVERY_TURNS = 10       # older raw turns are folded into summaries this many at a time
+MIN_RAW_TURNS = 2              # the latest turns always stay in full
 TOOL_RESULT_BUDGET_CHARS = 4000  # projected size of one tool result
 SUMMARY_LINE_CHARS = 240        # one-line summary of an older step
 

@@ -9,7 +9,6 @@ these functions; the CLI and tests can call them directly.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,8 +18,8 @@ from typing import Callable
 from . import limits
 from .analysis.analyze import analyze_area
 from .analysis.picker import pick_steps
-from .analysis.render import render_query_results
 from .analysis.step_index import StepIndex
+from .background import BatchWorker
 from .context import mark_duplicates, render_previous_context
 from .errors import ConfigError, InvalidLLMOutput, MissingKey, UserError
 from .explore.executor import Executor
@@ -40,7 +39,6 @@ from .models import (
     RunStatus,
     RunType,
     TableInfo,
-    TokenUsage,
     utcnow,
 )
 from .packs import pack_for_project, render
@@ -249,13 +247,12 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
     s.__dict__["tables"] = tables
     joins = join_hints(tables)
     catalog = render_catalog(tables)
-    stats = s.schema_index.sync(tables, joins)
+    s.schema_index.sync_in_background(tables, joins)  # search_tables waits for it; exploration does not
     s.store.update_run(s.run_id, schema_key=key, catalog=catalog.text)
     s.store.update_run(s.run_id, **{"telemetry.catalog_tokens": catalog.tokens,
                                     "telemetry.catalog_tables_left_out": catalog.tables_left_out})
     s.refresh()
-    return {"tables": len(tables), "catalog_tokens": catalog.tokens, "left_out": catalog.tables_left_out,
-            "embedded": stats.embedded}
+    return {"tables": len(tables), "catalog_tokens": catalog.tokens, "left_out": catalog.tables_left_out}
 
 
 # ---------------------------------------------------------------------------- phase 4: exploration
@@ -275,17 +272,51 @@ def exploration_prompt(s: RunSession) -> str:
     return f"{body.strip()}\n\n{base.strip()}"
 
 
-def _step_sink(s: RunSession, on_step: Callable[[ExplorationStep], None] | None):
-    def sink(step: ExplorationStep) -> None:
-        s.store.add_step(step)  # written once, immediately: live progress and crash-safe resume
-        if step.ok:
-            s.step_index.upsert([step])
-            s.bump({"analysis_step_index_upserts": 1})
-        s.store.update_run(s.run_id, steps_done=step.step)
-        if on_step is not None:
-            on_step(step)
+class _RunWriter:
+    """The sink of exploration steps.
 
-    return sink
+    The step itself is written synchronously, once (crash-safe resume depends on it). The run
+    document's progress and telemetry are coalesced by a background writer, and steps are
+    indexed in batches off the loop's critical path.
+    """
+
+    def __init__(self, s: RunSession, on_step: Callable[[ExplorationStep], None] | None):
+        self.s = s
+        self.on_step = on_step
+        self.pending: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.indexer = BatchWorker(self._index, name=f"step-index-{s.run_id[:8]}")
+        self.progress = BatchWorker(self._progress, name=f"run-progress-{s.run_id[:8]}", max_batch=256)
+
+    def bump(self, counters: dict[str, int]) -> None:
+        with self._lock:
+            for k, v in counters.items():
+                if v:
+                    self.pending[k] = self.pending.get(k, 0) + v
+
+    def _index(self, steps: list[ExplorationStep]) -> None:
+        self.bump({"analysis_step_index_upserts": self.s.step_index.upsert(steps)})
+
+    def _progress(self, steps: list[int]) -> None:
+        with self._lock:
+            counters, self.pending = self.pending, {}
+        self.s.store.record_step(self.s.run_id, max(steps), counters)
+
+    def __call__(self, step: ExplorationStep) -> None:
+        self.s.store.add_step(step)  # written once, immediately: crash-safe resume
+        self.progress.put(step.step)
+        if step.ok:
+            self.indexer.put(step)
+        if self.on_step is not None:
+            self.on_step(step)
+
+    def close(self) -> None:
+        self.indexer.close()
+        self.progress.close()
+        with self._lock:
+            counters, self.pending = self.pending, {}
+        if counters:
+            self.s.bump(counters)
 
 
 def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] | None = None,
@@ -298,9 +329,14 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
     if s.run.analyst == "statistical":
         from .stats.planner import explore_statistically
 
-        finished = explore_statistically(s, prior, _step_sink(s, on_step))
+        writer = _RunWriter(s, on_step)
+        try:
+            finished = explore_statistically(s, prior, writer)
+        finally:
+            writer.close()
         summary = "statistical exploration"
     else:
+        writer = _RunWriter(s, on_step)
         explorer = Explorer(
             llm=s.llm,
             executor=s.executor,
@@ -309,14 +345,17 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
             system_prompt=exploration_prompt(s),
             max_steps=s.run.max_steps,
             min_steps=s.run.min_steps,
-            sink=_step_sink(s, on_step),
+            sink=writer,
             tables=s.tables,
             pii=s.project.warehouse.pii_columns,
-            bump=s.bump,
+            bump=writer.bump,
             should_stop=should_stop,
             max_tokens=s.project.llm.max_tokens,
         )
-        out = explorer.run(prior)
+        try:
+            out = explorer.run(prior)
+        finally:
+            writer.close()
         finished, summary = out.finished, out.summary
     if finished != "cancelled":
         s.store.update_run(s.run_id, exploration_finished=finished, exploration_summary=summary)
@@ -523,4 +562,3 @@ def elapsed(t0: float) -> float:
     return round(time.perf_counter() - t0, 3)
 
 
-_ = (json, threading, TokenUsage, render_query_results)  # re-exported helpers used by tasks

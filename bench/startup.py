@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def env_for(home: Path) -> dict:
+    (home / "prefect").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(ASSAY_HOME=str(home / "assay"), PREFECT_HOME=str(home / "prefect"),
                PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING", HF_HUB_OFFLINE="1")
@@ -111,6 +112,13 @@ def measure_overhead(tmp: Path, demo_path: Path, steps: int = 100) -> dict:
 
 def main() -> None:
     skip10 = "--skip-scale10" in sys.argv
+    if "--overhead-only" in sys.argv:
+        with tempfile.TemporaryDirectory(prefix="assay-bench-") as d:
+            from assay.demo import generate
+
+            db, _ = generate("ecommerce", Path(d) / "g1")
+            print(f"overhead_per_step_ms: {measure_overhead(Path(d), db)['overhead_per_step_ms']:.1f}")
+        return
     with tempfile.TemporaryDirectory(prefix="assay-bench-") as d:
         tmp = Path(d)
         figures = measure_generation(tmp, skip10)

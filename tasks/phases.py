@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from prefect import task
 from prefect.artifacts import acreate_progress_artifact, aupdate_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
 from assay import pipeline
+from assay.background import BatchWorker
 from assay.models import AreaLog, ExplorationStep
 
 from .artifacts import report_artifact, step_digest_artifact
 from .common import in_thread, retry_transient, run_scoped
 
 log = logging.getLogger("assay")
+
+PROGRESS_EVERY_S = 1.0  # the progress bar is a view: at most one update a second
 
 _RETRY = dict(retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=retry_transient)
 
@@ -57,31 +61,39 @@ async def schema_task(run_id: str, refresh: bool = False) -> dict:
 @task(name="exploration", cache_key_fn=run_scoped("exploration"), persist_result=True, **_RETRY)
 async def exploration_task(run_id: str, max_steps: int) -> dict:
     progress_id = await acreate_progress_artifact(progress=0.0, description=f"Exploration of run {run_id[:8]}")
+    last_progress = [0.0]
 
-    def on_step(step: ExplorationStep) -> None:
-        try:
-            # called from the worker thread: force Prefect's sync client
+    def publish(steps: list[ExplorationStep]) -> None:
+        # runs on the artifact worker thread: force Prefect's sync client
+        for step in steps:
+            step_digest_artifact(step)
+        now = time.monotonic()
+        if now - last_progress[0] >= PROGRESS_EVERY_S:
+            last_progress[0] = now
+            step = steps[-1]
             update_progress_artifact(progress_id, progress=min(100.0, 100.0 * step.step / max(max_steps, 1)),
                                      description=f"step {step.step}/{max_steps}: {step.summary[:120]}",
                                      _sync=True)
-            step_digest_artifact(step)
-        except Exception as exc:  # artifacts are a view; never fail exploration for them
-            log.debug("artifact update failed: %s", exc)
+
+    artifacts = BatchWorker(publish, name=f"artifacts-{run_id[:8]}", max_batch=16)
 
     def body():
         s = _session(run_id)
         try:
-            finished = pipeline.exploration_phase(s, on_step=on_step)
+            finished = pipeline.exploration_phase(s, on_step=artifacts.put)
             return {"finished": finished, "steps": s.store.step_count(run_id)}
         finally:
             s.close()
 
-    out = await in_thread(body)
+    try:
+        out = await in_thread(body)
+    finally:
+        await in_thread(artifacts.close)
     try:
         await aupdate_progress_artifact(progress_id, progress=100.0,
                                         description=f"exploration {out['finished']} after {out['steps']} steps")
-    except Exception:
-        pass
+    except Exception as exc:
+        log.debug("progress artifact: %s", exc)
     return out
 
 

@@ -108,6 +108,7 @@ class Explorer:
         self.searches_used = 0
         self.requests: list[int] = []
         self.stable: list[int] = []
+        self._prev_request: LLMRequest | None = None
 
     # ------------------------------------------------------------------ history
 
@@ -165,15 +166,23 @@ class Explorer:
         return msg if left > 0 else msg + " This was the last step."
 
     def build_request(self, extra: list[Message] | None = None) -> LLMRequest:
+        """Stable prefix first, then the history; append-only between compactions.
+
+        Every ``COMPACT_EVERY_TURNS`` turns, the older raw turns are folded into one-line
+        summaries in a cached system block; in between, each request extends the previous
+        one, so all but the newest turn is a cache hit. The size is bounded by the prompt,
+        the summaries and at most ``COMPACT_EVERY_TURNS + MIN_RAW_TURNS`` raw turns.
+        """
         turns = self._turns()
-        recent = turns[-limits.RECENT_TURNS_KEPT:] if limits.RECENT_TURNS_KEPT else []
-        older = turns[: len(turns) - len(recent)]
-        first = self.intro
-        if older:
-            lines = [step_summary(s) for t in older for s in t]
-            first += "\n\nEarlier steps, summarised (most recent ones follow in full):\n" + "\n".join(lines)
-        msgs = [Message("user", content=first)]
-        for t in recent:
+        c = limits.COMPACT_EVERY_TURNS
+        folded = max(0, (len(turns) - limits.MIN_RAW_TURNS) // c * c)
+        system = [SystemBlock(self.system_prompt, cache=True)]
+        if folded:
+            lines = [step_summary(s) for t in turns[:folded] for s in t]
+            system.append(SystemBlock("## Earlier steps of this run, summarised (the latest follow in full)\n"
+                                      + "\n".join(lines), cache=True))
+        msgs = [Message("user", content=self.intro)]
+        for t in turns[folded:]:
             msgs += self._turn_messages(t)
         if extra:
             msgs += extra
@@ -187,12 +196,35 @@ class Explorer:
                 merged.append(m)
         return LLMRequest(
             purpose=self.purpose,
-            system=[SystemBlock(self.system_prompt, cache=True)],
+            system=system,
             messages=merged,
             tools=tool_specs() if self.tools else None,
             max_tokens=self.max_tokens,
-            meta={"run_id": self.run_id, "step": len(self.steps) + 1, "max_steps": self.max_steps},
+            meta={"run_id": self.run_id, "step": len(self.steps) + 1, "max_steps": self.max_steps,
+                  "cache_messages": True},
         )
+
+    @staticmethod
+    def shared_prefix_chars(prev: LLMRequest | None, req: LLMRequest) -> int:
+        """Characters of ``req`` that repeat ``prev`` from the start: what a prompt cache can hit."""
+        if prev is None:
+            return 0
+        n = 0
+        for a, b in zip(prev.system, req.system):
+            if a.text != b.text:
+                return n
+            n += len(b.text)
+        if len(prev.system) != len(req.system):
+            return n
+        for a, b in zip(prev.messages, req.messages):
+            if a == b:
+                n += b.chars()
+                continue
+            if a.role == b.role and b.content.startswith(a.content) and not a.tool_calls and not b.tool_calls \
+                    and a.tool_results == b.tool_results[:len(a.tool_results)]:
+                n += len(a.content)
+            return n
+        return n
 
     # ------------------------------------------------------------------ actions
 
@@ -315,8 +347,11 @@ class Explorer:
 
     def _ask(self, extra: list[Message]) -> LLMResponse:
         req = self.build_request(extra)
+        shared = self.shared_prefix_chars(self._prev_request, req)
+        req.meta["prefix_chars"] = shared
+        self._prev_request = req
         self.requests.append(req.chars())
-        self.stable.append(req.stable_chars())
+        self.stable.append(shared)
         resp = self.llm.complete(req)
         u = resp.usage
         self.bump({"llm_calls": 1, "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,

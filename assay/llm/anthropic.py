@@ -48,7 +48,11 @@ class AnthropicLLM:
             if b.cache:
                 block["cache_control"] = {"type": "ephemeral"}
             system.append(block)
-        kwargs = dict(model=self.model, max_tokens=req.max_tokens, system=system, messages=self._messages(req))
+        messages = self._messages(req)
+        if req.meta.get("cache_messages") and messages and messages[-1]["content"]:
+            # the history is append-only between compactions: cache it up to the newest block
+            messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+        kwargs = dict(model=self.model, max_tokens=req.max_tokens, system=system, messages=messages)
         if req.tools:
             kwargs["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in req.tools

@@ -40,11 +40,13 @@ class ScriptedLLM:
         if not resp.usage.input_tokens:
             chars = request.chars()
             out_chars = len(resp.text) + sum(len(str(c.args)) for c in resp.tool_calls)
-            stable = request.stable_chars()
+            cached = request.meta.get("prefix_chars")
+            if cached is None:  # a cacheable system prompt repeated from an earlier call of the same kind
+                cached = request.stable_chars() if len(self.purposes(request.purpose)) > 1 else 0
             resp.usage = TokenUsage(
                 input_tokens=estimate_tokens(chars),
                 output_tokens=estimate_tokens(out_chars),
-                cached_tokens=estimate_tokens(stable) if len(self.purposes(request.purpose)) > 1 else 0,
+                cached_tokens=estimate_tokens(cached),
                 input_chars=chars,
             )
         return resp

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..models import TableInfo
@@ -18,11 +20,28 @@ class IndexStats:
     unchanged: int
 
 
+_pending: dict[str, Future] = {}
+_pending_lock = threading.Lock()
+_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schema-index")
+
+
 class SchemaIndex:
     def __init__(self, index: VectorIndex, embedder: Embedder, project_id: str):
         self.index = index
         self.embedder = embedder
         self.collection = schema_collection(project_id)
+
+    def sync_in_background(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None) -> Future:
+        """Start ``sync``; ``search`` waits for it. The embedding model loads meanwhile, off the start-up path."""
+        with _pending_lock:
+            fut = _pool.submit(self.sync, tables, joins)
+            _pending[self.collection] = fut
+        return fut
+
+    def wait(self, timeout: float | None = None) -> IndexStats | None:
+        with _pending_lock:
+            fut = _pending.get(self.collection)
+        return fut.result(timeout) if fut is not None else None
 
     def sync(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None) -> IndexStats:
         """Bring the collection in line with ``tables``; only changed tables are embedded."""
@@ -46,6 +65,7 @@ class SchemaIndex:
 
     def search(self, query: str, top_k: int) -> list[tuple[str, float]]:
         """Cosine search, then a rerank that favours larger, more-joined tables on near-ties."""
+        self.wait()
         if not self.index.exists(self.collection):
             return []
         v = self.embedder.embed_one(query)

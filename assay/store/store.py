@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterable
 
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
 from ..errors import ConfigError, NotFound, WarehouseUnreachable
 from ..models import (
     AreaLog,
@@ -40,10 +42,19 @@ def _strip(d: dict | None) -> dict | None:
     return d
 
 
+INDEXES = {
+    "steps": ["run_id"], "runs": ["project_id", "status"], "areas": ["run_id"], "results": ["project_id"],
+    "feedback": ["project_id"], "schemas": ["project_id"],
+}
+
+
 class Store:
     def __init__(self, db: Any, *, backend: str = "tinymongo"):
         self.db = db
         self.backend = backend
+        for col, fields in INDEXES.items():  # idempotent; lookups by run or project stay O(log n)
+            for f in fields:
+                self.db[col].create_index(f)
         # tinymongo's SQLite backend serialises writes itself; this lock keeps
         # read-modify-write helpers (area results) atomic inside one process.
         self._lock = threading.RLock()
@@ -119,11 +130,23 @@ class Store:
     # ------------------------------------------------------------------ steps
 
     def add_step(self, step: ExplorationStep) -> None:
-        """Write a completed step once. Re-adding the same step is a no-op."""
+        """Write a completed step once (one insert). Re-adding the same step is a no-op."""
         key = f"{step.run_id}:{step.step:05d}"
-        if self.db.steps.find_one({"_id": key}, {"_id": 1}) is not None:
-            return
-        self.db.steps.insert_one(_doc(step, _id=key))
+        try:
+            # insert_many: tinymongo's insert_one re-reads the whole collection to check _id
+            # uniqueness (O(n) per write); insert_many lets SQLite enforce it (constant time)
+            self.db.steps.insert_many([_doc(step, _id=key)])
+        except (DuplicateKeyError, BulkWriteError):
+            if self.db.steps.find_one({"_id": key}, {"_id": 1}) is None:
+                raise
+
+    def record_step(self, run_id: str, step: int, counters: dict[str, int]) -> None:
+        """Progress and telemetry of one step in a single update."""
+        update: dict = {"$set": {"steps_done": step}}
+        inc = {(k if k.startswith("telemetry.") else f"telemetry.{k}"): v for k, v in counters.items() if v}
+        if inc:
+            update["$inc"] = inc
+        self.db.runs.update_one({"_id": run_id}, update)
 
     def steps(self, run_id: str) -> list[ExplorationStep]:
         docs = self.db.steps.find({"run_id": run_id}).sort("step", 1)

