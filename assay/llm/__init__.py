@@ -37,7 +37,7 @@ def build_llm(cfg: LLMConfig) -> LLM | None:
         from .anthropic import AnthropicLLM
 
         key = secrets.resolve(cfg.api_key_env or "ANTHROPIC_API_KEY", cfg.secret_block, what="anthropic")
-        return AnthropicLLM(cfg.model, api_key=key)
+        return AnthropicLLM(cfg.model, api_key=key, base_url=cfg.base_url)
     if p in ("openai", "openai-json"):
         from .openai_compat import OpenAICompatLLM
 

@@ -15,14 +15,16 @@ class AnthropicLLM:
     name = "anthropic"
     supports_tools = True
 
-    def __init__(self, model: str = "", api_key: str | None = None, max_retries: int = 2, timeout_s: float = 300):
+    def __init__(self, model: str = "", api_key: str | None = None, max_retries: int = 2, timeout_s: float = 300,
+                 base_url: str | None = None):
         if not api_key:
             raise MissingKey("anthropic: no API key; set ANTHROPIC_API_KEY or the project's llm.secret_block")
         import anthropic
 
         self._anthropic = anthropic
         self.model = model or DEFAULT_MODEL
-        self.client = anthropic.Anthropic(api_key=api_key, max_retries=max_retries, timeout=timeout_s)
+        self.client = anthropic.Anthropic(api_key=api_key, max_retries=max_retries, timeout=timeout_s,
+                                          base_url=base_url)
 
     def _messages(self, req: LLMRequest) -> list[dict]:
         out = []

@@ -155,3 +155,40 @@ def test_transient_errors_are_retried_terminal_ones_are_not():
 
     assert asyncio.run(f("transient")) == "ok" and attempts["transient"] == 3
     assert asyncio.run(f("terminal", return_state=True)).is_failed() and attempts["terminal"] == 1
+
+
+def _bad_key_llm(cfg):
+    from assay.errors import MissingKey
+
+    def handler(req):
+        raise MissingKey("anthropic: the API key was rejected (401)")
+
+    return ScriptedLLM(handler)
+
+
+register_scripted("badkey", _bad_key_llm)
+
+
+def test_invalid_key_fails_at_once_and_says_why(project):
+    p = project.model_copy(update={"id": "badkey", "llm": LLMConfig(provider="scripted", model="badkey")})
+    store = open_store(load_settings())
+    store.save_project(p)
+    CALLS.clear()
+    state = run(p.id, "badkey1")
+    assert state.is_failed()
+    run_doc = store.get_run("badkey1")
+    assert run_doc.status.value == "failed" and "API key was rejected" in run_doc.error
+    result = store.get_result("badkey1")
+    assert result.run_type.value == "failed" and "API key was rejected" in result.errors[0]
+    assert store.step_count("badkey1") == 0
+
+
+def test_unreachable_warehouse_fails_before_exploring(project):
+    p = project.model_copy(update={"id": "nowh", "warehouse": WarehouseConfig(
+        kind="duckdb", settings={"path": "/nowhere/missing.duckdb"})})
+    store = open_store(load_settings())
+    store.save_project(p)
+    CALLS.clear()
+    state = run(p.id, "nowh1")
+    assert state.is_failed() and CALLS == []
+    assert "no database file at /nowhere/missing.duckdb" in store.get_run("nowh1").error
