@@ -77,7 +77,6 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
     s_ts = START + pd.to_timedelta(signup_s + np.minimum(off, remaining - 1), unit="s")
     s_platform = rng.choice(PLATFORMS, n_sessions, p=PLATFORM_P)
     s_prod = rng.integers(0, n_prod, n_sessions)
-    s_cat = products["category"].to_numpy()[s_prod]
     cat_known = pcat[s_prod]  # the true category (purchase behaviour follows it)
 
     p_cart = np.full(n_sessions, 0.38)

@@ -10,7 +10,6 @@ summaries of older steps, and the last few turns in full.
 from __future__ import annotations
 
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol

@@ -148,7 +148,7 @@ def assign_areas(s, cands: list[D.Candidate]) -> list[str]:
     av = s.embedder.embed([area_query(a) for a in areas])
     sims = cv @ av.T
     out = []
-    for i, c in enumerate(cands):
+    for i in range(len(cands)):
         text = texts[i].lower()
         bonus = np.array([0.15 * sum(1 for k in a.keywords if k.lower() in text) for a in areas])
         out.append(areas[int(np.argmax(sims[i] + np.minimum(bonus, 0.45)))].id)

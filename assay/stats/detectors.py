@@ -435,7 +435,7 @@ def rate_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref
             continue
         rels = {s: (v[2] - v[1]) / abs(v[1]) if v[1] else 0.0 for s, v in shifts.items()}
         typical = float(np.median(list(rels.values())))
-        for seg, (k, before, after, p, since_ts, n_after) in shifts.items():
+        for seg, (_k, before, after, p, since_ts, n_after) in shifts.items():
             rel = rels[seg]
             if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
                 continue
@@ -509,7 +509,6 @@ def retention_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref:
     act, key, created, ats = meta["activity_ref"], meta["key"], meta["created"], meta["activity_time"]
     for m in ("returned_rate", "repeat_rate"):
         vals = df[m].to_numpy(dtype=float)
-        med = float(np.median(vals))
         for i, v in enumerate(vals):
             rest = np.delete(np.arange(len(df)), i)
             rest_rate = float(np.average(vals[rest], weights=df["entities"].to_numpy()[rest]))
