@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.padding import Padding
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -277,21 +278,27 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                   "Claude).[/]")
     for e in result.errors:
         out.print(f"[red]error:[/] {e}", soft_wrap=True)
-    t = Table(title="Insights", show_lines=False, expand=True)
-    for c, kw in (("id", {"no_wrap": True}), ("sev", {}), ("insight", {"ratio": 3}), ("affected", {"justify": "right"}),
-                  ("verified", {})):
-        t.add_column(c, **kw)
     badge = {ValidationStatus.confirmed: "[green]confirmed[/]", ValidationStatus.adjusted: "[yellow]adjusted[/]",
-             ValidationStatus.rejected: "[red]rejected[/]", ValidationStatus.error: "[red]error[/]",
-             ValidationStatus.not_verifiable: "[dim]no count[/]"}
+             ValidationStatus.rejected: "[red]rejected[/]", ValidationStatus.error: "[red]not verified[/]",
+             ValidationStatus.not_verifiable: "[dim]no count to verify[/]"}
+    sev = {"critical": "[bold red]critical[/]", "high": "[red]high[/]", "medium": "[yellow]medium[/]",
+           "low": "[dim]low[/]"}
+    by_area: dict[str, list] = {}
     for i in result.insights:
-        v = i.validation
-        ver = badge[v.status] if v else "-"
-        if v and v.verified_count is not None and v.status != ValidationStatus.confirmed:
-            ver += f" ({v.verified_count:,})"
-        t.add_row(i.id, i.severity.value, f"[bold]{i.name}[/]\n[dim]{i.description}[/]",
-                  f"{i.affected_count:,}" if i.affected_count is not None else "-", ver)
-    out.print(t)
+        by_area.setdefault(i.area, []).append(i)
+    if not result.insights:
+        out.print("\n[dim]No insights.[/]")
+    for area, items in by_area.items():
+        out.rule(f"[bold]{area}[/]", align="left")
+        for i in items:
+            v = i.validation
+            check = badge[v.status] if v else "[dim]unverified[/]"
+            if v and v.verified_count is not None and v.status != ValidationStatus.confirmed:
+                check += f" (warehouse: {v.verified_count:,})"
+            count = f"{i.affected_count:,} affected · " if i.affected_count is not None else ""
+            dup = f" · [dim]repeats {i.duplicate_of}[/]" if i.duplicate_of else ""
+            out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}")
+            out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
     if result.recommendations:
         r = Table(title="Recommendations", expand=True)
         for c in ("id", "prio", "recommendation", "addresses"):

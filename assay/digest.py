@@ -205,6 +205,22 @@ def build_compact_result(
     )
 
 
+def cap_bytes(cr: CompactResult, max_bytes: int) -> CompactResult:
+    """Shed rows (all rows, then tail, then head) until the digest fits; statistics stay."""
+    if max_bytes <= 0 or len(digest_json(cr).encode()) <= max_bytes:
+        return cr
+    cr = cr.model_copy(deep=True)
+    for shed in ("all_rows", "tail_rows", "head_rows"):
+        if len(digest_json(cr).encode()) <= max_bytes:
+            break
+        rows = getattr(cr, shed)
+        while rows and len(digest_json(cr).encode()) > max_bytes:
+            rows.pop()
+        if shed == "all_rows" and rows is not None and not rows:
+            cr.all_rows = None
+    return cr
+
+
 def digest_json(cr: CompactResult) -> str:
     """The canonical JSON of a digest: compact, key order fixed, no NaN."""
     return json.dumps(cr.model_dump(mode="json", exclude_none=True), ensure_ascii=False,

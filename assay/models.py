@@ -47,6 +47,7 @@ class WarehouseConfig(_Model):
     inject_tenant_filter: bool = False
     statement_timeout_s: float = 60.0
     row_cap: int = 10_000
+    digest_bytes_cap: int = 16_000  # a step digest larger than this sheds rows, never statistics
     pii_columns: list[str] = Field(default_factory=list)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from .. import limits
-from ..digest import build_compact_result
+from ..digest import build_compact_result, cap_bytes
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
 from ..models import ExplorationStep, StepAction, TableInfo, TokenUsage
@@ -280,8 +280,9 @@ class Explorer:
         else:
             res = out.result
             step.row_count = res.row_count
-            step.digest = build_compact_result(res.table, total_rows=res.total_rows, truncated=res.truncated,
-                                               pii=self.pii)
+            step.digest = cap_bytes(
+                build_compact_result(res.table, total_rows=res.total_rows, truncated=res.truncated, pii=self.pii),
+                self.executor.cfg.digest_bytes_cap)
         self.bump(counters)
         return step, self._query_view(out, step)
 

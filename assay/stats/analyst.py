@@ -13,10 +13,12 @@ from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ..models import AnalysisArea, ExplorationStep, Insight, Severity
 from ..analysis.picker import area_query
 from . import detectors as D
+from .portable import portable
 
 MAX_INSIGHTS_PER_AREA = 5
 _locks: dict[str, threading.Lock] = {}
@@ -39,7 +41,11 @@ def _frame(s, step: ExplorationStep) -> pd.DataFrame | None:
     out = s.executor.run(step.query, fix=False, purpose="statistical")
     if not out.ok:
         return None
-    return out.result.table.to_pandas()
+    t = out.result.table
+    for i, f in enumerate(t.schema):  # numeric(…) from PostgreSQL and Snowflake: floats for the detectors
+        if pa.types.is_decimal(f.type):
+            t = t.set_column(i, f.name, t.column(i).cast(pa.float64()))
+    return t.to_pandas()
 
 
 def detect(s, step: ExplorationStep) -> list[D.Candidate]:
@@ -104,7 +110,7 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
 def _count(s, sql: str | None) -> int | None:
     if not sql:
         return None
-    out = s.executor.run(sql, fix=False, purpose="statistical")
+    out = s.executor.run(portable(sql, s.warehouse.dialect), fix=False, purpose="statistical")
     if not out.ok or out.result.table.num_rows != 1:
         return None
     val = next(iter(out.result.table.to_pylist()[0].values()))
@@ -165,6 +171,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
             id=f"{area.id}-{n}", area=area.id, name=c.name, description=c.description,
             severity=Severity(D.severity(c)), affected_count=count, risk_score=round(c.effect, 3),
             confidence=round(max(0.0, min(1.0, 1 - c.q_value)), 3), indicators=c.indicators,
-            source_steps=[c.step], segment=c.segment, verification_sql=c.count_sql,
+            source_steps=[c.step], segment=c.segment,
+            verification_sql=portable(c.count_sql, s.warehouse.dialect) if c.count_sql else None,
         ))
     return insights

@@ -294,11 +294,14 @@ def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, 
             shifts[seg] = ((after - before) / abs(before) if before else 0.0, k, before, after, p)
     if not shifts:
         return []
-    typical = float(np.median([v[0] for v in shifts.values()]))
     join = meta.get("join")
     time_col = meta.get("time")
     share = wide.sum() / float(wide.values.sum() or 1)
     for seg, (rel, k, before, after, p) in shifts.items():
+        others = [v[0] for s2, v in shifts.items() if s2 != seg]
+        if not others:
+            continue
+        typical = float(np.median(others))  # the other segments only: a segment is not its own baseline
         if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
             continue
         if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
@@ -434,9 +437,9 @@ def rate_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref
         if len(shifts) < 2:
             continue
         rels = {s: (v[2] - v[1]) / abs(v[1]) if v[1] else 0.0 for s, v in shifts.items()}
-        typical = float(np.median(list(rels.values())))
         for seg, (_k, before, after, p, since_ts, n_after) in shifts.items():
             rel = rels[seg]
+            typical = float(np.median([r for s2, r in rels.items() if s2 != seg]))  # the others only
             if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
                 continue
             since = pd.Timestamp(since_ts).date().isoformat()

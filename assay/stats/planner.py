@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..digest import build_compact_result
+from ..digest import build_compact_result, cap_bytes
 from ..explore.executor import Executor
 from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
+from .portable import portable
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
@@ -345,7 +346,7 @@ def _profile_from_row(t: TableInfo, row: dict) -> Profile:
 
 
 def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[str]) -> ExplorationStep:
-    out = executor.run(probe.sql, fix=False, purpose="statistical")
+    out = executor.run(portable(probe.sql, executor.warehouse.dialect), fix=False, purpose="statistical")
     step = ExplorationStep(run_id=run_id, step=n, turn=n, action=StepAction.query,
                            thinking=f"statistical analyst: {probe.kind} probe", purpose=probe.purpose,
                            query=out.sql, probe={"kind": probe.kind, "table": probe.table, **probe.meta},
@@ -355,9 +356,10 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
     else:
         step.row_count = out.result.row_count
         # a profile row holds only counts, never values: no column of it is PII
-        step.digest = build_compact_result(out.result.table, total_rows=out.result.total_rows,
-                                           truncated=out.result.truncated, pii=pii,
-                                           auto_pii=probe.kind != "profile")
+        step.digest = cap_bytes(build_compact_result(out.result.table, total_rows=out.result.total_rows,
+                                                     truncated=out.result.truncated, pii=pii,
+                                                     auto_pii=probe.kind != "profile"),
+                                executor.cfg.digest_bytes_cap)
     from ..explore.loop import step_summary
 
     step.summary = step_summary(step)
@@ -368,6 +370,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     """Plan and run probes up to ``max_steps``; resumes after the last persisted step."""
     keywords = [k for a in s.pack.areas for k in a.keywords]
     planner = Planner(s.tables, s.warehouse.quote, keywords)
+    dialect = s.warehouse.dialect
     done_sql = {st.query for st in prior}
     n = len(prior)
     profiles: dict[str, Profile] = {}
@@ -379,7 +382,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         if n >= s.run.max_steps:
             return "max_steps"
         pr = planner.profile_probe(t)
-        if pr.sql in done_sql or t.fqn in profiles:
+        if portable(pr.sql, dialect) in done_sql or t.fqn in profiles:
             continue
         n += 1
         step = run_probe(s.executor, pr, s.run_id, n, s.project.warehouse.pii_columns)
@@ -389,9 +392,10 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     for pr in planner.plan(profiles):
         if n >= s.run.max_steps:
             return "max_steps"
-        if pr.sql in done_sql:
+        sql = portable(pr.sql, dialect)
+        if sql in done_sql:
             continue
-        done_sql.add(pr.sql)
+        done_sql.add(sql)
         n += 1
         sink(run_probe(s.executor, pr, s.run_id, n, s.project.warehouse.pii_columns))
     return "done"

@@ -37,6 +37,7 @@ def build_guard(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
         default_schema=getattr(wh, "default_schema", None),
         tenant=cfg.tenant_filter,
         inject_tenant=cfg.inject_tenant_filter,
+        database=getattr(wh, "database", None),
     )
 
 

@@ -90,6 +90,10 @@ DENY_FUNCTIONS: dict[str, set[str]] = {
     },
 }
 
+# One list for every dialect: a statement written for one engine can be sent to another (and
+# engines grow each other's functions through extensions), so a dangerous name is refused everywhere.
+DENY_ALL: set[str] = set().union(*DENY_FUNCTIONS.values())
+
 # Schemas no query may read even if the project allows "everything".
 SYSTEM_SCHEMAS = {
     "information_schema", "pg_catalog", "pg_toast", "sys", "system", "temp", "main.pg_catalog",
@@ -138,9 +142,11 @@ class SQLGuard:
         default_schema: str | None = None,
         tenant: TenantFilter | None = None,
         inject_tenant: bool = False,
+        database: str | None = None,
     ):
         self.dialect = dialect
-        self.deny = DENY_FUNCTIONS.get(dialect, _DENY_COMMON)
+        self.database = (database or "").lower() or None
+        self.deny = DENY_ALL
         self.schemas = {s.lower() for s in (schemas or [])}
         self.default_schema = (default_schema or "").lower() or None
         self.tenant = tenant
@@ -196,7 +202,10 @@ class SQLGuard:
             if isinstance(node, _FORBIDDEN_NODES):
                 raise GuardRefusal(f"{type(node).__name__.upper()} is not allowed in a read-only query")
             if isinstance(node, exp.Func):
-                bad = _func_names(node) & self.deny
+                names = _func_names(node)
+                bad = names & self.deny
+                if not bad and any(n.startswith("system$") for n in names):
+                    bad = {next(n for n in names if n.startswith("system$"))}  # Snowflake's system functions
                 if bad:
                     raise GuardRefusal(f"function {sorted(bad)[0]}() is not allowed")
             if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier):
@@ -231,8 +240,8 @@ class SQLGuard:
             db = (t.db or "").lower()
             if not db and name in ctes:
                 continue
-            if t.catalog and self.known_tables and self.dialect != "snowflake":
-                # cross-database reads (duckdb ATTACHed files, pg dblink-ish names)
+            if t.catalog and t.catalog.lower() != self.database:
+                # another database (an ATTACHed DuckDB file, another Snowflake database, ...)
                 raise GuardRefusal(f"table {t.sql(dialect=self.dialect)} is outside the project's database")
             schema = db or self.default_schema or ""
             if schema in SYSTEM_SCHEMAS or name.startswith(("pg_", "duckdb_", "sqlite_")):

@@ -114,3 +114,15 @@ def test_golden():
     if not path.exists():  # first run writes the golden file; review it, then commit it
         path.write_text(got + "\n")
     assert got == path.read_text().rstrip("\n")
+
+
+def test_bytes_cap_sheds_rows_never_statistics():
+    from assay.digest import cap_bytes
+
+    df = pd.DataFrame({"id": range(15), "text": ["x" * 150] * 15})
+    cr = build_compact_result(df)
+    capped = cap_bytes(cr, 1000)
+    assert len(digest_json(capped).encode()) <= 1000
+    assert capped.columns == cr.columns and capped.row_count == 15  # statistics kept
+    assert capped.all_rows is None and len(capped.head_rows) < 5
+    assert cap_bytes(cr, 10**6) is cr  # under the cap: untouched

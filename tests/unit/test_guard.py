@@ -37,8 +37,10 @@ def corpus(name: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("case", corpus("refuse.json"), ids=lambda c: c["sql"][:60])
-def test_corpus_refused(case):
-    g = SQLGuard(case.get("dialect", "duckdb"), tables=tables(), default_schema="main",
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "snowflake"])
+def test_corpus_refused_in_every_dialect(case, dialect):
+    # an attack written for one engine must not pass the guard of another
+    g = SQLGuard(dialect, tables=tables(), default_schema="main",
                  tenant=TenantFilter(column="tenant_id", value=7) if case.get("tenant") else None)
     v = g.check(case["sql"])
     assert not v.allowed, case["sql"]
@@ -131,3 +133,10 @@ def test_enforce_raises_with_reason(guard):
 
     with pytest.raises(GuardRefusal, match="DELETE"):
         guard.enforce("DELETE FROM orders")
+
+
+def test_database_qualified_names():
+    g = SQLGuard("snowflake", tables=tables(), default_schema="main", database="SHOP")
+    assert g.check("SELECT * FROM shop.main.orders").allowed
+    assert "outside the project's database" in g.check("SELECT * FROM other.main.orders").reason
+    assert not SQLGuard("duckdb", tables=tables(), default_schema="main").check("SELECT * FROM x.main.orders").allowed

@@ -1,0 +1,110 @@
+"""Snowflake adapter (snowflake-connector-python; tested with fakesnow).
+
+Snowflake has no read-only session: give assay a role with SELECT only. The guard refuses
+everything else before it is sent, and the session carries a statement timeout and a query tag.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+
+from .. import secrets
+from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
+from ..models import ColumnInfo, TableInfo, WarehouseConfig
+from .base import QueryResult, fix_prompt_for
+
+_SYSTEM = ("INFORMATION_SCHEMA",)
+
+
+class SnowflakeWarehouse:
+    kind = "snowflake"
+    dialect = "snowflake"
+    concurrent_queries = False
+
+    def __init__(self, cfg: WarehouseConfig):
+        import snowflake.connector
+
+        s = dict(cfg.settings)
+        if not s.get("database"):
+            raise ConfigError("warehouse.settings.database: required for snowflake")
+        self.database = s["database"]
+        self.schemas = [x.upper() for x in cfg.schemas]
+        self.default_schema = (self.schemas[0] if self.schemas else s.get("schema", "PUBLIC")).lower()
+        password = secrets.resolve(s.get("password_env"), s.get("password_block"), what="snowflake", required=False)
+        params = {k: s[k] for k in ("account", "user", "warehouse", "role", "authenticator") if s.get(k)}
+        try:
+            self.conn = snowflake.connector.connect(
+                **params, password=password, database=self.database,
+                schema=self.default_schema.upper(),
+                session_parameters={"STATEMENT_TIMEOUT_IN_SECONDS": int(cfg.statement_timeout_s),
+                                    "QUERY_TAG": "assay"},
+                login_timeout=int(s.get("login_timeout", 30)),
+            )
+        except snowflake.connector.errors.Error as exc:
+            raise WarehouseUnreachable(f"snowflake: cannot connect ({type(exc).__name__}: {exc.msg})") from None
+        self._errors = snowflake.connector.errors
+
+    def health_check(self) -> None:
+        self.conn.cursor().execute("SELECT 1").fetchall()
+
+    def quote(self, ident: str) -> str:
+        return '"' + ident.replace('"', '""') + '"'
+
+    def sql_fix_prompt(self) -> str:
+        return fix_prompt_for("snowflake")
+
+    def list_tables(self) -> list[TableInfo]:
+        cur = self.conn.cursor()
+        cur.execute(
+            "SELECT table_schema, table_name, column_name, data_type, is_nullable FROM information_schema.columns "
+            "ORDER BY table_schema, table_name, ordinal_position"
+        )
+        tables: dict[tuple[str, str], TableInfo] = {}
+        for schema, name, col, typ, nullable in cur.fetchall():
+            if schema.upper() in _SYSTEM or (self.schemas and schema.upper() not in self.schemas):
+                continue
+            t = tables.setdefault((schema, name), TableInfo(schema=schema.lower(), name=name.lower()))
+            t.columns.append(ColumnInfo(name=col.lower(), type=str(typ), nullable=str(nullable).upper() == "YES"))
+        try:
+            cur.execute("SELECT table_schema, table_name, row_count FROM information_schema.tables")
+            counts = {(a, b): int(c or 0) for a, b, c in cur.fetchall()}
+        except self._errors.Error:
+            counts = {}
+        for key, t in tables.items():
+            t.row_count = counts.get(key, 0)
+        return list(tables.values())
+
+    def sample_rows(self, table: TableInfo, n: int = 3) -> list[dict]:
+        cur = self.conn.cursor()
+        cur.execute(f"SELECT * FROM {self.quote(table.schema_name.upper())}.{self.quote(table.name.upper())} "
+                    f"LIMIT {int(n)}")
+        cols = [d[0].lower() for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    def query(self, sql: str, *, row_cap: int, timeout_s: float) -> QueryResult:
+        cur = self.conn.cursor()
+        t0 = time.perf_counter()
+        try:
+            cur.execute(sql, timeout=int(max(timeout_s, 1)))
+            cols = [d[0].lower() for d in cur.description] if cur.description else []
+            rows = cur.fetchmany(row_cap + 1)
+        except self._errors.ProgrammingError as exc:
+            if getattr(exc, "errno", None) == 604 or "timeout" in str(exc).lower():
+                raise QueryTimeout(f"query exceeded the {timeout_s:g}s statement timeout") from None
+            raise QueryError(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500]) from None
+        except self._errors.Error as exc:
+            raise QueryError(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500]) from None
+        truncated = len(rows) > row_cap
+        rows = rows[:row_cap]
+        total = cur.rowcount if truncated and isinstance(cur.rowcount, int) and cur.rowcount > row_cap else None
+        table = pa.Table.from_pydict({c: [r[i] for r in rows] for i, c in enumerate(cols)}) if cols else pa.table({})
+        return QueryResult(table=table, truncated=truncated, total_rows=total,
+                           duration_ms=(time.perf_counter() - t0) * 1000, columns=cols)
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass

@@ -1,0 +1,63 @@
+"""The Snowflake adapter against fakesnow (no Snowflake is reachable here)."""
+
+from __future__ import annotations
+
+import pytest
+
+fakesnow = pytest.importorskip("fakesnow")
+
+from assay.models import WarehouseConfig  # noqa: E402
+from assay.warehouse.guard import SQLGuard  # noqa: E402
+from assay.warehouse.snowflake import SnowflakeWarehouse  # noqa: E402
+
+
+@pytest.fixture
+def sf():
+    import snowflake.connector
+
+    with fakesnow.patch():
+        conn = snowflake.connector.connect(database="SHOP", schema="SALES")
+        cur = conn.cursor()
+        cur.execute("CREATE SCHEMA IF NOT EXISTS SHOP.SALES")
+        cur.execute("CREATE TABLE SALES.ORDERS (ORDER_ID INT, CUSTOMER_ID INT, AMOUNT FLOAT, TENANT_ID INT)")
+        cur.execute("INSERT INTO SALES.ORDERS SELECT seq4(), seq4() % 10, seq4() * 1.5, 1 FROM TABLE(GENERATOR(ROWCOUNT => 500))")
+        yield SnowflakeWarehouse(WarehouseConfig(kind="snowflake", settings={"database": "SHOP", "account": "x",
+                                                                            "user": "u"}, schemas=["SALES"]))
+
+
+def test_schema_and_query(sf):
+    tables = sf.list_tables()
+    assert [t.fqn for t in tables] == ["sales.orders"]
+    assert [c.name for c in tables[0].columns] == ["order_id", "customer_id", "amount", "tenant_id"]
+    r = sf.query("SELECT customer_id, count(*) AS n FROM sales.orders GROUP BY 1 ORDER BY 1", row_cap=100, timeout_s=10)
+    assert r.table.num_rows == 10 and r.table.column_names == ["customer_id", "n"]
+
+
+def test_row_cap(sf):
+    r = sf.query("SELECT * FROM sales.orders", row_cap=50, timeout_s=10)
+    assert r.table.num_rows == 50 and r.truncated
+
+
+def test_guard_in_snowflake_dialect(sf):
+    from assay.models import TenantFilter
+
+    g = SQLGuard("snowflake", tables=sf.list_tables(), schemas=["sales"], default_schema="sales",
+                 tenant=TenantFilter(column="tenant_id", value=1))
+    sql = g.enforce("SELECT COUNT_IF(amount > 10) AS big FROM sales.orders WHERE tenant_id = 1")
+    assert sf.query(sql, row_cap=5, timeout_s=10).table.to_pylist()[0]["big"] > 0
+    assert not g.check("SELECT * FROM sales.orders").allowed
+    assert not g.check("SELECT SYSTEM$WAIT(100)").allowed
+
+
+def test_sample_rows_and_fix_prompt(sf):
+    t = sf.list_tables()[0]
+    assert len(sf.sample_rows(t, 3)) == 3
+    assert "{{#VERIFICATION_CONTEXT}}" in sf.sql_fix_prompt()
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgres", "snowflake"])
+def test_every_fix_prompt_keeps_the_verification_section(kind):
+    from assay.warehouse.base import fix_prompt_for
+
+    text = fix_prompt_for(kind)
+    assert "{{#VERIFICATION_CONTEXT}}" in text and "{{/VERIFICATION_CONTEXT}}" in text
