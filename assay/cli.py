@@ -424,6 +424,8 @@ def sql_check(file: Path, dialect: str = typer.Option("duckdb", "--dialect"),
 def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply the demo's rows"),
          which: str = typer.Option("ecommerce", "--which", help="ecommerce | gaming | both"),
          generate_only: bool = typer.Option(False, "--generate-only"),
+         postgres: Optional[str] = typer.Option(None, "--postgres", help="also load the demo into this "
+                                                "PostgreSQL DSN (schema assay_demo_<name>) and run there"),
          force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
          max_steps: int = typer.Option(40, "--max-steps")) -> None:
     """Generate the demo warehouses, register their projects and run a discovery."""
@@ -443,6 +445,14 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
                     warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)},
                                               pii_columns=["email", "full_name"]),
                     max_steps=max_steps)
+        if postgres:
+            from .demo.postgres import load_into_postgres
+
+            schema = f"assay_demo_{n}"
+            load_into_postgres(db, postgres, schema)
+            err.print(f"loaded {n} into PostgreSQL schema {schema}")
+            p = p.model_copy(update={"warehouse": WarehouseConfig(
+                kind="postgres", settings={"dsn": postgres}, schemas=[schema], pii_columns=["email", "full_name"])})
         _store().save_project(p)
     if generate_only:
         out.print(f"demo warehouses are in {settings.demo_dir}; projects demo-ecommerce and demo-gaming")

@@ -562,3 +562,24 @@ def elapsed(t0: float) -> float:
     return round(time.perf_counter() - t0, 3)
 
 
+
+
+def sweep_run_collections(store: Store, index, *, now: float | None = None,
+                          max_age_s: float = limits.ORPHAN_COLLECTION_AGE_S) -> list[str]:
+    """Drop step collections of runs that are no longer active and ended more than a day ago
+    (or whose run is unknown: a process killed before its hooks ran)."""
+    from .analysis.step_index import sweep_orphans
+    from .vectors.index import run_collection
+
+    now = now if now is not None else time.time()
+    ended: dict[str, float] = {}
+    for d in store.db.runs.find({"status": {"$nin": ["pending", "running"]}}, {"_id": 1, "finished_at": 1}):
+        fin = d.get("finished_at")
+        if fin:
+            ts = dt.datetime.fromisoformat(fin)
+            ended[run_collection(d["_id"])] = (ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)).timestamp()
+    active = store.active_run_ids()
+    recent = {name for name, t in ended.items() if now - t < max_age_s}
+    # a run that ended recently keeps its collection for a day (a rerun may still want it)
+    known = None if getattr(index, "local", True) else set(ended)
+    return sweep_orphans(index, active, {n: ended[n] for n in recent}, now, max_age_s, known=known)

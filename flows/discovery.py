@@ -55,6 +55,14 @@ async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
     except UserError as exc:
         return Failed(message=str(exc))
     logger.info("run %s of project %s", run_id, params.project)
+    try:  # the boot-time sweep: collections of runs killed before their hooks ran
+        from assay.vectors.index import open_index
+
+        swept = pipeline.sweep_run_collections(store, open_index(load_settings()))
+        if swept:
+            logger.info("dropped %d orphaned step collections", len(swept))
+    except Exception as exc:  # maintenance never blocks a discovery
+        logger.warning("orphan sweep failed: %s", exc)
     try:
         await init_task(run_id)
         await context_task(run_id)

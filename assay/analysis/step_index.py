@@ -53,11 +53,12 @@ class StepIndex:
 
 
 def sweep_orphans(index: VectorIndex, active_run_ids: set[str], finished_before: dict[str, float],
-                  now: float, max_age_s: float) -> list[str]:
+                  now: float, max_age_s: float, known: set[str] | None = None) -> list[str]:
     """Drop run collections whose run is not active and ended more than ``max_age_s`` ago.
 
-    ``finished_before`` maps a collection name to its run's end time (epoch s);
-    a collection with no known run is an orphan of a crashed process.
+    ``finished_before`` maps a collection name to its run's end time (epoch s). With
+    ``known`` given, only those collections may be dropped; without it (a private, local
+    index) a collection with no known run is an orphan of a killed process.
     """
     active = {run_collection(r) for r in active_run_ids}
     dropped = []
@@ -67,6 +68,8 @@ def sweep_orphans(index: VectorIndex, active_run_ids: set[str], finished_before:
         ended = finished_before.get(name)
         if ended is not None and now - ended < max_age_s:
             continue
+        if known is not None and name not in known:
+            continue  # a shared server may hold other installations' runs: leave what we don't know
         if index.drop(name):
             dropped.append(name)
     return dropped
