@@ -12,6 +12,8 @@ import datetime as dt
 import decimal
 import json
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable
 
 import numpy as np
@@ -28,6 +30,10 @@ from .limits import (
 )
 from .models import ColumnKind, ColumnSummary, CompactResult, ValueCount
 from .pii import MASK, pii_columns
+
+
+PARALLEL_ROWS = 100_000  # below this, threads cost more than they save
+_POOL = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="digest")
 
 
 def _sig(x: float) -> float:
@@ -108,31 +114,70 @@ def _to_arrow(data: pa.Table | pd.DataFrame) -> tuple[pa.Table, set[str]]:
     return pa.Table.from_arrays(cols, names=names), mixed
 
 
+def _sorted_quantiles(sv: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """Linear interpolation on a sorted array (numpy's default 'linear' method)."""
+    n = sv.size
+    out = []
+    for q in qs:
+        pos = q * (n - 1)
+        lo = int(np.floor(pos))
+        hi = min(lo + 1, n - 1)
+        out.append(float(sv[lo] + (sv[hi] - sv[lo]) * (pos - lo)))
+    return out
+
+
 def _number_summary(col: pa.ChunkedArray, s: ColumnSummary, n: int) -> None:
     if pa.types.is_decimal(col.type):
         col = pc.cast(col, pa.float64())
     values = col.to_numpy(zero_copy_only=False)
     if values.dtype == object:
         values = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype="float64")
-    values = values.astype("float64", copy=False)
-    finite = values[np.isfinite(values)]  # NaN (incl. nulls) and ±Inf excluded
+    if values.dtype.kind in "iub" and col.null_count == 0:
+        finite = values  # integers: nothing to exclude
+    else:
+        values = values.astype("float64", copy=False)
+        finite = values[np.isfinite(values)]  # NaN (incl. nulls) and ±Inf excluded
     s.null_count = int(n - finite.size)
     if finite.size == 0:
         s.distinct = 0
         return
-    s.distinct = int(pc.count_distinct(pa.array(finite)).as_py())
-    qs = np.quantile(finite, [0.0, 0.25, 0.5, 0.75, 1.0], method="linear")
-    s.min, s.p25, s.median, s.p75, s.max = (_sig(float(q)) for q in qs)
+    if finite.dtype.kind in "iu":
+        lo, hi = int(finite.min()), int(finite.max())
+        if hi - lo <= 4 * finite.size:
+            # small integer range: counting is linear, and exact
+            counts = np.bincount(finite - lo)
+            s.distinct = int(np.count_nonzero(counts))
+            cum = np.cumsum(counts)
+
+            def at(rank: int) -> float:
+                return float(lo + int(np.searchsorted(cum, rank, side="right")))
+
+            qv = []
+            for q in (0.0, 0.25, 0.5, 0.75, 1.0):
+                pos = q * (finite.size - 1)
+                r0 = int(np.floor(pos))
+                a, b = at(r0), at(min(r0 + 1, finite.size - 1))
+                qv.append(a + (b - a) * (pos - r0))
+            s.min, s.p25, s.median, s.p75, s.max = (_sig(v) for v in qv)
+            return
+    # one sort gives the exact quantiles and the distinct count
+    sv = np.sort(finite)
+    s.distinct = int(1 + np.count_nonzero(sv[1:] != sv[:-1]))
+    qv = _sorted_quantiles(sv, (0.0, 0.25, 0.5, 0.75, 1.0))
+    s.min, s.p25, s.median, s.p75, s.max = (_sig(q) for q in qv)
 
 
-def _top(col: pa.ChunkedArray, masked: bool) -> list[ValueCount]:
-    vc = pc.value_counts(col.drop_null() if hasattr(col, "drop_null") else pc.drop_null(col))
+def _top(vc: pa.StructArray, masked: bool) -> list[ValueCount]:
     if len(vc) == 0:
         return []
     values = vc.field("values").to_pylist()
     counts = vc.field("counts").to_pylist()
     pairs = sorted(zip(values, counts), key=lambda p: (-p[1], str(p[0])))
     return [ValueCount(value=MASK if masked else cell(v), count=int(c)) for v, c in pairs[:TOP_VALUES]]
+
+
+def _value_counts(col: pa.ChunkedArray) -> pa.StructArray:
+    return pc.value_counts(col.drop_null() if hasattr(col, "drop_null") else pc.drop_null(col))
 
 
 def summarise_column(
@@ -144,9 +189,13 @@ def summarise_column(
     s = ColumnSummary(name=name, kind=kind)
     if kind == ColumnKind.number:
         _number_summary(col, s, n)
-    else:
+    vc = None
+    if kind != ColumnKind.number:
         s.null_count = int(col.null_count)
-        if kind in (ColumnKind.string, ColumnKind.boolean, ColumnKind.timestamp, ColumnKind.mixed):
+        if kind in (ColumnKind.string, ColumnKind.boolean):
+            vc = _value_counts(col)  # one pass: the distinct count and the top values
+            s.distinct = len(vc)
+        elif kind in (ColumnKind.timestamp, ColumnKind.mixed):
             s.distinct = int(pc.count_distinct(col).as_py()) if n else 0
     if n and s.null_count == n and kind != ColumnKind.mixed:
         s.kind = ColumnKind.null
@@ -157,9 +206,9 @@ def summarise_column(
         s.min_time = cell(mm["min"].as_py())
         s.max_time = cell(mm["max"].as_py())
     elif kind == ColumnKind.boolean:
-        s.top = _top(col, False)
+        s.top = _top(vc, False)
     elif kind == ColumnKind.string and 0 < s.distinct <= TOP_VALUE_CARDINALITY:
-        s.top = _top(col, masked)
+        s.top = _top(vc, masked)
     return s
 
 
@@ -191,7 +240,12 @@ def build_compact_result(
         seen[c] = k + 1
     table = table.rename_columns(names)
     masked = pii_columns(names, pii) if auto_pii else {c for c in names if c.lower() in {p.lower() for p in pii}}
-    columns = [summarise_column(c, table.column(c), n, c in masked, c in mixed) for c in names]
+    if n >= PARALLEL_ROWS and len(names) > 1:
+        # sorts and Arrow kernels release the GIL; results keep the column order
+        futures = [_POOL.submit(summarise_column, c, table.column(c), n, c in masked, c in mixed) for c in names]
+        columns = [f.result() for f in futures]
+    else:
+        columns = [summarise_column(c, table.column(c), n, c in masked, c in mixed) for c in names]
     head = _rows(table.slice(0, HEAD_TAIL_ROW_COUNT), masked)
     tail = _rows(table.slice(n - HEAD_TAIL_ROW_COUNT), masked) if n > 2 * HEAD_TAIL_ROW_COUNT else []
     all_rows = _rows(table, masked) if n <= COMPACT_INLINE_THRESHOLD else None

@@ -126,3 +126,15 @@ def test_bytes_cap_sheds_rows_never_statistics():
     assert capped.columns == cr.columns and capped.row_count == 15  # statistics kept
     assert capped.all_rows is None and len(capped.head_rows) < 5
     assert cap_bytes(cr, 10**6) is cr  # under the cap: untouched
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(1000), np.array([5] * 7 + [9] * 3), np.random.default_rng(1).integers(-50, 50, 5000),
+    np.random.default_rng(2).integers(0, 10**9, 5000), np.random.default_rng(3).normal(size=4001),
+])
+def test_quantiles_and_distinct_equal_numpy(values):
+    col = build_compact_result(pd.DataFrame({"v": values})).columns[0]
+    want = np.quantile(values.astype(float), [0, 0.25, 0.5, 0.75, 1], method="linear")
+    got = [col.min, col.p25, col.median, col.p75, col.max]
+    assert np.allclose(got, [float(f"{w:.6g}") for w in want])
+    assert col.distinct == len(np.unique(values))
