@@ -143,7 +143,8 @@ class RunSession:
 
     @cached_property
     def schema_index(self) -> SchemaIndex:
-        return SchemaIndex(self.index, self.embedder, self.project.id)
+        return SchemaIndex(self.index, self.embedder, self.project.id,
+                           glossary=self.project.warehouse.settings.get("glossary"))
 
     def provider(self) -> SchemaProvider:
         return SchemaProvider(
@@ -305,7 +306,7 @@ class _RunWriter:
     def __call__(self, step: ExplorationStep) -> None:
         self.s.store.add_step(step)  # written once, immediately: crash-safe resume
         self.progress.put(step.step)
-        if step.ok:
+        if step.action.value == "query":  # every completed query, failed ones flagged (has_error)
             self.indexer.put(step)
         if self.on_step is not None:
             self.on_step(step)

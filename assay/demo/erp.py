@@ -46,12 +46,30 @@ def _expr(col: str, typ: str, i: str) -> str:
     return f"'{col[:3].upper()}' || CAST({i} % 97 AS VARCHAR) AS {col}"
 
 
+# columns a table of each module plausibly has (real ERPs are coherent per module)
+POOLS = {
+    "fin": ["amt_lcy", "tutar", "betrag", "curr_cd", "tarih", "datum", "status_cd", "durum", "sube_kodu", "upd_ts",
+            "created_by", "cust_no", "vend_no"],
+    "sls": ["cust_no", "musteri_kodu", "kdnr", "ord_dt", "tarih", "amt_lcy", "tutar", "qty", "miktar", "item_no",
+            "status_cd", "region_cd", "curr_cd", "upd_ts"],
+    "pur": ["vend_no", "ord_dt", "tarih", "amt_lcy", "betrag", "qty", "menge", "item_no", "status_cd", "curr_cd",
+            "whse_cd", "upd_ts"],
+    "inv": ["item_no", "stok_kodu", "whse_cd", "qty", "miktar", "menge", "tarih", "datum", "status_cd", "upd_ts",
+            "sube_kodu"],
+    "hr": ["emp_no", "amt_lcy", "tarih", "datum", "sube_kodu", "status_cd", "durum", "region_cd", "created_by"],
+    "mfg": ["item_no", "qty", "menge", "whse_cd", "tarih", "status_cd", "durum", "upd_ts", "emp_no"],
+    "crm": ["cust_no", "musteri_kodu", "emp_no", "tarih", "status_cd", "durum", "region_cd", "amt_lcy", "upd_ts"],
+    "log": ["cust_no", "whse_cd", "tarih", "datum", "amt_lcy", "status_cd", "region_cd", "qty", "upd_ts"],
+}
+
+
 def table_plan(n_tables: int = 2000, seed: int = 5) -> list[tuple[str, list[str], int]]:
     rng = random.Random(seed)
     plan: list[tuple[str, list[str], int]] = []
     core = [(m, t) for m, (_, ts) in MODULES.items() for t in ts]
     for m, t in core:
-        cols = ["id"] + rng.sample([c for c in COLS if c != "id"], rng.randint(5, 12))
+        pool = POOLS[m]
+        cols = ["id"] + rng.sample(pool, rng.randint(4, min(9, len(pool))))
         rows = rng.choice([200, 1_000, 5_000, 20_000, 50_000])
         plan.append((f"{m}_{t}", cols, rows))
     plan[[n for n, _, _ in plan].index("sls_ord_ln")] = ("sls_ord_ln", ["id", "cust_no", "item_no", "ord_dt",
@@ -69,7 +87,7 @@ def table_plan(n_tables: int = 2000, seed: int = 5) -> list[tuple[str, list[str]
         else:
             m = base.split("_")[0]
             name = f"{m}_cfg_{rng.choice(['param', 'lkp', 'map', 'tanim', 'kod', 'schluessel'])}_{len(plan)}"
-            cols = ["id"] + rng.sample([c for c in COLS if c != "id"], rng.randint(2, 5))
+            cols = ["id"] + rng.sample(POOLS[m], rng.randint(2, 4))
         i += 1
         if name in names:
             continue

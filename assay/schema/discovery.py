@@ -21,10 +21,18 @@ def schema_cache_key(cfg: WarehouseConfig) -> str:
     return "schema-" + hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def table_text(t: TableInfo, samples: dict[str, list] | None = None) -> str:
-    """The text embedded for a table: name, columns, types, a few safe values."""
+def table_text(t: TableInfo, samples: dict[str, list] | None = None, glossary: dict[str, str] | None = None) -> str:
+    """The text embedded for a table: name, columns, types, the glossary's reading, safe values."""
+    from .glossary import expand
+
     cols = ", ".join(f"{c.name} {c.type.lower()}" for c in t.columns[:80])
     parts = [f"table {t.fqn}", f"{t.name.replace('_', ' ')}", f"columns: {cols}"]
+    meaning = expand(t.name, glossary)
+    col_meaning = expand(" ".join(c.name for c in t.columns[:80]), glossary)
+    if meaning:
+        parts.append(f"meaning: {meaning}")
+    if col_meaning:
+        parts.append(f"columns mean: {col_meaning}")
     if t.description:
         parts.append(t.description)
     if samples:
@@ -33,8 +41,6 @@ def table_text(t: TableInfo, samples: dict[str, list] | None = None) -> str:
     return "\n".join(parts)
 
 
-def table_hash(t: TableInfo) -> str:
-    blob = json.dumps(
-        {"t": t.fqn, "c": [(c.name, c.type) for c in t.columns], "d": t.description}, sort_keys=True
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+def table_hash(t: TableInfo, glossary: dict[str, str] | None = None) -> str:
+    """Changes when anything embedded for the table changes (columns, description, glossary)."""
+    return hashlib.sha256(table_text(t, glossary=glossary).encode()).hexdigest()[:16]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from ..models import TableInfo
 from ..vectors.embedder import Embedder
 from ..vectors.index import VectorIndex, schema_collection
+from .catalog import is_archive_like
 from .discovery import table_hash, table_text
 
 
@@ -20,16 +22,24 @@ class IndexStats:
     unchanged: int
 
 
+ARCHIVE_PENALTY = 0.1  # an archive copy ranks below a live table of similar score
+CONFIG_PENALTY = 0.05  # configuration and lookup tables rarely hold what an analyst searches for
+_CONFIG = re.compile(r"(^|_)(cfg|config|param|params|lkp|lookup|map|mapping|tanim|kod|schluessel|setting|settings)(_|$)",
+                     re.IGNORECASE)
+SIZE_PRIOR = 0.05  # among near-equal scores, a table with real data beats a small lookup table
+
 _pending: dict[str, Future] = {}
 _pending_lock = threading.Lock()
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schema-index")
 
 
 class SchemaIndex:
-    def __init__(self, index: VectorIndex, embedder: Embedder, project_id: str):
+    def __init__(self, index: VectorIndex, embedder: Embedder, project_id: str,
+                 glossary: dict[str, str] | None = None):
         self.index = index
         self.embedder = embedder
         self.collection = schema_collection(project_id)
+        self.glossary = glossary
 
     def sync_in_background(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None) -> Future:
         """Start ``sync``; ``search`` waits for it. The embedding model loads meanwhile, off the start-up path."""
@@ -48,14 +58,15 @@ class SchemaIndex:
         self.index.ensure(self.collection, self.embedder.dim)
         current = self.index.payloads(self.collection)
         want = {t.fqn: t for t in tables}
-        changed = [t for t in tables if current.get(t.fqn, {}).get("hash") != table_hash(t)]
+        hashes = {t.fqn: table_hash(t, self.glossary) for t in tables}
+        changed = [t for t in tables if current.get(t.fqn, {}).get("hash") != hashes[t.fqn]]
         removed = [k for k in current if k not in want]
         if changed:
-            vecs = self.embedder.embed([table_text(t) for t in changed])
+            vecs = self.embedder.embed([table_text(t, glossary=self.glossary) for t in changed])
             items = []
             for t, v in zip(changed, vecs):
                 items.append((t.fqn, v.tolist(), {
-                    "hash": table_hash(t), "fqn": t.fqn, "rows": int(t.row_count),
+                    "hash": hashes[t.fqn], "fqn": t.fqn, "rows": int(t.row_count),
                     "joins": len((joins or {}).get(t.fqn, [])),
                 }))
             for i in range(0, len(items), 256):
@@ -69,12 +80,19 @@ class SchemaIndex:
         if not self.index.exists(self.collection):
             return []
         v = self.embedder.embed_one(query)
-        hits = self.index.search(self.collection, v.tolist(), top_k=max(top_k * 3, top_k))
+        # archive copies (_bkp, _tmp, dated) repeat their base table's text: draw enough candidates
+        # that the base survives them, then rank copies after live tables, as the catalog does
+        hits = self.index.search(self.collection, v.tolist(), top_k=max(top_k * 8, 50))
         ranked = []
         for h in hits:
             rows = float(h.payload.get("rows", 0))
             joins = float(h.payload.get("joins", 0))
-            prior = 0.02 * min(1.0, math.log10(rows + 1) / 8) + 0.01 * min(joins, 4) / 4
+            prior = SIZE_PRIOR * min(1.0, math.log10(rows + 1) / 7) + 0.01 * min(joins, 4) / 4
+            name = h.key.split(".")[-1]
+            if is_archive_like(name):
+                prior -= ARCHIVE_PENALTY
+            elif _CONFIG.search(name):
+                prior -= CONFIG_PENALTY
             ranked.append((h.key, h.score + prior, h.score))
         ranked.sort(key=lambda r: (-r[1], r[0]))
         return [(k, round(raw, 4)) for k, _, raw in ranked[:top_k]]

@@ -84,6 +84,19 @@ def test_estimator_equals_renderer(specs):
     assert estimate_rendered_size(steps) == len(render_query_results(steps))
 
 
-def test_render_golden_shape():
-    out = render_query_results([step(7, purpose="count", query="SELECT 1 AS x", rows=1)])
-    assert out.startswith('[{"step":7,"purpose":"count","sql":"SELECT 1 AS x","row_count":1,"digest":{')
+def test_render_golden():
+    from pathlib import Path
+
+    import pandas as pd
+
+    steps = [step(7, purpose="orders per channel", query="SELECT channel, count(*) FROM orders GROUP BY 1", rows=3),
+             ExplorationStep(run_id="r", step=9, action=StepAction.query, purpose="revenue by month",
+                             query="SELECT month, sum(amount) FROM orders GROUP BY 1", row_count=24,
+                             digest=build_compact_result(pd.DataFrame({
+                                 "month": pd.date_range("2025-01-01", periods=24, freq="MS"),
+                                 "revenue": [1000.5 + 37 * i for i in range(24)]})))]
+    out = render_query_results(steps)
+    path = Path(__file__).parent.parent / "data" / "golden" / "query_results.json"
+    if not path.exists():  # first run writes the golden file; review it, then commit it
+        path.write_text(out + "\n")
+    assert out == path.read_text().rstrip("\n")

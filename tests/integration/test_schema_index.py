@@ -1,0 +1,114 @@
+"""Schema index (incremental, Qdrant local mode, real embeddings) and the schema provider."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from assay.models import ColumnInfo, TableInfo
+from assay.schema.discovery import schema_cache_key, table_text
+from assay.schema.index import SchemaIndex
+from assay.schema.provider import Cancelled, SchemaProvider
+from assay.settings import load_settings
+from assay.vectors.index import open_index
+
+
+def t(schema, name, cols, rows=100):
+    return TableInfo(schema=schema, name=name, row_count=rows, columns=[ColumnInfo(name=c, type="VARCHAR") for c in cols])
+
+
+TABLES = [
+    t("erp", "sls_ord_ln", ["ord_no", "item_no", "qty", "amt_lcy"], 10**6),
+    t("erp", "musteri", ["musteri_kodu", "unvan", "sehir"], 5000),
+    t("erp", "lager", ["artikel", "menge", "lagerort"], 2000),
+    t("erp", "hr_payroll", ["emp_no", "gross_amt", "pay_dt"], 800),
+    t("archive", "musteri", ["musteri_kodu", "unvan"], 10),
+]
+
+
+@pytest.fixture
+def sidx(embedder, request):
+    idx = SchemaIndex(open_index(load_settings()), embedder, f"test-{request.node.name[:20].lower()}")
+    yield idx
+    idx.index.drop(idx.collection)
+
+
+def test_incremental_sync(sidx):
+    first = sidx.sync(TABLES)
+    assert (first.embedded, first.unchanged) == (5, 0)
+    again = sidx.sync(TABLES)
+    assert (again.embedded, again.removed, again.unchanged) == (0, 0, 5)
+    changed = [TABLES[0].model_copy(update={"columns": TABLES[0].columns + [ColumnInfo(name="disc", type="INT")]})]
+    third = sidx.sync(changed + TABLES[1:4])
+    assert (third.embedded, third.removed, third.unchanged) == (1, 1, 3)
+
+
+def test_glossary_finds_abbreviated_and_foreign_names(sidx):
+    sidx.sync(TABLES)
+    assert sidx.search("sales order lines", 1)[0][0] == "erp.sls_ord_ln"
+    assert sidx.search("customer list", 2)[0][0].endswith("musteri")
+    assert sidx.search("warehouse stock quantities", 1)[0][0] == "erp.lager"
+    assert "meaning: sales order line" in table_text(TABLES[0])
+
+
+def test_rerank_prefers_the_larger_table_on_near_ties(sidx):
+    sidx.sync(TABLES)
+    hits = [fqn for fqn, _ in sidx.search("customer master musteri unvan", 2)]
+    assert hits.index("erp.musteri") < hits.index("archive.musteri")
+
+
+def test_project_glossary_changes_the_text_and_the_hash(embedder):
+    from assay.schema.discovery import table_hash
+
+    tb = t("erp", "zz_kx", ["kx_amt"])
+    assert table_hash(tb) != table_hash(tb, {"kx": "refund"})
+    assert "refund" in table_text(tb, glossary={"kx": "refund"})
+
+
+def test_provider_resolution():
+    p = SchemaProvider(TABLES)
+    assert p.resolve("erp.SLS_ORD_LN")[0].fqn == "erp.sls_ord_ln"  # case-insensitive
+    assert p.resolve("lager")[0].fqn == "erp.lager"  # bare and unambiguous
+    tbl, reason, cands = p.resolve("musteri")  # bare and ambiguous: not found, with candidates
+    assert tbl is None and "ambiguous" in reason and cands == ["archive.musteri", "erp.musteri"]
+    tbl, reason, cands = p.resolve("erp.nope")
+    assert tbl is None and reason == "no such table"
+
+
+def test_provider_cancellation():
+    cancel = threading.Event()
+    p = SchemaProvider(TABLES, cancel=cancel, searcher=lambda q, k: [])
+    cancel.set()
+    with pytest.raises(Cancelled):
+        p.lookup(["erp.lager"])
+    with pytest.raises(Cancelled):
+        p.search("x", 5)
+
+
+def test_cache_key_ignores_secrets_and_follows_config():
+    from assay.models import WarehouseConfig
+
+    a = WarehouseConfig(kind="postgres", settings={"host": "h", "password": "x"}, schemas=["a"])
+    b = WarehouseConfig(kind="postgres", settings={"host": "h", "password": "y"}, schemas=["a"])
+    c = WarehouseConfig(kind="postgres", settings={"host": "h"}, schemas=["b"])
+    assert schema_cache_key(a) == schema_cache_key(b) != schema_cache_key(c)
+
+
+def test_step_index_flags_failed_steps_and_search_skips_them(embedder):
+    from assay.analysis.step_index import StepIndex
+    from assay.models import ExplorationStep, StepAction
+
+    si = StepIndex(open_index(load_settings()), embedder, "stepidx-test")
+    ok = ExplorationStep(run_id="x", step=1, action=StepAction.query, purpose="churn by channel",
+                         query="SELECT channel, count(*) FROM players GROUP BY 1", row_count=5)
+    bad = ExplorationStep(run_id="x", step=2, action=StepAction.query, purpose="churn by channel again",
+                          query="SELECT chanel FROM players", error="column chanel does not exist")
+    assert si.upsert([ok, bad]) == 2
+    payloads = si.index.payloads(si.collection)
+    assert payloads["step-2"]["has_error"] is True and payloads["step-1"]["row_count"] == 5
+    assert [n for n, _ in si.search("churn by acquisition channel", 5)] == [1]
+    assert si.ensure([ok, bad]) == 0  # complete: nothing rebuilt
+    si.drop()
+    assert si.ensure([ok, bad]) == 2  # after a drop (a retried run): rebuilt from persisted steps
+    si.drop()
