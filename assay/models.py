@@ -256,7 +256,8 @@ class InsightDraft(_Model):
     indicators: list[str] = Field(default_factory=list)
     source_steps: list[int] = Field(default_factory=list)
     segment: str | None = None
-    verification_sql: str | None = None  # statistical analyst supplies its own
+    # set only by the statistical analyst (generated SQL); dropped from any LLM answer
+    verification_sql: str | None = None
 
     @field_validator("affected_count", mode="before")
     @classmethod

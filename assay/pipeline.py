@@ -559,10 +559,6 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-def elapsed(t0: float) -> float:
-    return round(time.perf_counter() - t0, 3)
-
-
 
 
 def sweep_run_collections(store: Store, index, *, now: float | None = None,

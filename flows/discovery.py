@@ -33,7 +33,6 @@ class DiscoveryParams(BaseModel):
     max_steps: int | None = Field(default=None, ge=1, le=500, description="Exploration steps (default: the project's)")
     min_steps: int | None = Field(default=None, ge=0, description="Reject `done` before this many steps")
     areas: list[str] | None = Field(default=None, description="Only these analysis areas (default: all enabled)")
-    estimate_only: bool = Field(default=False, description="Predict tokens and cost; run nothing")
 
 
 async def run_areas(run_id: str, areas: list[str]) -> list[str]:

@@ -48,5 +48,6 @@ def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[Exp
     for i, d in enumerate(answer.insights, start=1):
         data = d.model_dump()
         data["source_steps"] = [n for n in d.source_steps if n in known]
+        data["verification_sql"] = None  # the verifier writes its own grounded query: a model cannot grade itself
         insights.append(Insight(id=f"{area.id}-{i}", area=area.id, **data))
     return AreaAnswer(insights, usage, dialog, len(prompt))

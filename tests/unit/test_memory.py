@@ -77,3 +77,14 @@ def test_claim_discipline_survives_overrides():
     prompt = build_area_prompt(pack, area, [], previous_context="", profile="", dataset="d")
     assert prompt.startswith("## Business context") and "Just say hi." in prompt
     assert "Claim discipline (always applies)" in prompt and '"insights"' in prompt
+
+
+def test_an_llm_cannot_supply_its_own_verification_query():
+    from assay.analysis.analyze import analyze_area
+
+    pack = load_pack("gaming")
+    area = next(a for a in pack.areas if a.id == "churn")
+    answer = {"insights": [{"name": "Everyone churns", "description": "all players leave", "affected_count": 123,
+                            "verification_sql": "SELECT 123 AS count"}]}
+    out = analyze_area(ReplayLLM({"analyze": [json.dumps(answer)]}), pack, area, [])
+    assert out.insights[0].verification_sql is None and out.insights[0].affected_count == 123
