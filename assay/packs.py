@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
 from pydantic import ValidationError
 
 from . import limits
 from .errors import PackError
 from .models import AnalysisArea, DomainPack, Project
+from .settings import read_yaml_mapping
 
 BUILTIN_PACKS = Path(__file__).resolve().parent.parent / "domain_packs"
 PROMPT_KEYS = ("base_context", "exploration", "recommendations")
@@ -72,18 +72,6 @@ def render(template: str, where: str = "template", **values: Any) -> str:
         raise PackError(f"{where}: unknown template variable ({exc.message})") from None
 
 
-def _read_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise PackError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(data, dict):
-        raise PackError(f"{path}: must be a mapping with name, description and areas")
-    return data
-
-
 def _read_prompt(folder: Path, name: str, yaml_path: Path, field: str) -> str:
     if not isinstance(name, str) or not name:
         raise PackError(f"{yaml_path}: {field}: must name a prompt file")
@@ -134,7 +122,7 @@ def load_pack_dir(folder: Path, category: str | None = None) -> DomainPack:
     yaml_path = folder / "pack.yaml"
     if not yaml_path.is_file():
         raise PackError(f"{folder}: not a pack (no pack.yaml)")
-    data = _read_yaml(yaml_path)
+    data = read_yaml_mapping(yaml_path, PackError, "must be a mapping with name, description and areas")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise PackError(f"{yaml_path}: name: required")

@@ -52,6 +52,19 @@ def load_settings() -> Settings:
     )
 
 
+def read_yaml_mapping(path: Path, error: type[Exception], what: str) -> dict:
+    """A YAML file that must hold a mapping; any problem is one line naming the file (and line)."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise error(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: {what}")
+    return data
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
@@ -63,14 +76,7 @@ def load_project_file(path: str | Path) -> Project:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such project file")
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{p}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{p}: a project file must be a mapping")
+    data = read_yaml_mapping(p, ConfigError, "a project file must be a mapping")
     try:
         project = Project.model_validate(data)
     except ValidationError as exc:

@@ -23,39 +23,33 @@ PROGRESS_EVERY_S = 1.0  # the progress bar is a view: at most one update a secon
 _RETRY = dict(retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=retry_transient)
 
 
-def _session(run_id: str) -> pipeline.RunSession:
-    return pipeline.RunSession(run_id)
+async def _phase(run_id: str, fn, *args, **kwargs):
+    """Run one core phase in a worker thread, in its own session (opened and closed here)."""
+
+    def body():
+        s = pipeline.RunSession(run_id)
+        try:
+            return fn(s, *args, **kwargs)
+        finally:
+            s.close()
+
+    return await in_thread(body)
 
 
 @task(name="init", cache_key_fn=run_scoped("init"), persist_result=True, **_RETRY)
 async def init_task(run_id: str) -> str:
-    def body():
-        s = _session(run_id)
-        try:
-            pipeline.init_phase(s)
-        finally:
-            s.close()
-    await in_thread(body)
+    await _phase(run_id, pipeline.init_phase)
     return run_id
 
 
 @task(name="context", cache_key_fn=run_scoped("context"), persist_result=True, **_RETRY)
 async def context_task(run_id: str) -> int:
-    def body():
-        s = _session(run_id)
-        return len(pipeline.context_phase(s))
-    return await in_thread(body)
+    return len(await _phase(run_id, pipeline.context_phase))
 
 
 @task(name="schema", cache_key_fn=run_scoped("schema"), persist_result=True, **_RETRY)
 async def schema_task(run_id: str, refresh: bool = False) -> dict:
-    def body():
-        s = _session(run_id)
-        try:
-            return pipeline.schema_phase(s, refresh=refresh)
-        finally:
-            s.close()
-    return await in_thread(body)
+    return await _phase(run_id, pipeline.schema_phase, refresh=refresh)
 
 
 @task(name="exploration", cache_key_fn=run_scoped("exploration"), persist_result=True, **_RETRY)
@@ -77,16 +71,12 @@ async def exploration_task(run_id: str, max_steps: int) -> dict:
 
     artifacts = BatchWorker(publish, name=f"artifacts-{run_id[:8]}", max_batch=16)
 
-    def body():
-        s = _session(run_id)
-        try:
-            finished = pipeline.exploration_phase(s, on_step=artifacts.put)
-            return {"finished": finished, "steps": s.store.step_count(run_id)}
-        finally:
-            s.close()
+    def explore(s: pipeline.RunSession) -> dict:
+        finished = pipeline.exploration_phase(s, on_step=artifacts.put)
+        return {"finished": finished, "steps": s.store.step_count(run_id)}
 
     try:
-        out = await in_thread(body)
+        out = await _phase(run_id, explore)
     finally:
         await in_thread(artifacts.close)
     try:
@@ -103,14 +93,7 @@ class AreaFailed(Exception):
 
 @task(name="analyze-and-verify", cache_key_fn=run_scoped("area"), persist_result=True, **_RETRY)
 async def area_task(run_id: str, area: str) -> dict:
-    def body() -> AreaLog:
-        s = _session(run_id)
-        try:
-            return pipeline.area_phase(s, area)
-        finally:
-            s.close()
-
-    result = await in_thread(body)
+    result: AreaLog = await _phase(run_id, pipeline.area_phase, area)
     if not result.ok:
         raise AreaFailed(f"area {area}: {result.error}")
     return result.model_dump(mode="json")
@@ -118,24 +101,12 @@ async def area_task(run_id: str, area: str) -> dict:
 
 @task(name="recommendations", cache_policy=NO_CACHE, **_RETRY)
 async def recommendations_task(run_id: str) -> dict:
-    def body():
-        s = _session(run_id)
-        try:
-            return pipeline.recommendations_phase(s)
-        finally:
-            s.close()
-    return await in_thread(body)
+    return await _phase(run_id, pipeline.recommendations_phase)
 
 
 @task(name="save", cache_policy=NO_CACHE, **_RETRY)
 async def save_task(run_id: str, error: str | None = None) -> dict:
-    def body():
-        s = _session(run_id)
-        try:
-            return pipeline.save_phase(s, error=error)
-        finally:
-            s.close()
-    result = await in_thread(body)
+    result = await _phase(run_id, pipeline.save_phase, error=error)
     try:
         await report_artifact(result)
     except Exception as exc:
