@@ -493,8 +493,7 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
         run_type=run_type,
         areas_requested=run.areas_requested,
         total_steps=len([st for st in steps if st.action.value != "done"]),
-        duration_s=round((utcnow() - run.started_at.replace(tzinfo=dt.timezone.utc)
-                          if run.started_at.tzinfo is None else utcnow() - run.started_at).total_seconds(), 1),
+        duration_s=round((utcnow() - _aware(run.started_at)).total_seconds(), 1),
         insights=insights,
         recommendations=recs,
         recommendation_note=rec_doc.get("note"),
@@ -517,6 +516,11 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
     s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(),
                        error=errors[0] if run_type == RunType.failed and errors else None)
     return result
+
+
+def _aware(ts: dt.datetime) -> dt.datetime:
+    """Stored timestamps come back naive (UTC); make them comparable with utcnow()."""
+    return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
 
 
 def fail_run(store: Store, run_id: str, error: str) -> None:
@@ -573,8 +577,7 @@ def sweep_run_collections(store: Store, index, *, now: float | None = None,
     for d in store.db.runs.find({"status": {"$nin": ["pending", "running"]}}, {"_id": 1, "finished_at": 1}):
         fin = d.get("finished_at")
         if fin:
-            ts = dt.datetime.fromisoformat(fin)
-            ended[run_collection(d["_id"])] = (ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)).timestamp()
+            ended[run_collection(d["_id"])] = _aware(dt.datetime.fromisoformat(fin)).timestamp()
     active = store.active_run_ids()
     recent = {name for name, t in ended.items() if now - t < max_age_s}
     # a run that ended recently keeps its collection for a day (a rerun may still want it)

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from .. import limits
-from ..digest import build_compact_result, cap_bytes
+from ..digest import build_compact_result, cap_bytes, cell
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
 from ..models import ExplorationStep, StepAction, TableInfo, TokenUsage
+from ..pii import MASK, pii_columns
 from ..schema.provider import SchemaProvider
 from .actions import Action, ActionParseError, from_tool_call, parse_action, reformat_nudge, tool_specs
 from .executor import Executor
@@ -246,9 +247,6 @@ class Explorer:
                     "data": {"attempts": len(out.attempts)}}
         res = out.result
         rows = res.table.slice(0, MODEL_ROWS_SHOWN).to_pylist()
-        from ..digest import cell
-        from ..pii import MASK, pii_columns
-
         masked = pii_columns(res.table.column_names, self.pii)
         rows = [{k: (MASK if k in masked and v is not None else cell(v)) for k, v in r.items()} for r in rows]
         data = {"row_count": res.row_count, "columns": res.table.column_names, "rows": rows}
