@@ -427,7 +427,7 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
          postgres: Optional[str] = typer.Option(None, "--postgres", help="also load the demo into this "
                                                 "PostgreSQL DSN (schema assay_demo_<name>) and run there"),
          force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
-         max_steps: int = typer.Option(40, "--max-steps")) -> None:
+         max_steps: int = typer.Option(60, "--max-steps")) -> None:
     """Generate the demo warehouses, register their projects and run a discovery."""
     from .demo import generate
     from .models import Project, WarehouseConfig
@@ -484,3 +484,41 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
     for s in ans.cited():
         out.print(f"\n[dim]step {s.step}: {s.purpose} ({s.row_count:,} rows)[/]")
         out.print(Syntax(s.query, "sql", word_wrap=True))
+
+
+eval_app = typer.Typer(no_args_is_help=True, help="Measure discovery quality.")
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("demo")
+@_guarded
+def eval_demo(max_steps: int = typer.Option(60, "--max-steps"),
+              scale: float = typer.Option(1.0, "--scale", min=0.01)) -> None:
+    """Recall and precision of the planted patterns on both demo warehouses (statistical analyst)."""
+    from .demo import generate
+    from .evaluate import score_demo
+    from .models import Project, WarehouseConfig
+    from .pipeline import new_run_id, run_discovery_inline
+
+    settings = load_settings()
+    store = _store()
+    totals = {"patterns": 0, "found": 0, "insights": 0, "matching": 0, "critical_wrong": 0}
+    for n in ("ecommerce", "gaming"):
+        db, truth_path = generate(n, settings.demo_dir / f"eval-{scale:g}", scale=scale)
+        truth = json.loads(truth_path.read_text())
+        p = Project(id=f"eval-{n}", pack=truth["pack"], category=truth["category"], analyst="statistical",
+                    max_steps=max_steps, warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
+        store.save_project(p)
+        result = run_discovery_inline(p.id, new_run_id(), settings=settings)
+        s = score_demo(result.insights, truth["patterns"])
+        out.print(f"{n}: found {len(s.found)}/{s.patterns} patterns"
+                  + (f" (missed: {', '.join(s.missed)})" if s.missed else "")
+                  + f"; {s.matching_insights}/{s.insights} insights match a pattern; critical wrong: {s.critical_wrong}")
+        totals["patterns"] += s.patterns
+        totals["found"] += len(s.found)
+        totals["insights"] += s.insights
+        totals["matching"] += s.matching_insights
+        totals["critical_wrong"] += s.critical_wrong
+    print(f"recall: {totals['found'] / totals['patterns']:.3f}")
+    print(f"precision: {totals['matching'] / max(totals['insights'], 1):.3f}")
+    print(f"critical_wrong: {totals['critical_wrong']}")

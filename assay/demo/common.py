@@ -27,12 +27,13 @@ class Pattern:
     count_sql: str
     unit: str
     count: int | None = None
+    names: list[str] = field(default_factory=list)  # phrases an insight must contain to name the segment
 
     def as_dict(self) -> dict:
         return {
             "id": self.id, "area": self.area, "kind": self.kind, "segment": self.segment,
             "description": self.description, "affected_count": self.count, "unit": self.unit,
-            "count_sql": self.count_sql,
+            "count_sql": self.count_sql, "names": self.names,
         }
 
 

@@ -173,6 +173,7 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
             area="conversion",
             kind="funnel_drop",
             segment="android",
+            names=["android"],
             description=(
                 "After the Android release of 2026-07-01, cart-to-purchase conversion on android fell from "
                 "about 52% to about 14%; other platforms did not change."
@@ -188,6 +189,7 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
             area="revenue",
             kind="trend",
             segment="electronics",
+            names=["electronics"],
             description="Electronics revenue fell by more than half from July 2026 while other categories held steady.",
             count_sql=(
                 "SELECT count(*) FROM order_items oi JOIN products p USING (product_id) JOIN orders o USING (order_id) "
@@ -200,6 +202,7 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
             area="retention",
             kind="churn_gap",
             segment="paid_social",
+            names=["paid_social"],
             description=(
                 "Customers acquired through paid_social stop coming back after their first three weeks, so far "
                 "fewer of them place a repeat order than customers of other channels."
@@ -215,6 +218,7 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
             area="revenue",
             kind="concentration",
             segment="top 1% customers",
+            names=["top 1%"],
             description="The top 1% of customers by revenue (bulk buyers) bring a large share of all revenue.",
             count_sql=(
                 "SELECT CAST(ceil(count(DISTINCT customer_id) * 0.01) AS BIGINT) FROM orders"
@@ -226,6 +230,7 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
             area="product_performance",
             kind="outlier_segment",
             segment="furniture",
+            names=["furniture"],
             description="Furniture is removed from carts far more often (about 55% of carts) than any other category (about 12%).",
             count_sql=(
                 "SELECT count(*) FROM events e JOIN products p USING (product_id) "
@@ -238,6 +243,7 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
             area="product_performance",
             kind="data_quality",
             segment="category",
+            names=["category"],
             description="37 products have no category, so their sales vanish from every category report.",
             count_sql="SELECT count(*) FROM products WHERE category IS NULL",
             unit="products without a category",

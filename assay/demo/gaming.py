@@ -144,6 +144,7 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
             area="levels",
             kind="outlier_segment",
             segment="level 42",
+            names=["level 42", "level = 42"],
             description="Level 42 is a difficulty wall: its win rate is about 7% against about 55-60% on the levels around it, and most players stop there.",
             count_sql=(
                 "SELECT count(*) FROM (SELECT player_id FROM level_attempts WHERE level = 42 "
@@ -156,6 +157,7 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
             area="churn",
             kind="churn_gap",
             segment="tiktok_ads",
+            names=["tiktok_ads"],
             description="Players acquired through tiktok_ads churn on day 0: about 70% never return after their first day, against about 22% for other channels.",
             count_sql=(
                 "SELECT count(*) FROM players p WHERE p.acquisition_channel = 'tiktok_ads' AND NOT EXISTS ("
@@ -169,6 +171,7 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
             area="monetization",
             kind="concentration",
             segment="top 5% payers",
+            names=["top 5%"],
             description="The top 5% of paying players (whales buying coins_large) bring most of the revenue.",
             count_sql=(
                 "SELECT CAST(ceil(count(DISTINCT player_id) * 0.05) AS BIGINT) FROM purchases WHERE status = 'succeeded'"
@@ -180,6 +183,7 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
             area="monetization",
             kind="change_point",
             segment="ios",
+            names=["ios"],
             description="From 2026-05-15 about 38% of iOS purchases fail, against 3% before and on Android.",
             count_sql=(
                 "SELECT count(*) FROM purchases WHERE platform = 'ios' AND status = 'failed' "
@@ -192,6 +196,7 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
             area="engagement",
             kind="outlier_segment",
             segment="BR",
+            names=["= br", "brazil", "country br"],
             description="Players in Brazil (BR) play sessions about half as long as players elsewhere.",
             count_sql="SELECT count(*) FROM players WHERE country = 'BR'",
             unit="players in BR",
@@ -201,6 +206,7 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
             area="engagement",
             kind="data_quality",
             segment="duration_s",
+            names=["duration", "end before"],
             description="412 sessions end before they start (negative duration_s), a logging defect that distorts session-length metrics.",
             count_sql="SELECT count(*) FROM sessions WHERE duration_s < 0",
             unit="sessions with negative duration",

@@ -95,11 +95,11 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
     seen: set = set()
     out = []
     for c in cands:  # already sorted best first
-        keys = {("sql", c.count_sql or c.name), ("seg", c.kind, c.table, c.segment)}
+        keys = {("sql", c.count_sql or c.name), ("seg", c.table, c.segment)}  # one finding per segment
         if c.kind == "data_quality" and c.affected is not None:
             keys.add(("dq", c.table, c.affected))
         if c.segment is None:
-            keys.discard(("seg", c.kind, c.table, c.segment))
+            keys.discard(("seg", c.table, c.segment))
         if keys & seen:
             continue
         seen |= keys

@@ -258,6 +258,12 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
                 ))
                 continue
         tr = trend(y)
+        if tr and "entities" in df and m != "entities":
+            # volume that only follows the number of active entities is the base growing, not a finding
+            per = y / np.maximum(pd.to_numeric(df["entities"], errors="coerce").to_numpy(dtype=float), 1)
+            per_tr = trend(per)
+            if per_tr is None or abs(per_tr[1]) < CHANGE_MIN_REL or per_tr[2] >= 0.01:
+                tr = None
         if tr:
             slope, rel, p = tr
             if abs(rel) >= 0.5 and p < 0.01:

@@ -98,3 +98,12 @@ def test_quality_from_profile():
 def test_benjamini_hochberg_known_values():
     q = D.benjamini_hochberg([0.01, 0.04, 0.03, 0.005])
     assert np.allclose(q, [0.02, 0.04, 0.04, 0.02])
+
+
+def test_volume_trend_explained_by_a_growing_base_is_silent():
+    months = pd.date_range("2026-01-01", periods=12, freq="MS")
+    entities = np.arange(12) * 100 + 1000
+    grows_with_base = pd.DataFrame({"month": months, "entities": entities, "n": entities * 3})
+    assert D.series_changes(grows_with_base, {"time": "at"}, 1, "orders", REF) == []
+    per_entity_up = pd.DataFrame({"month": months, "entities": [1000] * 12, "n": np.arange(12) * 400 + 3000})
+    assert [c.kind for c in D.series_changes(per_entity_up, {"time": "at"}, 1, "orders", REF)] == ["trend"]

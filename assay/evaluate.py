@@ -1,0 +1,56 @@
+"""Scoring discoveries against planted ground truth (`assay eval demo`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .models import Insight, ValidationStatus
+
+COUNT_TOLERANCE = 0.20
+
+
+def _text(i: Insight) -> str:
+    return f"{i.name} {i.description} {i.segment or ''}".lower()
+
+
+def matches(insight: Insight, pattern: dict) -> bool:
+    """Names the pattern's segment and gives a count within 20% of the true one."""
+    text = _text(insight)
+    if not any(n.lower() in text for n in pattern.get("names") or [pattern["segment"]]):
+        return False
+    true = pattern["affected_count"]
+    return insight.affected_count is not None and abs(insight.affected_count - true) <= COUNT_TOLERANCE * true
+
+
+def is_wrong(insight: Insight) -> bool:
+    """The warehouse did not back the insight's number."""
+    v = insight.validation
+    return v is not None and v.status in (ValidationStatus.rejected, ValidationStatus.error,
+                                          ValidationStatus.adjusted)
+
+
+@dataclass
+class Score:
+    patterns: int
+    found: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    insights: int = 0
+    matching_insights: int = 0
+    critical_wrong: int = 0
+
+    @property
+    def recall(self) -> float:
+        return len(self.found) / self.patterns if self.patterns else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.matching_insights / self.insights if self.insights else 0.0
+
+
+def score_demo(insights: list[Insight], patterns: list[dict]) -> Score:
+    s = Score(patterns=len(patterns), insights=len(insights))
+    for p in patterns:
+        (s.found if any(matches(i, p) for i in insights) else s.missed).append(p["id"])
+    s.matching_insights = sum(1 for i in insights if any(matches(i, p) for p in patterns))
+    s.critical_wrong = sum(1 for i in insights if i.severity.value == "critical" and is_wrong(i))
+    return s
