@@ -242,6 +242,8 @@ def discover(
     run_id = new_run_id()
     done = _run_flow(project, max_steps, min_steps, area or None, run_id)
     show_result(run_id, done["run"].analyst)
+    if _store().get_result(run_id).run_type.value == "failed":
+        raise typer.Exit(1)  # a failed discovery is a failed command (schedulers, scripts)
 
 
 def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> str:

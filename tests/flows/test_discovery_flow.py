@@ -192,3 +192,17 @@ def test_unreachable_warehouse_fails_before_exploring(project):
     state = run(p.id, "nowh1")
     assert state.is_failed() and CALLS == []
     assert "no database file at /nowhere/missing.duckdb" in store.get_run("nowh1").error
+
+
+def test_cli_discover_exits_non_zero_on_a_failed_run_and_says_why(project):
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    p = project.model_copy(update={"id": "nowh-cli", "warehouse": WarehouseConfig(
+        kind="duckdb", settings={"path": "/nowhere/missing.duckdb"})})
+    open_store(load_settings()).save_project(p)
+    r = CliRunner().invoke(app, ["discover", "nowh-cli"], catch_exceptions=False)
+    assert r.exit_code != 0
+    assert "no database file at /nowhere/missing.duckdb" in r.output
+    assert "Traceback" not in r.output
