@@ -543,7 +543,7 @@ def retention_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref:
             cand = Candidate(
                 kind="retention_drop",
                 name=f"{dim} = {seg}: only {_pct(v)} {what} vs {_pct(rest_rate)} for others",
-                description=(f"Of {int(n):,} {table} with {dim} = {seg}, {_pct(v)} {what} ({meta['activity_table']}), "
+                description=(f"Of {int(n):,} {table} with {dim} = {seg}, {_pct(v)} {what} (judged by their rows in {meta['activity_table']}), "
                              f"against {_pct(rest_rate)} for other values of {dim}: a churn gap of "
                              f"{_pct(rest_rate - v)} points."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql, segment=f"{dim}={seg}",
