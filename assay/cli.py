@@ -216,7 +216,7 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
         run = store.get_run(run_id)
     except UserError:
         fail(state.message or "the run did not start")
-    if run.status == RunStatus.failed and not store.db.results.find_one({"_id": run_id}):
+    if run.status == RunStatus.failed and not store.has_result(run_id):
         fail(run.error or state.message or "the run failed", 1)
     return {"state": state, "run": run}
 

@@ -454,7 +454,7 @@ def recommendations_phase(s: RunSession) -> dict:
                 "output_tokens": out.usage.output_tokens})
         doc = {"recommendations": [r.model_dump(mode="json") for r in out.recommendations], "log": out.log,
                "note": None}
-    s.store.db.recommendations.replace_one({"_id": s.run_id}, {"_id": s.run_id, **doc}, upsert=True)
+    s.store.put_recommendations(s.run_id, doc)
     return {"recommendations": len(doc["recommendations"])}
 
 
@@ -467,7 +467,7 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
     s.store.update_run(s.run_id, phase=Phase.save)
     run = s.refresh()
     insights, logs = collect_insights(s)
-    rec_doc = s.store.db.recommendations.find_one({"_id": s.run_id}) or {}
+    rec_doc = s.store.get_recommendations(s.run_id)
     recs = [Recommendation.model_validate(r) for r in rec_doc.get("recommendations", [])]
     ok_areas = [log for log in logs if log.ok]
     errors = [f"{log.area}: {log.error}" for log in logs if not log.ok]
@@ -573,11 +573,8 @@ def sweep_run_collections(store: Store, index, *, now: float | None = None,
     from .vectors.index import run_collection
 
     now = now if now is not None else time.time()
-    ended: dict[str, float] = {}
-    for d in store.db.runs.find({"status": {"$nin": ["pending", "running"]}}, {"_id": 1, "finished_at": 1}):
-        fin = d.get("finished_at")
-        if fin:
-            ended[run_collection(d["_id"])] = _aware(dt.datetime.fromisoformat(fin)).timestamp()
+    ended = {run_collection(run_id): _aware(dt.datetime.fromisoformat(fin)).timestamp()
+             for run_id, fin in store.finished_runs().items()}
     active = store.active_run_ids()
     recent = {name for name, t in ended.items() if now - t < max_age_s}
     # a run that ended recently keeps its collection for a day (a rerun may still want it)

@@ -120,28 +120,23 @@ def _count(s, sql: str | None) -> int | None:
 def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
     """Every scored candidate of the run, with its area (computed once, cached in the store)."""
     with _lock(s.run_id):
-        doc = s.store.db.candidates.find_one({"_id": s.run_id})
-        if doc is not None:
-            return [D.Candidate(**{k: v for k, v in c.items() if k != "area"}) for c in doc["items"]], \
-                [c["area"] for c in doc["items"]]
+        items = s.store.get_candidates(s.run_id)
+        if items is not None:
+            return [D.Candidate(**{k: v for k, v in c.items() if k != "area"}) for c in items], \
+                [c["area"] for c in items]
         cands: list[D.Candidate] = []
         for st in s.store.steps(s.run_id):
             if st.ok and st.probe:
                 try:
                     cands += detect(s, st)
                 except Exception as exc:  # one odd result must not sink the area
-                    st_err = f"{type(exc).__name__}: {exc}"
-                    s.store.db.candidates_errors.insert_one({"run_id": s.run_id, "step": st.step, "error": st_err})
+                    s.store.log_candidate_error(s.run_id, st.step, f"{type(exc).__name__}: {exc}")
         scored = D.score(cands)
         for c in scored:
             c.affected = _count(s, c.count_sql)
         scored = _dedupe(scored)
         areas = assign_areas(s, scored)
-        s.store.db.candidates.replace_one(
-            {"_id": s.run_id},
-            {"_id": s.run_id, "items": [{**asdict(c), "area": a} for c, a in zip(scored, areas)]},
-            upsert=True,
-        )
+        s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)])
         return scored, areas
 
 

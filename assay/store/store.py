@@ -124,6 +124,11 @@ class Store:
         docs = self.db.runs.find(q).sort("started_at", -1).limit(limit)
         return [DiscoveryRun.model_validate(_strip(d)) for d in docs]
 
+    def finished_runs(self) -> dict[str, str]:
+        """Ended runs and when they ended (ISO time), for the orphan sweep."""
+        docs = self.db.runs.find({"status": {"$nin": ["pending", "running"]}}, {"_id": 1, "finished_at": 1})
+        return {d["_id"]: d["finished_at"] for d in docs if d.get("finished_at")}
+
     def active_run_ids(self) -> set[str]:
         return {d["_id"] for d in self.db.runs.find({"status": {"$in": ["pending", "running"]}}, {"_id": 1})}
 
@@ -194,6 +199,30 @@ class Store:
         if d is None:
             raise NotFound(f"run {run_id} has no saved discovery (yet)")
         return DiscoveryResult.model_validate(_strip(d))
+
+    def has_result(self, run_id: str) -> bool:
+        return self.db.results.find_one({"_id": run_id}, {"_id": 1}) is not None
+
+    # ------------------------------------------------------------------ recommendations
+
+    def put_recommendations(self, run_id: str, doc: dict) -> None:
+        """``doc``: recommendations (JSON), log, note (why there are none)."""
+        self.db.recommendations.replace_one({"_id": run_id}, {"_id": run_id, **doc}, upsert=True)
+
+    def get_recommendations(self, run_id: str) -> dict:
+        return _strip(self.db.recommendations.find_one({"_id": run_id})) or {}
+
+    # ------------------------------------------------------------------ statistical candidates
+
+    def get_candidates(self, run_id: str) -> list[dict] | None:
+        d = self.db.candidates.find_one({"_id": run_id})
+        return None if d is None else d["items"]
+
+    def put_candidates(self, run_id: str, items: list[dict]) -> None:
+        self.db.candidates.replace_one({"_id": run_id}, {"_id": run_id, "items": items}, upsert=True)
+
+    def log_candidate_error(self, run_id: str, step: int, error: str) -> None:
+        self.db.candidates_errors.insert_one({"run_id": run_id, "step": step, "error": error})
 
     def recent_results(self, project_id: str, limit: int = 5, exclude: str | None = None) -> list[DiscoveryResult]:
         docs = self.db.results.find({"project_id": project_id}).sort("created_at", -1).limit(limit + 1)

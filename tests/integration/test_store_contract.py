@@ -88,3 +88,21 @@ def test_areas_results_feedback_schema(store):
     store.put_schema("k1", "p1", [TableInfo(schema="main", name="orders", row_count=5)])
     assert store.get_schema("k1")[0].fqn == "main.orders" and store.get_schema("k2") is None
     assert store.drop_schema_cache("p1") == 1
+
+
+def test_recommendations_candidates_and_finished_runs(store):
+    store.put_recommendations("r9", {"recommendations": [{"title": "t"}], "log": [], "note": None})
+    assert store.get_recommendations("r9")["recommendations"] == [{"title": "t"}]
+    assert store.get_recommendations("nope") == {}
+    assert store.get_candidates("r9") is None
+    store.put_candidates("r9", [{"kind": "trend", "area": "x"}])
+    assert store.get_candidates("r9") == [{"kind": "trend", "area": "x"}]
+    store.log_candidate_error("r9", 3, "boom")
+    assert not store.has_result("r9")
+    store.save_result(DiscoveryResult(run_id="r9", project_id="p1", domain="gaming"))
+    assert store.has_result("r9")
+    store.create_run(DiscoveryRun(id="done1", project_id="p1"))
+    store.update_run("done1", status="completed", finished_at="2026-01-01T00:00:00+00:00")
+    store.create_run(DiscoveryRun(id="live1", project_id="p1", status="running"))
+    finished = store.finished_runs()
+    assert finished == {"done1": "2026-01-01T00:00:00+00:00"}
