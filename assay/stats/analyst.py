@@ -21,6 +21,7 @@ from . import detectors as D
 from .portable import portable
 
 MAX_INSIGHTS_PER_AREA = 5
+MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what it found
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -70,8 +71,19 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
         t = next((x for x in s.tables if x.fqn == table), None)
         cols = [c.name for c in t.columns] if t else []
         return D.quality_from_profile(df.iloc[0].to_dict(), meta, step.step, name, ref, cols)
-    if kind in ("breakdown", "joined_breakdown"):
+    if kind == "breakdown":
+        return (D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
+                + D.dominant_segment(df, meta["dim"], meta, step.step, name, ref))
+    if kind == "joined_breakdown":
         return D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
+    if kind == "duration_breakdown":
+        return D.duration_outliers(df, meta, step.step, name, ref)
+    if kind == "duration_series":
+        return D.duration_series(df, meta, step.step, name, ref)
+    if kind == "correlation":
+        return D.correlations(df, meta, step.step, name, ref)
+    if kind == "crosstab":
+        return D.crosstab_concentration(df, meta, step.step, name, ref)
     if kind == "funnel":
         return D.funnel_outliers(df, meta, step.step, name, ref)
     if kind == "rate_series":
@@ -100,6 +112,8 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
             keys.add(("dq", c.table, c.affected))
         if c.segment is None:
             keys.discard(("seg", c.table, c.segment))
+        elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
+            keys.add(("value", c.table, c.kind, c.segment.split("=", 1)[1]))
         if keys & seen:
             continue
         seen |= keys
@@ -158,7 +172,8 @@ def assign_areas(s, cands: list[D.Candidate]) -> list[str]:
 
 def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationStep]) -> list[Insight]:
     scored, areas = run_candidates(s)
-    mine = [c for c, a in zip(scored, areas) if a == area.id][:MAX_INSIGHTS_PER_AREA]
+    cap = MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA
+    mine = [c for c, a in zip(scored, areas) if a == area.id][:cap]
     insights = []
     for n, c in enumerate(mine, start=1):
         count = c.affected

@@ -279,6 +279,18 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
     return out
 
 
+def _measure_words(measure: str, table: str, meta: dict) -> str:
+    if measure == "n":
+        return f"number of {table}"
+    if meta.get("label") and measure == meta.get("measure"):
+        return f"average {meta['label']} in days"
+    if measure.startswith("sum_"):
+        return "total " + _words(measure[4:])
+    if measure.startswith("avg_"):
+        return "average " + _words(measure[4:])
+    return _words(measure)
+
+
 def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
     """Per-segment monthly series: a segment whose level shifts while others do not."""
     dim = meta.get("dim")
@@ -321,12 +333,13 @@ def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, 
         else:
             count_sql = (f"SELECT count(*) AS count FROM {ref} WHERE {_q(dim)} = {_lit(seg)} AND {_q(time_col)} >= "
                          f"TIMESTAMP '{since}'")
+        what = _measure_words(measure, table, meta)
         out.append(Candidate(
             kind="change_point",
-            name=f"{dim} = {seg}: monthly {measure} {word} {_pct(abs(rel))} from {since}",
-            description=(f"In {table}, monthly {measure} for {dim} = {seg} {word} from {_fmt(before)} to "
-                         f"{_fmt(after)} per month from {since} (p = {p:.2g}), while the typical segment changed "
-                         f"{_pct(typical)}."),
+            name=f"The {what} for {seg} {'increased' if rel > 0 else 'decreased'} from {since}",
+            description=(f"The monthly {what} for {seg} ({_words(dim)}) {word} from {_fmt(before)} to "
+                         f"{_fmt(after)} from {since} (p = {p:.2g}), while for the other {_words(dim)} values it "
+                         f"changed {_pct(typical)}."),
             table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
             segment=f"{dim}={seg}", indicators=[f"before = {_fmt(before)}", f"after = {_fmt(after)}",
                                                  f"typical change = {_pct(typical)}"],
@@ -395,6 +408,8 @@ def funnel_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: st
             rel = abs(r - med) / med if med else 1.0
             others = rates.drop(index=seg)
             spread = float(others.max() - others.min()) if len(others) else 0.0
+            if wide.loc[seg, frm] < MIN_SEGMENT_N:  # a handful of events is not a funnel
+                continue
             if rel < MIN_REL_GAP or p >= 1e-6 or abs(r - med) < 2 * spread:
                 continue
             bad = _is_negative(to) or (r < med and not _is_negative(to))
@@ -604,6 +619,225 @@ def end_before_start(df: pd.DataFrame, meta: dict, step: int, table: str, ref: s
     )]
 
 
+# ---------------------------------------------------------------------------- shares, intervals, correlation
+
+MIN_DURATION_SEGMENT_N = 10
+MIN_CORRELATION = 0.3
+
+
+def _words(col: str) -> str:
+    return str(col).replace("_", " ")
+
+
+def dominant_segment(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """One value holding far more rows than the others (chi-square goodness of fit against an even spread)."""
+    if dim not in df or "n" not in df:
+        return []
+    d = df.dropna(subset=[dim])
+    k = len(d)
+    if k < 2 or k > 30:
+        return []
+    n = pd.to_numeric(d["n"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    total = float(n.sum())
+    if total < 50:
+        return []
+    order = np.argsort(-n)
+    top, second = float(n[order[0]]), float(n[order[1]])
+    share = top / total
+    if share < min(2.0 / k, 1.0 / k + 0.25) or top < 1.5 * second:
+        return []
+    p = float(stats.chisquare(n).pvalue)
+    seg = d[dim].iloc[int(order[0])]
+    rest = (total - top) / (k - 1)
+    effect = (share - 1.0 / k) / (1 - 1.0 / k)
+    return [Candidate(
+        kind="dominant_segment",
+        name=f"The number of {seg} {table} is significantly higher than other {_words(dim)} values",
+        description=(f"The number of {seg} {table} is significantly higher than other {_words(dim)} values: "
+                     f"{int(top):,} of {int(total):,} {table} ({_pct(share)}) are {seg}, against {_fmt(rest)} on "
+                     f"average for each of the other {k - 1} (chi-square p = {p:.2g})."),
+        table=table, step=step, effect=min(1.0, effect), p_value=p,
+        count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(dim)} = {_lit(seg)}",
+        segment=f"{dim}={seg}", indicators=[f"share of {seg} = {_pct(share)}", f"values of {dim} = {k}"],
+        area_text=f"{table} {dim} {seg} distribution imbalance",
+    )]
+
+
+def cramers_v(table: np.ndarray) -> float:
+    """Association between two categorical variables, 0 (none) to 1 (one determines the other)."""
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+    if min(table.shape) < 2:
+        return 0.0
+    chi2 = stats.chi2_contingency(table, correction=False)[0]
+    return float(math.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
+
+
+def crosstab_concentration(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """Within one segment, most rows share a value of another dimension that is rare elsewhere."""
+    dims = meta.get("dims") or []
+    if len(dims) != 2 or any(x not in df for x in dims) or "n" not in df:
+        return []
+    df = df.dropna(subset=dims)
+    wide = df.pivot_table(index=dims[0], columns=dims[1], values="n", aggfunc="sum", fill_value=0)
+    total = float(wide.values.sum())
+    if total < 50 or wide.shape[0] < 2 or wide.shape[1] < 2:
+        return []
+    if cramers_v(wide.to_numpy(dtype=float)) >= 0.8:
+        return []  # one dimension all but determines the other (category and assignment group): no news
+    out = []
+    for outer, inner, w in ((dims[0], dims[1], wide), (dims[1], dims[0], wide.T)):
+        for a in w.index:
+            row = w.loc[a].astype(float)
+            n_a = float(row.sum())
+            if n_a < 20:
+                continue
+            b = row.idxmax()
+            x = float(row[b])
+            share_in = x / n_a
+            n_rest = total - n_a
+            x_rest = float(w[b].sum()) - x
+            share_rest = x_rest / n_rest if n_rest else 0.0
+            if share_in < 0.5 or share_in < 1.5 * share_rest or share_in - share_rest < 0.25:
+                continue
+            p = two_prop_p(x, n_a, x_rest, n_rest)
+            out.append(Candidate(
+                kind="crosstab",
+                name=f"Most of the {a} {table} have {_words(inner)} {b}",
+                description=(f"Most of the {a} {table} have {_words(inner)} {b}: {int(x):,} of {int(n_a):,} "
+                             f"({_pct(share_in)}), against {_pct(share_rest)} of the other {table}."),
+                table=table, step=step, effect=min(1.0, share_in - share_rest), p_value=p,
+                count_sql=(f"SELECT count(*) AS count FROM {ref} WHERE {_q(outer)} = {_lit(a)} "
+                           f"AND {_q(inner)} = {_lit(b)}"),
+                segment=f"{outer}={a}", indicators=[f"{inner} = {b} within {a}: {_pct(share_in)}",
+                                                    f"elsewhere: {_pct(share_rest)}"],
+                area_text=f"{table} {outer} {a} {inner} {b}",
+            ))
+    return out
+
+
+def duration_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A segment whose average interval (time to resolution, processing time) differs from the rest (Welch)."""
+    dim, m = meta.get("dim"), meta.get("measure")
+    sd_col = "sd_" + m[4:] if m else None
+    if not dim or dim not in df or m not in df or sd_col not in df or "n" not in df:
+        return []
+    d = df.dropna(subset=[dim, m])
+    d = d[d["n"] >= MIN_DURATION_SEGMENT_N]
+    if len(d) < 2:
+        return []
+    n = d["n"].to_numpy(dtype=float)
+    mean = pd.to_numeric(d[m], errors="coerce").to_numpy(dtype=float)
+    sd = pd.to_numeric(d[sd_col], errors="coerce").fillna(0).to_numpy(dtype=float)
+    label = meta.get("label", "duration")
+    out = []
+    for i in range(len(d)):
+        rest = np.arange(len(d)) != i
+        n_r = n[rest].sum()
+        if n_r < MIN_DURATION_SEGMENT_N:
+            continue
+        mean_r = float((n[rest] * mean[rest]).sum() / n_r)
+        ss = ((n[rest] - 1) * sd[rest] ** 2).sum() + (n[rest] * (mean[rest] - mean_r) ** 2).sum()
+        sd_r = math.sqrt(ss / max(n_r - 1, 1))
+        if not mean_r or (sd[i] == 0 and sd_r == 0):
+            continue
+        rel = (mean[i] - mean_r) / abs(mean_r)
+        if abs(rel) < MIN_REL_GAP:
+            continue
+        p = float(stats.ttest_ind_from_stats(mean[i], sd[i], n[i], mean_r, sd_r, n_r, equal_var=False).pvalue)
+        if not math.isfinite(p):
+            continue
+        seg = d[dim].iloc[i]
+        word = "higher" if rel > 0 else "lower"
+        valid = f"{_q(meta['end'])} IS NOT NULL AND {_q(meta['end'])} >= {_q(meta['start'])}"
+        out.append(Candidate(
+            kind="duration_outlier",
+            name=f"{seg} has a significantly {word} average {label} than other {_words(dim)} values",
+            description=(f"{seg} has a significantly {word} average {label} than other {_words(dim)} values: "
+                         f"{_fmt(mean[i])} days against {_fmt(mean_r)} days for the rest of the {table} "
+                         f"({_pct(abs(rel))} {word}; Welch t-test p = {p:.2g}, n = {int(n[i]):,})."),
+            table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
+            count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(dim)} = {_lit(seg)} AND {valid}",
+            segment=f"{dim}={seg}", indicators=[f"average {label}[{seg}] = {_fmt(mean[i])} days",
+                                                f"rest = {_fmt(mean_r)} days"],
+            area_text=f"{table} {dim} {seg} {label}",
+        ))
+    return out
+
+
+def correlation_p(r: float, n: float) -> float:
+    if n < 4 or not math.isfinite(r):
+        return 1.0
+    if abs(r) >= 1:
+        return 0.0
+    t = r * math.sqrt((n - 2) / (1 - r * r))
+    return float(2 * stats.t.sf(abs(t), n - 2))
+
+
+def _correlation_candidate(a: str, b: str, r: float, n: float, p: float, table: str, step: int, unit: str) -> Candidate:
+    sign = "positive" if r > 0 else "negative"
+    strength = "strong" if abs(r) >= 0.6 else "moderate"
+    return Candidate(
+        kind="correlation",
+        name=f"There is a {sign} correlation between {_words(a)} and {_words(b)}",
+        description=(f"There is a {strength} {sign} correlation between {_words(a)} and {_words(b)} in {table} "
+                     f"(r = {r:.2f} over {int(n):,} {unit}, p = {p:.2g}): higher {_words(a)} goes with "
+                     f"{'higher' if r > 0 else 'lower'} {_words(b)}."),
+        table=table, step=step, effect=min(1.0, abs(r)), p_value=p, count_sql=None, segment=f"{a}~{b}",
+        indicators=[f"pearson r = {r:.2f}", f"n = {int(n):,}"], area_text=f"{table} {a} {b} correlation relationship",
+    )
+
+
+def correlations(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """Pearson correlations computed by the warehouse, with their p-values."""
+    out = []
+    row = df.iloc[0]
+    for k, (a, b) in enumerate(meta.get("pairs") or []):
+        r, n = row.get(f"r{k}"), row.get(f"n{k}")
+        if r is None or n is None or pd.isna(r) or pd.isna(n):
+            continue
+        r, n = float(r), float(n)
+        if abs(r) < MIN_CORRELATION:
+            continue
+        out.append(_correlation_candidate(a, b, r, n, correlation_p(r, n), table, step, "rows"))
+    return out
+
+
+def duration_series(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """The average interval month by month: a trend, and whether it moves with volume."""
+    m = meta.get("measure")
+    if "month" not in df or m not in df or "n" not in df:
+        return []
+    df = _complete_months(df.dropna(subset=["month"]).sort_values("month").reset_index(drop=True))
+    df = df.dropna(subset=[m])
+    if len(df) < 6:
+        return []
+    label = meta.get("label", "duration")
+    y = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
+    vol = df["n"].to_numpy(dtype=float)
+    first, last = (pd.Timestamp(df["month"].iloc[i]).strftime("%Y-%m") for i in (0, -1))
+    out = []
+    tr = trend(y)
+    if tr:
+        slope, rel, p = tr
+        if abs(rel) >= CHANGE_MIN_REL and p < 0.01:
+            word = "increasing" if slope > 0 else "decreasing"
+            out.append(Candidate(
+                kind="trend", name=f"The average {label} of {table} is {word} over time",
+                description=(f"The average {label} of {table} is {word} over time: from {_fmt(y[0])} days in {first} "
+                             f"to {_fmt(y[-1])} days in {last} ({'+' if slope > 0 else ''}{_fmt(slope)} days per "
+                             f"month, p = {p:.2g})."),
+                table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
+                count_sql=None, segment=f"{label} trend", indicators=[f"slope = {_fmt(slope)} days per month"],
+                area_text=f"{table} {label} trend over time",
+            ))
+    if np.std(vol) > 0 and np.std(y) > 0:
+        r = float(np.corrcoef(vol, y)[0, 1])
+        if abs(r) >= 0.5:
+            out.append(_correlation_candidate(f"number of {table}", f"average {label}", r, len(y),
+                                              correlation_p(r, len(y)), table, step, "months"))
+    return out
+
+
 # ---------------------------------------------------------------------------- scoring
 
 
@@ -637,6 +871,8 @@ def score(cands: list[Candidate], alpha: float = 0.05) -> list[Candidate]:
 def severity(c: Candidate) -> str:
     if c.kind == "trend":  # a steady drift is worth watching, rarely an emergency
         return "medium" if c.effect >= 0.2 else "low"
+    if c.kind == "correlation":  # an association, never proof on its own
+        return "high" if c.effect >= 0.7 else "medium" if c.effect >= 0.4 else "low"
     if c.kind == "data_quality":
         return "medium" if c.effect >= 0.3 else "low"
     if c.effect >= 0.7 and c.q_value < 1e-6:

@@ -24,13 +24,31 @@ _MONEY = re.compile(r"(amount|revenue|price|total|spend|value|cost|gmv|sales|usd
 _NONNEG = re.compile(r"(duration|amount|price|total|qty|quantity|count|age|revenue|spend|cost|seconds|_s$|"
                      r"minutes|hours|days)", re.I)
 _EVENT = re.compile(r"(^|_)(event|event_type|action|type|status|state|result|outcome|step|stage)($|_)", re.I)
-_START = re.compile(r"(start|begin|open|created|installed|signup|registered)", re.I)
-_END = re.compile(r"(end|finish|close|resolved|completed)", re.I)
+_START = re.compile(r"(start|begin|open|created|installed|signup|registered|purchased|submitted)", re.I)
+_END = re.compile(r"(end|finish|close|resolved|completed|processed|expir)", re.I)
 _ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave|floor|rank|plan|version|"
                       r"priority|rating|score_band|segment|cohort|week|weekday|hour|month|quarter|year)", re.I)
 _PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patient|employee|subscriber|"
                      r"buyer|seller|creator|person)", re.I)
 _CREATED = re.compile(r"(created|installed|signup|signed_up|registered|joined|first_seen|acquired)", re.I)
+
+
+def duration_label(start: str, end: str) -> str:
+    """What people call the time between two columns."""
+    e = end.lower()
+    if re.search(r"close|resolv", e):
+        return "time to resolution"
+    if "process" in e:
+        return "processing time"
+    if "expir" in e:
+        return "warranty period" if "warrant" in e else "time to expiry"
+    if re.search(r"complet|finish", e):
+        return "time to completion"
+    return "duration"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def kind_of(type_name: str) -> str:
@@ -125,6 +143,15 @@ class Profile:
                 return m
         return None
 
+    def duration(self) -> tuple[str, str, str] | None:
+        """(start, end, label) of the table's main interval: opened -> closed, start -> end."""
+        times = self.times()
+        starts = [x for x in times if _START.search(x)]
+        ends = [x for x in times if _END.search(x) and x not in starts]
+        if not starts or not ends:
+            return None
+        return starts[0], ends[0], duration_label(starts[0], ends[0])
+
     def created_at(self) -> str | None:
         for t in self.times():
             if _CREATED.search(t):
@@ -182,8 +209,9 @@ class Planner:
         probes += self._retention_probes(profiles)
         # interleave by kind so a small budget still covers every kind of probe
         order = {"funnel": 0, "rate_series": 1, "breakdown": 2, "retention": 3, "concentration": 4,
-                 "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8}
-        probes.sort(key=lambda pr: (order.get(pr.kind, 9), -self._probe_relevance(pr)))
+                 "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
+                 "duration_breakdown": 9, "duration_series": 10, "correlation": 11, "crosstab": 12}
+        probes.sort(key=lambda pr: (order.get(pr.kind, 13), -self._probe_relevance(pr)))
         return probes
 
     def _probe_relevance(self, pr: Probe) -> float:
@@ -291,6 +319,14 @@ class Planner:
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
                         {"dim": d, "time": ts, "measure": "sum_" + money,
                          "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
+        out += self._interval_probes(p)
+        out += self._crosstab_probes(p)
+        out += self._correlation_probes(p)
+        if ts and not money:
+            for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
+                out.append(Probe("segment_series", t.fqn, f"Monthly number of {t.name} by {d}",
+                                 f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n "
+                                 f"FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2", {"dim": d, "time": ts, "measure": "n"}))
         starts = [x for x in times if _START.search(x)]
         ends = [x for x in times if _END.search(x)]
         if starts and ends:
@@ -305,6 +341,66 @@ class Planner:
                                  f"sum({q(m)}) AS {q('sum_' + m)} FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
                                  {"dim": d, "time": ts, "measure": "sum_" + m}))
         return out
+
+    def _interval_expr(self, start: str, end: str) -> str:
+        return f"date_diff('second', {self.q(start)}, {self.q(end)}) / 86400.0"
+
+    def _interval_probes(self, p: Profile) -> list[Probe]:
+        """The table's main interval (opened -> closed) in days: by segment, and month by month."""
+        dur = p.duration()
+        if not dur:
+            return []
+        start, end, label = dur
+        q, t, ref = self.q, p.table, self.ref(p.table)
+        expr = self._interval_expr(start, end)
+        col = slug(label) + "_days"
+        valid = f"{q(end)} IS NOT NULL AND {q(end)} >= {q(start)}"
+        meta = {"start": start, "end": end, "label": label, "measure": "avg_" + col}
+        out = [Probe("duration_breakdown", t.fqn, f"Average {label} in days ({start} to {end}) of {t.name} by {d}",
+                     f"SELECT {q(d)}, count(*) AS n, avg({expr}) AS {q('avg_' + col)}, "
+                     f"stddev_samp({expr}) AS {q('sd_' + col)} FROM {ref} WHERE {valid} GROUP BY 1 ORDER BY 1",
+                     {**meta, "dim": d}) for d in p.dims()]
+        out.append(Probe("duration_series", t.fqn, f"Monthly volume and average {label} of {t.name}",
+                         f"SELECT date_trunc('month', {q(start)}) AS month, count(*) AS n, "
+                         f"avg(CASE WHEN {valid} THEN {expr} END) AS {q('avg_' + col)} FROM {ref} "
+                         f"GROUP BY 1 ORDER BY 1", {**meta, "time": start}))
+        for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
+            out.append(Probe("segment_series", t.fqn, f"Monthly average {label} of {t.name} by {d}",
+                             f"SELECT date_trunc('month', {q(start)}) AS month, {q(d)}, count(*) AS n, "
+                             f"avg({expr}) AS {q('avg_' + col)} FROM {ref} WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2",
+                             {**meta, "dim": d, "time": start}))
+        return out
+
+    def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:
+        """Pairs of small dimensions: is one value concentrated within a segment of the other?"""
+        small = [d for d in p.dims() if p.distinct.get(d, 99) <= 12]
+        q, t, ref = self.q, p.table, self.ref(p.table)
+        out = []
+        for i, a in enumerate(small):
+            for b in small[i + 1:]:
+                out.append(Probe("crosstab", t.fqn, f"{t.name} by {a} and {b}: the mix of one within the other",
+                                 f"SELECT {q(a)}, {q(b)}, count(*) AS n FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
+                                 {"dims": [a, b]}))
+        out.sort(key=lambda pr: -self._probe_relevance(pr))
+        return out[:limit]
+
+    def _correlation_probes(self, p: Profile, limit: int = 6) -> list[Probe]:
+        """Pearson correlation between the table's measures (and its main interval), computed in SQL."""
+        q, t, ref = self.q, p.table, self.ref(p.table)
+        exprs = {m: q(m) for m in [x for x in p.measures() if not is_counter(x)][:4]}
+        dur = p.duration()
+        if dur:
+            exprs[dur[2]] = f"CASE WHEN {q(dur[1])} >= {q(dur[0])} THEN {self._interval_expr(dur[0], dur[1])} END"
+        names = list(exprs)
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]][:limit]
+        if not pairs:
+            return []
+        parts = []
+        for k, (a, b) in enumerate(pairs):
+            parts.append(f"corr({exprs[a]}, {exprs[b]}) AS r{k}")
+            parts.append(f"sum(CASE WHEN {exprs[a]} IS NOT NULL AND {exprs[b]} IS NOT NULL THEN 1 ELSE 0 END) AS n{k}")
+        return [Probe("correlation", t.fqn, f"Correlation between measures of {t.name} ({', '.join(names)})",
+                      f"SELECT {', '.join(parts)} FROM {ref}", {"pairs": [list(x) for x in pairs], "exprs": exprs})]
 
     def _retention_probes(self, profiles: dict[str, Profile]) -> list[Probe]:
         """Entity tables (a key and a created-at time) with activity tables that reference them."""

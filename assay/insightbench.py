@@ -1,0 +1,163 @@
+"""InsightBench evaluation: tasks into DuckDB, goal-driven discovery, scores against ground truth.
+
+A task folder holds ``csvs/flag-N.csv`` (plus ``flag-N-sysuser.csv`` for some
+tasks) and ``flags/flag-N.json`` (``metadata.goal``, ``insights``). The score is
+the benchmark's insight-level score: for every ground-truth insight the best
+matching prediction, averaged over ground truth, with ROUGE-1 (F-measure) and
+with embedding cosine. Extra predictions are not penalised by that score, so
+precision is reported beside it: the share of predictions whose best cosine to
+some ground-truth insight reaches ``MATCH_COSINE``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import UserError
+
+MATCH_COSINE = 0.5
+# ServiceNow table names as the datasets describe them -> the plain names people would give them
+TABLE_NAMES = {"incident": "incidents", "incidents": "incidents", "alm_hardware": "assets",
+               "fm_expense_line": "expenses", "sn_gf_goal": "goals", "sys_user": "users"}
+_TABLE_IN_DESCRIPTION = re.compile(r"ServiceNow\s+`?([a-z_]+)`?\s+table", re.I)
+
+
+@dataclass
+class Task:
+    id: int
+    goal: str
+    tables: dict[str, Path]        # table name -> CSV
+    truth: list[str]
+
+
+@dataclass
+class TaskScore:
+    task: int
+    rouge1: float
+    cosine: float
+    precision: float
+    predictions: int
+    truths: int
+    seconds: float = 0.0
+    best: list[str] = field(default_factory=list)  # the best prediction for each truth (for reading)
+
+
+def parse_task_ids(spec: str) -> list[int]:
+    """``1-30``, ``1,4,9-12``."""
+    out: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise UserError(f"--tasks {spec!r}: expected numbers and ranges such as 1-30 or 1,4,9-12")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise UserError(f"--tasks {spec!r}: range {part} runs backwards")
+        out += [i for i in range(lo, hi + 1) if i not in out]
+    if not out:
+        raise UserError("--tasks: no task given")
+    return out
+
+
+def table_name(meta: dict) -> str:
+    m = _TABLE_IN_DESCRIPTION.search(meta.get("dataset_description") or "")
+    raw = m.group(1).lower() if m else "data"
+    return TABLE_NAMES.get(raw, raw)
+
+
+def truth_insights(flag: dict) -> list[str]:
+    """Ground-truth insight strings; empty upstream strings fall back to the insight list's text."""
+    listed = [x.get("insight") for x in flag.get("insight_list") or [] if isinstance(x, dict)]
+    out = []
+    for i, text in enumerate(flag.get("insights") or []):
+        text = (text or "").strip() or (str(listed[i] or "").strip() if i < len(listed) else "")
+        if text:
+            out.append(text)
+    if not out:
+        out = [str(t).strip() for t in listed if t and str(t).strip()]
+    return out
+
+
+def load_task(root: Path, n: int) -> Task:
+    flag_path = root / "flags" / f"flag-{n}.json"
+    csv_path = root / "csvs" / f"flag-{n}.csv"
+    if not flag_path.is_file() or not csv_path.is_file():
+        raise UserError(f"{root}: task {n} needs flags/flag-{n}.json and csvs/flag-{n}.csv")
+    try:
+        flag = json.loads(flag_path.read_text())
+        goal = flag["metadata"]["goal"].strip()
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UserError(f"{flag_path}: not an InsightBench task ({type(exc).__name__}: {exc})") from None
+    name = table_name(flag["metadata"])
+    tables = {name: csv_path}
+    users = root / "csvs" / f"flag-{n}-sysuser.csv"
+    if users.is_file():
+        tables["users" if name != "users" else "users_2"] = users
+    truth = truth_insights(flag)
+    if not truth:
+        raise UserError(f"{flag_path}: no ground-truth insights")
+    return Task(id=n, goal=goal, tables=tables, truth=truth)
+
+
+def load_tasks(root: Path, ids: list[int]) -> list[Task]:
+    if not (root / "flags").is_dir() or not (root / "csvs").is_dir():
+        raise UserError(f"{root}: not an InsightBench folder (expected csvs/ and flags/)")
+    return [load_task(root, n) for n in ids]
+
+
+def build_warehouse(task: Task, path: Path) -> Path:
+    """One DuckDB file per task, a table per CSV (types inferred by DuckDB's CSV sniffer)."""
+    import duckdb
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    con = duckdb.connect(str(path))
+    try:
+        for name, csv in task.tables.items():
+            con.execute(f'CREATE TABLE main."{name}" AS SELECT * FROM read_csv_auto(?, header = true)', [str(csv)])
+    finally:
+        con.close()
+    return path
+
+
+# ---------------------------------------------------------------------------- scoring
+
+_scorer = None
+
+
+def rouge1(prediction: str, reference: str) -> float:
+    """ROUGE-1 F-measure (Porter-stemmed unigrams), as the rouge-score package computes it."""
+    global _scorer
+    if _scorer is None:
+        from rouge_score import rouge_scorer
+
+        _scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
+    return float(_scorer.score(reference, prediction)["rouge1"].fmeasure)
+
+
+def score_task(task_id: int, predictions: list[str], truths: list[str], embed) -> TaskScore:
+    """Insight-level scores: for each truth its best prediction, averaged over truths."""
+    if not truths:
+        raise ValueError("a task needs ground truth")
+    if not predictions:
+        return TaskScore(task_id, 0.0, 0.0, 0.0, 0, len(truths))
+    r = np.array([[rouge1(p, t) for p in predictions] for t in truths])
+    vt, vp = embed(truths), embed(predictions)
+    cos = np.clip(vt @ vp.T, -1.0, 1.0)
+    precision = float((cos.max(axis=0) >= MATCH_COSINE).mean())
+    best = [predictions[int(j)] for j in r.argmax(axis=1)]
+    return TaskScore(task_id, float(r.max(axis=1).mean()), float(cos.max(axis=1).mean()), precision,
+                     len(predictions), len(truths), best=best)
+
+
+def prediction_text(insight, field: str = "name") -> str:
+    """What is scored for a predicted insight: its headline (``name``), the form of the benchmark's
+    ground truth, or its ``description`` (the same claim with its numbers and tests)."""
+    return (getattr(insight, field) or "").strip() or insight.name
