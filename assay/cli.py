@@ -536,47 +536,27 @@ def eval_insightbench(
     csv_out: Optional[Path] = typer.Option(None, "--csv", help="per-task CSV (default: ASSAY_HOME/insightbench.csv)"),
 ) -> None:
     """Goal-driven discovery on InsightBench tasks, scored against their ground truth."""
-    import csv
-
     from . import insightbench as ib
-    from .models import Project, WarehouseConfig
-    from .pipeline import new_run_id, run_discovery_inline
     from .vectors.embedder import get_embedder
 
     if analyst not in ("statistical", "llm", "auto"):
         fail(f"--analyst {analyst!r}: expected statistical, llm or auto")
     settings = load_settings()
-    store = _store()
-    todo = ib.load_tasks(directory, ib.parse_task_ids(tasks))
-    embedder = get_embedder()
-    scores: list[ib.TaskScore] = []
-    work = settings.home / "insightbench"
-    for task in todo:
-        t0 = time.perf_counter()
-        db = ib.build_warehouse(task, work / f"flag-{task.id}.duckdb")
-        p = Project(id=f"insightbench-{task.id}", name=task.goal[:60], pack="goal", goal=task.goal,
-                    analyst=analyst, max_steps=max_steps,
-                    warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
-        store.save_project(p)
-        result = run_discovery_inline(p.id, new_run_id(), settings=settings)
-        preds = [ib.prediction_text(i) for i in result.insights]
-        s = ib.score_task(task.id, preds, task.truth, embedder.embed)
-        s.seconds = time.perf_counter() - t0
-        scores.append(s)
-        out.print(f"task {task.id:>3}: rouge1 {s.rouge1:.3f} · cosine {s.cosine:.3f} · precision {s.precision:.2f} "
-                  f"· {s.predictions} insights for {s.truths} truths · {s.seconds:.1f}s", highlight=False)
+    ids = ib.parse_task_ids(tasks)
+    ib.load_tasks(directory, ids)  # a bad folder or task fails here, before any run
+
+    def line(s: "ib.TaskScore") -> None:
+        out.print(f"task {s.task:>3}: rouge1 {s.rouge1:.3f} · cosine {s.cosine:.3f} · precision {s.precision:.2f} "
+                  f"· {s.predictions} insights for {s.truths} truths · {s.seconds:.1f}s", highlight=False,
+                  soft_wrap=True)
+
+    scores = ib.evaluate(directory, ids, settings=settings, store=_store(), embed=get_embedder().embed,
+                         analyst=analyst, max_steps=max_steps, on_task=line)
     path = csv_out or settings.home / "insightbench.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["task", "rouge1", "cosine", "precision", "predictions", "truths", "seconds"])
-        for s in scores:
-            w.writerow([s.task, f"{s.rouge1:.4f}", f"{s.cosine:.4f}", f"{s.precision:.4f}", s.predictions, s.truths,
-                        f"{s.seconds:.2f}"])
+    ib.write_csv(scores, path)
     out.print(f"[dim]per-task scores: {path}[/]")
-    n = len(scores)
-    print(f"tasks: {n}")
-    print(f"rouge1: {sum(s.rouge1 for s in scores) / n:.3f}")
-    print(f"cosine: {sum(s.cosine for s in scores) / n:.3f}")
-    print(f"precision: {sum(s.precision for s in scores) / n:.3f}")
-    print(f"seconds_per_task: {sum(s.seconds for s in scores) / n:.1f}")
+    summ = ib.summary(scores)
+    print(f"tasks: {summ['tasks']}")
+    for k in ("rouge1", "rouge1_description", "cosine", "precision"):
+        print(f"{k}: {summ[k]:.3f}")
+    print(f"seconds_per_task: {summ['seconds_per_task']:.1f}")

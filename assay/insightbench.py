@@ -44,6 +44,7 @@ class TaskScore:
     predictions: int
     truths: int
     seconds: float = 0.0
+    rouge1_description: float = 0.0  # the same score on descriptions (the claim with its numbers)
     best: list[str] = field(default_factory=list)  # the best prediction for each truth (for reading)
 
 
@@ -66,9 +67,14 @@ def parse_task_ids(spec: str) -> list[int]:
     return out
 
 
-def table_name(meta: dict) -> str:
-    m = _TABLE_IN_DESCRIPTION.search(meta.get("dataset_description") or "")
-    raw = m.group(1).lower() if m else "data"
+def table_name(meta: dict, second_table: bool = False) -> str:
+    """The main table's name from the dataset description (two-table tasks name sys_user first)."""
+    desc = meta.get("dataset_description") or ""
+    named = [m.group(1).lower() for m in _TABLE_IN_DESCRIPTION.finditer(desc)]
+    named += [x.lower() for x in re.findall(r"`([a-z_]+)`", desc)]
+    if second_table:
+        named = [x for x in named if x != "sys_user"]
+    raw = named[0] if named else "data"
     return TABLE_NAMES.get(raw, raw)
 
 
@@ -95,9 +101,9 @@ def load_task(root: Path, n: int) -> Task:
         goal = flag["metadata"]["goal"].strip()
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UserError(f"{flag_path}: not an InsightBench task ({type(exc).__name__}: {exc})") from None
-    name = table_name(flag["metadata"])
-    tables = {name: csv_path}
     users = root / "csvs" / f"flag-{n}-sysuser.csv"
+    name = table_name(flag["metadata"], second_table=users.is_file())
+    tables = {name: csv_path}
     if users.is_file():
         tables["users" if name != "users" else "users_2"] = users
     truth = truth_insights(flag)
@@ -161,3 +167,68 @@ def prediction_text(insight, field: str = "name") -> str:
     """What is scored for a predicted insight: its headline (``name``), the form of the benchmark's
     ground truth, or its ``description`` (the same claim with its numbers and tests)."""
     return (getattr(insight, field) or "").strip() or insight.name
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def run_task(task: Task, *, settings, store, analyst: str = "statistical", max_steps: int = 60):
+    """Goal-driven discovery of one task on a fresh DuckDB warehouse; earlier runs of the task's
+    project are deleted first, so a task never sees another attempt's insights as history."""
+    from .models import Project, WarehouseConfig
+    from .pipeline import new_run_id, run_discovery_inline
+
+    db = build_warehouse(task, settings.home / "insightbench" / f"flag-{task.id}.duckdb")
+    pid = f"insightbench-{task.id}"
+    store.save_project(Project(id=pid, name=task.goal[:60], pack="goal", goal=task.goal, analyst=analyst,
+                               max_steps=max_steps,
+                               warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)})))
+    for old in store.list_runs(pid, limit=1000):
+        store.delete_run(old.id)
+    store.drop_schema_cache(pid)  # the file was rebuilt: its schema is re-read
+    return run_discovery_inline(pid, new_run_id(), settings=settings)
+
+
+def evaluate(root: Path, ids: list[int], *, settings, store, embed, analyst: str = "statistical",
+             max_steps: int = 60, on_task=None) -> list[TaskScore]:
+    import time
+
+    scores = []
+    for task in load_tasks(root, ids):
+        t0 = time.perf_counter()
+        result = run_task(task, settings=settings, store=store, analyst=analyst, max_steps=max_steps)
+        s = score_task(task.id, [prediction_text(i) for i in result.insights], task.truth, embed)
+        s.rouge1_description = score_task(task.id, [prediction_text(i, "description") for i in result.insights],
+                                          task.truth, embed).rouge1
+        s.seconds = time.perf_counter() - t0
+        scores.append(s)
+        if on_task:
+            on_task(s)
+    return scores
+
+
+CSV_COLUMNS = ["task", "rouge1", "rouge1_description", "cosine", "precision", "predictions", "truths", "seconds"]
+
+
+def write_csv(scores: list[TaskScore], path: Path) -> None:
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for s in scores:
+            w.writerow([s.task, f"{s.rouge1:.4f}", f"{s.rouge1_description:.4f}", f"{s.cosine:.4f}",
+                        f"{s.precision:.4f}", s.predictions, s.truths, f"{s.seconds:.2f}"])
+
+
+def summary(scores: list[TaskScore]) -> dict[str, float]:
+    n = len(scores) or 1
+    return {
+        "tasks": len(scores),
+        "rouge1": sum(s.rouge1 for s in scores) / n,
+        "rouge1_description": sum(s.rouge1_description for s in scores) / n,
+        "cosine": sum(s.cosine for s in scores) / n,
+        "precision": sum(s.precision for s in scores) / n,
+        "seconds_per_task": sum(s.seconds for s in scores) / n,
+    }

@@ -22,6 +22,7 @@ from .portable import portable
 
 MAX_INSIGHTS_PER_AREA = 5
 MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what it found
+MAX_NO_EFFECT = 4       # findings of no effect reported for a goal
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -72,8 +73,13 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
         cols = [c.name for c in t.columns] if t else []
         return D.quality_from_profile(df.iloc[0].to_dict(), meta, step.step, name, ref, cols)
     if kind == "breakdown":
-        return (D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
-                + D.dominant_segment(df, meta["dim"], meta, step.step, name, ref))
+        out = (D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
+               + D.dominant_segment(df, meta["dim"], meta, step.step, name, ref))
+        if meta.get("small") and not meta.get("catalogue"):
+            # an operational table too small for robust z-scores: Welch's test on each measure's average
+            for m in [c for c in df.columns if c.startswith("avg_")]:
+                out += D.mean_outliers(df, meta["dim"], m, m[4:].replace("_", " "), "", None, step.step, name, ref)
+        return out
     if kind == "joined_breakdown":
         return D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
     if kind == "duration_breakdown":
@@ -170,10 +176,24 @@ def assign_areas(s, cands: list[D.Candidate]) -> list[str]:
     return out
 
 
+def _closest(s, goal: str, cands: list[D.Candidate], k: int) -> list[D.Candidate]:
+    if not cands or k <= 0:
+        return []
+    sims = s.embedder.embed([c.name for c in cands]) @ s.embedder.embed([goal])[0]
+    return [cands[i] for i in np.argsort(-sims)[:k]]
+
+
 def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationStep]) -> list[Insight]:
     scored, areas = run_candidates(s)
-    cap = MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA
-    mine = [c for c, a in zip(scored, areas) if a == area.id][:cap]
+    goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
+    mine = [c for c, a in zip(scored, areas) if a == area.id]
+    findings = [c for c in mine if c.kind != D.NO_EFFECT]
+    if goal:
+        # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
+        # those findings, the ones closest to the goal)
+        nulls = _closest(s, goal, [c for c in mine if c.kind == D.NO_EFFECT], MAX_NO_EFFECT)
+        findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
+    mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     insights = []
     for n, c in enumerate(mine, start=1):
         count = c.affected

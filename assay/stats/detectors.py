@@ -146,7 +146,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
                 unit = "rows"
             out.append(Candidate(
                 kind="outlier_segment",
-                name=f"{dim} = {seg}: {label} {_fmt(v)} vs typical {_fmt(med)}",
+                name=f"{seg} has a much {'lower' if v < med else 'higher'} {label} than other {_words(dim)} values",
                 description=(f"In {table}, the segment {dim} = {seg} has a {label} of {_fmt(v)}, "
                              f"{_pct(rel)} {direction} the median of {_fmt(med)} across {len(df)} segments "
                              f"(robust z = {z[i]:.1f}, n = {int(n):,} rows)."),
@@ -247,7 +247,7 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
                 word = "rose" if rel > 0 else "fell"
                 out.append(Candidate(
                     kind="change_point",
-                    name=f"{table} {m} {word} {_pct(abs(rel))} from {since}",
+                    name=f"The monthly {_measure_words(m, table, meta)} {word} {_pct(abs(rel))} from {since}",
                     description=(f"Monthly {m} in {table} {word} from an average of {_fmt(before)} before {since} "
                                  f"to {_fmt(after)} after (Welch t-test p = {p:.2g})."),
                     table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
@@ -269,13 +269,59 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
             if abs(rel) >= 0.5 and p < 0.01:
                 word = "grew" if slope > 0 else "declined"
                 out.append(Candidate(
-                    kind="trend", name=f"{table} {m} {word} steadily ({_pct(abs(rel))} over the window)",
+                    kind="trend", name=(f"The monthly {_measure_words(m, table, meta)} is "
+                                        f"{'increasing' if slope > 0 else 'decreasing'} over time"),
                     description=(f"Monthly {m} in {table} {word} by {_fmt(slope)} per month, {_pct(abs(rel))} of its "
                                  f"average over {len(y)} months (p = {p:.2g})."),
                     # steady drift is usually the business growing: worth a line, rarely a headline
                     table=table, step=step, effect=0.4 * min(1.0, abs(rel)), p_value=p, count_sql=None,
                     indicators=[f"slope = {_fmt(slope)} per month"], area_text=f"{table} {m} trend",
                 ))
+    return out
+
+
+def segment_trends(wide: pd.DataFrame, meta: dict, step: int, table: str, ref: str, skip: set) -> list[Candidate]:
+    """A segment whose monthly series climbs (or falls) steadily while the typical segment's does not."""
+    fits = {}
+    for seg in wide.columns:
+        y = wide[seg].to_numpy(dtype=float)
+        if meta.get("measure") == "n":
+            y = np.nan_to_num(y)
+        y = y[np.isfinite(y)]
+        tr = trend(y)
+        if tr:
+            fits[seg] = tr
+    out = []
+    measure = meta.get("measure") or "n"
+    what = _measure_words(measure, table, meta)
+    if len(fits) >= 2 and all(v[2] >= NO_EFFECT_P for v in fits.values()):
+        dim = _words(meta.get("dim", ""))
+        out.append(no_effect(f"The {what} for each {dim} value remains uniform over time",
+                             f"None of the {len(fits)} {dim} values shows a trend in its monthly {what} "
+                             f"(smallest p = {min(v[2] for v in fits.values()):.2g}).", table, step,
+                             min(v[2] for v in fits.values()), f"{meta.get('dim')} {measure} over time",
+                             f"{table} {dim} {what} uniform over time"))
+    for seg, (slope, rel, p) in fits.items():
+        others = [v[1] for s2, v in fits.items() if s2 != seg]
+        if seg in skip or not others:
+            continue
+        typical = float(np.median(others))
+        if abs(rel) < 0.5 or p >= 0.001 or abs(rel - typical) < 0.5 or abs(typical) > 0.5 * abs(rel):
+            continue
+        word = "increasing" if slope > 0 else "decreasing"
+        col = wide[seg].dropna()
+        first, last = (pd.Timestamp(col.index[i]).strftime("%Y-%m") for i in (0, -1))
+        out.append(Candidate(
+            kind="trend",
+            name=f"The {what} for {seg} is {word} over time",
+            description=(f"The monthly {what} for {seg} ({_words(meta.get('dim', ''))}) went from "
+                         f"{_fmt(float(col.iloc[0]))} in {first} to {_fmt(float(col.iloc[-1]))} in {last} "
+                         f"({'+' if slope > 0 else ''}{_fmt(slope)} per month, p = {p:.2g}), while for the typical "
+                         f"other value it changed {_pct(typical)} over the window."),
+            table=table, step=step, effect=min(1.0, abs(rel - typical) / 2), p_value=p, count_sql=None,
+            segment=f"{meta.get('dim')}={seg}", indicators=[f"slope = {_fmt(slope)} per month"],
+            area_text=f"{table} {meta.get('dim')} {seg} {what} trend over time",
+        ))
     return out
 
 
@@ -302,7 +348,6 @@ def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, 
         return []
     wide = df.pivot_table(index="month", columns=dim, values=measure, aggfunc="sum").sort_index()
     wide = wide.iloc[:-1] if len(wide) >= 7 and wide.sum(axis=1).iloc[-1] < 0.5 * wide.sum(axis=1).median() else wide
-    out = []
     shifts = {}
     for seg in wide.columns:
         y = wide[seg].fillna(0).to_numpy(dtype=float)
@@ -310,8 +355,9 @@ def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, 
         if cp:
             k, before, after, p = cp
             shifts[seg] = ((after - before) / abs(before) if before else 0.0, k, before, after, p)
+    out = segment_trends(wide, meta, step, table, ref, skip=set()) if meta.get("trend") else []
     if not shifts:
-        return []
+        return out
     join = meta.get("join")
     time_col = meta.get("time")
     share = wide.sum() / float(wide.values.sum() or 1)
@@ -421,7 +467,8 @@ def funnel_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: st
             count_sql = f"SELECT count(*) AS count FROM {src} WHERE {where} AND {evc} = {_lit(flagged)}"
             out.append(Candidate(
                 kind="funnel_drop" if bad else "funnel_gain",
-                name=f"{dim} = {seg}: {to} per {frm} is {_fmt(r)} vs typical {_fmt(med)}",
+                name=(f"{seg} {table} have a much {'lower' if r < med else 'higher'} rate of {to} per {frm} than "
+                      f"other {_words(dim)} values"),
                 description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {_fmt(r)}, against a typical "
                              f"{_fmt(med)} for other values of {dim} ({int(wide.loc[seg, frm]):,} {frm} events)."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql,
@@ -475,7 +522,7 @@ def rate_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref
             word = "rose" if rel > 0 else "fell"
             out.append(Candidate(
                 kind="change_point",
-                name=f"{dim} = {seg}: {to} per {frm} {word} from {_fmt(before)} to {_fmt(after)} since {since}",
+                name=f"The rate of {to} per {frm} for {seg} {table} {word} from {since}",
                 description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {_fmt(before)} to "
                              f"{_fmt(after)} from {since} (Welch t-test p = {p:.2g}); across other values of {dim} "
                              f"it changed by {_pct(typical)}."),
@@ -557,7 +604,7 @@ def retention_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref:
                 what = "come back for a second activity"
             cand = Candidate(
                 kind="retention_drop",
-                name=f"{dim} = {seg}: only {_pct(v)} {what} vs {_pct(rest_rate)} for others",
+                name=f"Only {_pct(v)} of {seg} {table} {what}, against {_pct(rest_rate)} for other {_words(dim)} values",
                 description=(f"Of {int(n):,} {table} with {dim} = {seg}, {_pct(v)} {what} (judged by their rows in {meta['activity_table']}), "
                              f"against {_pct(rest_rate)} for other values of {dim}: a churn gap of "
                              f"{_pct(rest_rate - v)} points."),
@@ -622,6 +669,27 @@ def end_before_start(df: pd.DataFrame, meta: dict, step: int, table: str, ref: s
 # ---------------------------------------------------------------------------- shares, intervals, correlation
 
 MIN_DURATION_SEGMENT_N = 10
+NO_EFFECT = "no_effect"  # a hypothesis the data does not support: part of the answer to a goal
+NO_EFFECT_P = 0.2        # reported as "uniform" only when the test is far from significant
+
+
+def no_effect(name: str, description: str, table: str, step: int, p: float, segment: str, area_text: str) -> Candidate:
+    return Candidate(kind=NO_EFFECT, name=name, description=description, table=table, step=step, effect=0.0,
+                     p_value=p, count_sql=None, segment=segment, area_text=area_text)
+
+
+def anova_p(n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> float:
+    """One-way ANOVA from each group's count, mean and standard deviation."""
+    k, total = len(n), float(n.sum())
+    if k < 2 or total <= k:
+        return 1.0
+    grand = float((n * mean).sum() / total)
+    ssb = float((n * (mean - grand) ** 2).sum())
+    ssw = float(((n - 1) * sd ** 2).sum())
+    if ssw <= 0:
+        return 0.0 if ssb > 0 else 1.0
+    f = (ssb / (k - 1)) / (ssw / (total - k))
+    return float(stats.f.sf(f, k - 1, total - k))
 MIN_CORRELATION = 0.3
 
 
@@ -630,7 +698,8 @@ def _words(col: str) -> str:
 
 
 def dominant_segment(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
-    """One value holding far more rows than the others (chi-square goodness of fit against an even spread)."""
+    """Values holding far more rows than the others: one dominant value (chi-square goodness of fit
+    against an even spread), or values well above the typical one (binomial test against an even share)."""
     if dim not in df or "n" not in df:
         return []
     d = df.dropna(subset=[dim])
@@ -642,25 +711,42 @@ def dominant_segment(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
     if total < 50:
         return []
     order = np.argsort(-n)
-    top, second = float(n[order[0]]), float(n[order[1]])
-    share = top / total
-    if share < min(2.0 / k, 1.0 / k + 0.25) or top < 1.5 * second:
-        return []
-    p = float(stats.chisquare(n).pvalue)
-    seg = d[dim].iloc[int(order[0])]
-    rest = (total - top) / (k - 1)
-    effect = (share - 1.0 / k) / (1 - 1.0 / k)
-    return [Candidate(
-        kind="dominant_segment",
-        name=f"The number of {seg} {table} is significantly higher than other {_words(dim)} values",
-        description=(f"The number of {seg} {table} is significantly higher than other {_words(dim)} values: "
-                     f"{int(top):,} of {int(total):,} {table} ({_pct(share)}) are {seg}, against {_fmt(rest)} on "
-                     f"average for each of the other {k - 1} (chi-square p = {p:.2g})."),
-        table=table, step=step, effect=min(1.0, effect), p_value=p,
-        count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(dim)} = {_lit(seg)}",
-        segment=f"{dim}={seg}", indicators=[f"share of {seg} = {_pct(share)}", f"values of {dim} = {k}"],
-        area_text=f"{table} {dim} {seg} distribution imbalance",
-    )]
+    med = float(np.median(n))
+    if k >= 3:
+        p_even = float(stats.chisquare(n).pvalue)
+        if p_even >= NO_EFFECT_P:
+            return [no_effect(f"The distribution of {table} across {_words(dim)} values is uniform",
+                              f"{table} spread evenly over {k} {_words(dim)} values: {int(n.min()):,} to "
+                              f"{int(n.max()):,} each (chi-square p = {p_even:.2g}).", table, step, p_even,
+                              f"{dim} uniform", f"{table} {dim} distribution uniform")]
+    out = []
+    for rank, i in enumerate(order):
+        top = float(n[i])
+        others = np.delete(n, i)
+        typical = float(np.median(others))
+        share = top / total
+        dominant = rank == 0 and share >= min(2.0 / k, 1.0 / k + 0.25) and top >= 1.5 * float(others.max())
+        if not dominant and (k < 4 or top < 1.5 * max(typical, med) or top < 1.3 * total / k):
+            break  # counts are sorted: nothing further down stands out either
+        p = float(stats.chisquare(n).pvalue) if dominant else \
+            float(stats.binomtest(int(top), int(total), 1.0 / k, alternative="greater").pvalue)
+        seg = d[dim].iloc[int(i)]
+        effect = (share - 1.0 / k) / (1 - 1.0 / k) if dominant else min(1.0, (top - typical) / max(top, 1.0))
+        out.append(Candidate(
+            kind="dominant_segment",
+            name=(f"The number of {seg} {table} is significantly higher than other {_words(dim)} values" if dominant
+                  else f"{seg} has a significantly higher number of {table} than other {_words(dim)} values"),
+            description=(f"{int(top):,} of {int(total):,} {table} ({_pct(share)}) have {_words(dim)} {seg}, against "
+                         f"{_fmt(typical)} for the typical one of the other {k - 1} values "
+                         f"({'chi-square' if dominant else 'binomial'} test p = {p:.2g})."),
+            table=table, step=step, effect=min(1.0, effect), p_value=p,
+            count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(dim)} = {_lit(seg)}",
+            segment=f"{dim}={seg}", indicators=[f"share of {seg} = {_pct(share)}", f"values of {dim} = {k}"],
+            area_text=f"{table} {dim} {seg} distribution imbalance",
+        ))
+        if dominant:
+            break
+    return out
 
 
 def cramers_v(table: np.ndarray) -> float:
@@ -697,13 +783,26 @@ def crosstab_concentration(df: pd.DataFrame, meta: dict, step: int, table: str, 
             n_rest = total - n_a
             x_rest = float(w[b].sum()) - x
             share_rest = x_rest / n_rest if n_rest else 0.0
-            if share_in < 0.5 or share_in < 1.5 * share_rest or share_in - share_rest < 0.25:
+            most = share_in >= 0.5 and share_in - share_rest >= 0.25
+            if not most and w.shape[1] > 6:
+                continue  # "a higher share of one of many values" reads as noise; keep it for outcomes
+            if not most:  # not most of the segment: the value of the other dimension that is most over-represented
+                lift = (w.loc[a].astype(float) / n_a) / ((w.sum() - w.loc[a]).astype(float) / max(n_rest, 1)).clip(
+                    lower=1e-9)
+                b = lift.idxmax()
+                x = float(row[b])
+                share_in = x / n_a
+                x_rest = float(w[b].sum()) - x
+                share_rest = x_rest / n_rest if n_rest else 0.0
+            if share_in < 1.5 * share_rest or share_in - share_rest < 0.1 or x < 10:
                 continue
             p = two_prop_p(x, n_a, x_rest, n_rest)
             out.append(Candidate(
                 kind="crosstab",
-                name=f"Most of the {a} {table} have {_words(inner)} {b}",
-                description=(f"Most of the {a} {table} have {_words(inner)} {b}: {int(x):,} of {int(n_a):,} "
+                name=(f"Most of the {a} {table} have {_words(inner)} {b}" if most else
+                      f"{a} {table} have a significantly higher share of {_words(inner)} {b} than other "
+                      f"{_words(outer)} values"),
+                description=(f"{int(x):,} of {int(n_a):,} {a} {table} have {_words(inner)} {b} "
                              f"({_pct(share_in)}), against {_pct(share_rest)} of the other {table}."),
                 table=table, step=step, effect=min(1.0, share_in - share_rest), p_value=p,
                 count_sql=(f"SELECT count(*) AS count FROM {ref} WHERE {_q(outer)} = {_lit(a)} "
@@ -716,9 +815,19 @@ def crosstab_concentration(df: pd.DataFrame, meta: dict, step: int, table: str, 
 
 
 def duration_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
-    """A segment whose average interval (time to resolution, processing time) differs from the rest (Welch)."""
-    dim, m = meta.get("dim"), meta.get("measure")
-    sd_col = "sd_" + m[4:] if m else None
+    """A segment whose average interval (time to resolution, processing time) differs from the rest."""
+    if not meta.get("measure") or not meta.get("end"):
+        return []
+    valid = f"{_q(meta['end'])} IS NOT NULL AND {_q(meta['end'])} >= {_q(meta['start'])}"
+    return mean_outliers(df, meta.get("dim"), meta["measure"], meta.get("label", "duration"), " days", valid,
+                         step, table, ref)
+
+
+def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: str, valid: str | None,
+                  step: int, table: str, ref: str) -> list[Candidate]:
+    """Segments whose average differs from the rest of the table: Welch's t-test from the segment's
+    and the rest's count, mean and standard deviation (the rest pooled from the other segments)."""
+    sd_col = "sd_" + m[4:]
     if not dim or dim not in df or m not in df or sd_col not in df or "n" not in df:
         return []
     d = df.dropna(subset=[dim, m])
@@ -728,7 +837,13 @@ def duration_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: 
     n = d["n"].to_numpy(dtype=float)
     mean = pd.to_numeric(d[m], errors="coerce").to_numpy(dtype=float)
     sd = pd.to_numeric(d[sd_col], errors="coerce").fillna(0).to_numpy(dtype=float)
-    label = meta.get("label", "duration")
+    if len(d) >= 3:
+        p_all = anova_p(n, mean, sd)
+        if p_all >= NO_EFFECT_P:
+            return [no_effect(f"The average {label} is uniform across {_words(dim)} values",
+                              f"The average {label} of {table} ranges only from {_fmt(mean.min())}{unit} to "
+                              f"{_fmt(mean.max())}{unit} over {len(d)} {_words(dim)} values (ANOVA p = {p_all:.2g}).",
+                              table, step, p_all, f"{dim} {label} uniform", f"{table} {dim} {label} uniform")]
     out = []
     for i in range(len(d)):
         rest = np.arange(len(d)) != i
@@ -738,8 +853,8 @@ def duration_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: 
         mean_r = float((n[rest] * mean[rest]).sum() / n_r)
         ss = ((n[rest] - 1) * sd[rest] ** 2).sum() + (n[rest] * (mean[rest] - mean_r) ** 2).sum()
         sd_r = math.sqrt(ss / max(n_r - 1, 1))
-        if not mean_r or (sd[i] == 0 and sd_r == 0):
-            continue
+        if not mean_r or sd[i] == 0 or sd_r == 0:
+            continue  # a segment whose rows all hold one value is a definition, not a finding
         rel = (mean[i] - mean_r) / abs(mean_r)
         if abs(rel) < MIN_REL_GAP:
             continue
@@ -748,17 +863,17 @@ def duration_outliers(df: pd.DataFrame, meta: dict, step: int, table: str, ref: 
             continue
         seg = d[dim].iloc[i]
         word = "higher" if rel > 0 else "lower"
-        valid = f"{_q(meta['end'])} IS NOT NULL AND {_q(meta['end'])} >= {_q(meta['start'])}"
+        cond = f"{_q(dim)} = {_lit(seg)}" + (f" AND {valid}" if valid else "")
         out.append(Candidate(
-            kind="duration_outlier",
+            kind="mean_outlier",
             name=f"{seg} has a significantly {word} average {label} than other {_words(dim)} values",
-            description=(f"{seg} has a significantly {word} average {label} than other {_words(dim)} values: "
-                         f"{_fmt(mean[i])} days against {_fmt(mean_r)} days for the rest of the {table} "
-                         f"({_pct(abs(rel))} {word}; Welch t-test p = {p:.2g}, n = {int(n[i]):,})."),
+            description=(f"{table} with {_words(dim)} {seg} average {_fmt(mean[i])}{unit} of {label}, against "
+                         f"{_fmt(mean_r)}{unit} for the rest ({_pct(abs(rel))} {word}; Welch t-test p = {p:.2g}, "
+                         f"n = {int(n[i]):,})."),
             table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
-            count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(dim)} = {_lit(seg)} AND {valid}",
-            segment=f"{dim}={seg}", indicators=[f"average {label}[{seg}] = {_fmt(mean[i])} days",
-                                                f"rest = {_fmt(mean_r)} days"],
+            count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {cond}",
+            segment=f"{dim}={seg}", indicators=[f"average {label}[{seg}] = {_fmt(mean[i])}{unit}",
+                                                f"rest = {_fmt(mean_r)}{unit}"],
             area_text=f"{table} {dim} {seg} {label}",
         ))
     return out
@@ -817,6 +932,11 @@ def duration_series(df: pd.DataFrame, meta: dict, step: int, table: str, ref: st
     first, last = (pd.Timestamp(df["month"].iloc[i]).strftime("%Y-%m") for i in (0, -1))
     out = []
     tr = trend(y)
+    if tr and tr[2] >= NO_EFFECT_P:
+        out.append(no_effect(f"The average {label} of {table} is uniform over time",
+                             f"The average {label} of {table} stays between {_fmt(y.min())} and {_fmt(y.max())} days "
+                             f"a month from {first} to {last}, with no significant trend (p = {tr[2]:.2g}).",
+                             table, step, tr[2], f"{label} over time", f"{table} {label} uniform over time"))
     if tr:
         slope, rel, p = tr
         if abs(rel) >= CHANGE_MIN_REL and p < 0.01:
@@ -832,6 +952,12 @@ def duration_series(df: pd.DataFrame, meta: dict, step: int, table: str, ref: st
             ))
     if np.std(vol) > 0 and np.std(y) > 0:
         r = float(np.corrcoef(vol, y)[0, 1])
+        p_r = correlation_p(r, len(y))
+        if abs(r) < MIN_CORRELATION and p_r >= NO_EFFECT_P:
+            out.append(no_effect(f"There is no correlation between the number of {table} and the average {label}",
+                                 f"Month by month, the number of {table} and their average {label} do not move "
+                                 f"together (r = {r:.2f} over {len(y)} months, p = {p_r:.2g}).", table, step, p_r,
+                                 f"volume~{label}", f"{table} volume {label} correlation"))
         if abs(r) >= 0.5:
             out.append(_correlation_candidate(f"number of {table}", f"average {label}", r, len(y),
                                               correlation_p(r, len(y)), table, step, "months"))
@@ -855,7 +981,10 @@ def benjamini_hochberg(ps: list[float]) -> list[float]:
 
 
 def score(cands: list[Candidate], alpha: float = 0.05) -> list[Candidate]:
-    """Multiple-testing correction across candidates, then effect x significance."""
+    """Multiple-testing correction across candidates, then effect x significance. Findings of no effect
+    (kind ``no_effect``) are kept apart: their test failed to reject, which is what they report."""
+    nulls = [c for c in cands if c.kind == NO_EFFECT]
+    cands = [c for c in cands if c.kind != NO_EFFECT]
     qs = benjamini_hochberg([c.p_value for c in cands])
     kept = []
     for c, q in zip(cands, qs):
@@ -865,10 +994,14 @@ def score(cands: list[Candidate], alpha: float = 0.05) -> list[Candidate]:
         sig = min(1.0, -math.log10(max(q, 1e-300)) / 12)
         c.score = round(0.7 * c.effect + 0.3 * sig, 4)
         kept.append(c)
-    return sorted(kept, key=lambda c: (-c.score, c.name))
+    for c in nulls:
+        c.q_value, c.score = 1.0, 0.0
+    return sorted(kept, key=lambda c: (-c.score, c.name)) + sorted(nulls, key=lambda c: (-c.p_value, c.name))
 
 
 def severity(c: Candidate) -> str:
+    if c.kind == NO_EFFECT:
+        return "low"
     if c.kind == "trend":  # a steady drift is worth watching, rarely an emergency
         return "medium" if c.effect >= 0.2 else "low"
     if c.kind == "correlation":  # an association, never proof on its own

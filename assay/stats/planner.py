@@ -15,6 +15,7 @@ from ..digest import build_compact_result, cap_bytes
 from ..explore.executor import Executor
 from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
+from .detectors import MIN_BEHAVIOUR_ROWS
 from .portable import portable
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
@@ -174,6 +175,7 @@ class Planner:
         self.tables = tables
         self.q = quote
         self.keywords = [k.lower() for k in keywords]
+        self.referenced: set[str] = set()
 
     def ref(self, t: TableInfo) -> str:
         return f"{self.q(t.schema_name)}.{self.q(t.name)}"
@@ -204,6 +206,10 @@ class Planner:
     def plan(self, profiles: dict[str, Profile]) -> list[Probe]:
         probes: list[Probe] = []
         by_name = {p.table.name.lower(): p for p in profiles.values()}
+        # tables that other tables point at by *_id (products, channels): catalogues, not behaviour
+        self.referenced = {name for p in profiles.values() for c in p.table.columns if is_id(c.name)
+                           and c.name != p.pk for name in (c.name.lower()[:-3] + "s", c.name.lower()[:-3])
+                           if name in by_name and by_name[name] is not p}
         for p in sorted(profiles.values(), key=lambda x: (-self.relevance(x.table), x.table.fqn)):
             probes += self._table_probes(p, by_name)
         probes += self._retention_probes(profiles)
@@ -243,7 +249,8 @@ class Planner:
                 continue
             out.append(Probe("breakdown", t.fqn, f"{t.name} by {d}: counts, averages and rates per {d}",
                              f"SELECT {q(d)}, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"dim": d, "entity": p.entity()}))
+                             {"dim": d, "entity": p.entity(), "small": p.rows < MIN_BEHAVIOUR_ROWS,
+                              "catalogue": t.name.lower() in self.referenced}))
         if ev:
             segs = [d for d in p.dims() if d != ev and p.distinct.get(d, 99) <= MAX_SERIES_SEGMENTS]
             for seg in segs[:3]:
@@ -326,7 +333,8 @@ class Planner:
             for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
                 out.append(Probe("segment_series", t.fqn, f"Monthly number of {t.name} by {d}",
                                  f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n "
-                                 f"FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2", {"dim": d, "time": ts, "measure": "n"}))
+                                 f"FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
+                                 {"dim": d, "time": ts, "measure": "n", "trend": True}))
         starts = [x for x in times if _START.search(x)]
         ends = [x for x in times if _END.search(x)]
         if starts and ends:
@@ -368,7 +376,7 @@ class Planner:
             out.append(Probe("segment_series", t.fqn, f"Monthly average {label} of {t.name} by {d}",
                              f"SELECT date_trunc('month', {q(start)}) AS month, {q(d)}, count(*) AS n, "
                              f"avg({expr}) AS {q('avg_' + col)} FROM {ref} WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2",
-                             {**meta, "dim": d, "time": start}))
+                             {**meta, "dim": d, "time": start, "trend": True}))
         return out
 
     def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:

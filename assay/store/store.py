@@ -163,6 +163,14 @@ class Store:
     def delete_steps(self, run_id: str) -> int:
         return self.db.steps.delete_many({"run_id": run_id}).deleted_count
 
+    def delete_run(self, run_id: str) -> None:
+        """A run and everything it wrote: steps, areas, candidates, recommendations, result, feedback."""
+        with self._lock:
+            for col in ("steps", "areas", "candidates_errors", "feedback"):
+                self.db[col].delete_many({"run_id": run_id})
+            for col in ("candidates", "recommendations", "results", "runs"):
+                self.db[col].delete_many({"_id": run_id})
+
     # ------------------------------------------------------------------ per-area results
 
     def save_area(self, run_id: str, area: str, insights: list[Insight], log: AreaLog) -> None:
