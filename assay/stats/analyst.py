@@ -119,7 +119,7 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
         if c.segment is None:
             keys.discard(("seg", c.table, c.segment))
         elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
-            keys.add(("value", c.table, c.kind, c.segment.split("=", 1)[1]))
+            keys.add(("value", c.table, c.kind, c.measure, c.segment.split("=", 1)[1]))
         if keys & seen:
             continue
         seen |= keys
@@ -187,7 +187,8 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
     scored, areas = run_candidates(s)
     goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
     mine = [c for c, a in zip(scored, areas) if a == area.id]
-    findings = [c for c in mine if c.kind != D.NO_EFFECT]
+    # how rows spread over a dimension describes the data; it is a finding when a goal asks about it
+    findings = [c for c in mine if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
     if goal:
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)

@@ -39,6 +39,7 @@ class Candidate:
     q_value: float = 1.0
     area_text: str = ""
     affected: int | None = None
+    measure: str = ""      # what a segment finding measures (one fact per segment value and measure)
 
     def key(self) -> tuple:
         return (self.kind, self.table, self.segment, self.name)
@@ -670,6 +671,7 @@ def end_before_start(df: pd.DataFrame, meta: dict, step: int, table: str, ref: s
 
 MIN_DURATION_SEGMENT_N = 10
 NO_EFFECT = "no_effect"  # a hypothesis the data does not support: part of the answer to a goal
+DESCRIPTIVE_KINDS = ("dominant_segment", "crosstab")  # reported for goals only
 NO_EFFECT_P = 0.2        # reported as "uniform" only when the test is far from significant
 
 
@@ -856,8 +858,9 @@ def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: s
         if not mean_r or sd[i] == 0 or sd_r == 0:
             continue  # a segment whose rows all hold one value is a definition, not a finding
         rel = (mean[i] - mean_r) / abs(mean_r)
-        if abs(rel) < MIN_REL_GAP:
-            continue
+        typical = float(np.median(mean[rest]))
+        if abs(rel) < MIN_REL_GAP or (typical and abs(mean[i] - typical) / abs(typical) < MIN_REL_GAP):
+            continue  # far from the pooled rest only because another segment pulls it: not this one's finding
         p = float(stats.ttest_ind_from_stats(mean[i], sd[i], n[i], mean_r, sd_r, n_r, equal_var=False).pvalue)
         if not math.isfinite(p):
             continue
@@ -865,7 +868,7 @@ def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: s
         word = "higher" if rel > 0 else "lower"
         cond = f"{_q(dim)} = {_lit(seg)}" + (f" AND {valid}" if valid else "")
         out.append(Candidate(
-            kind="mean_outlier",
+            kind="mean_outlier", measure=m,
             name=f"{seg} has a significantly {word} average {label} than other {_words(dim)} values",
             description=(f"{table} with {_words(dim)} {seg} average {_fmt(mean[i])}{unit} of {label}, against "
                          f"{_fmt(mean_r)}{unit} for the rest ({_pct(abs(rel))} {word}; Welch t-test p = {p:.2g}, "

@@ -1,0 +1,55 @@
+"""`assay eval insightbench` end to end on the two tiny tasks shipped under tests/data."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from assay.cli import app
+from assay.insightbench import CSV_COLUMNS
+from assay.settings import load_settings
+from assay.store import open_store
+
+TASKS = Path(__file__).resolve().parents[1] / "data" / "insightbench"
+
+
+def test_eval_insightbench_finds_the_planted_insights(tmp_path):
+    out_csv = tmp_path / "scores.csv"
+    r = CliRunner().invoke(app, ["eval", "insightbench", str(TASKS), "--tasks", "1-2", "--csv", str(out_csv)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    lines = dict(x.split(": ", 1) for x in r.output.splitlines() if ": " in x and not x.startswith("task "))
+    assert lines["tasks"] == "2"
+    for k in ("rouge1", "rouge1_description", "cosine", "precision", "seconds_per_task"):
+        assert float(lines[k]) >= 0
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [r["task"] for r in rows] == ["1", "2"] and list(rows[0]) == CSV_COLUMNS
+    assert all(0 <= float(r["rouge1"]) <= 1 and 0 <= float(r["precision"]) <= 1 for r in rows)
+
+    store = open_store(load_settings())
+    names = {pid: [i.name for i in store.get_result(store.list_runs(pid, limit=1)[0].id).insights]
+             for pid in ("insightbench-1", "insightbench-2")}
+    # the planted facts, in the words the ground truth uses
+    assert "The number of Hardware incidents is significantly higher than other category values" in names[
+        "insightbench-1"]
+    assert ("Fred Luddy has a significantly higher average time to resolution than other assigned to values"
+            in names["insightbench-1"])
+    assert "There is a positive correlation between amount and processing time" in names["insightbench-2"]
+    # one finding per segment: HR's amounts, or the processing time they drive
+    assert any(n.startswith("HR has a significantly higher average") for n in names["insightbench-2"])
+    # the other departments are not "lower": HR's amounts pull the pooled rest up
+    assert not any("significantly lower average amount" in n for n in names["insightbench-2"])
+    assert float(rows[0]["rouge1"]) > 0.5 and float(rows[1]["rouge1"]) > 0.5
+
+    # a second evaluation replaces the first attempt instead of treating it as history
+    r = CliRunner().invoke(app, ["eval", "insightbench", str(TASKS), "--tasks", "2", "--csv", str(out_csv)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0
+    assert len(store.list_runs("insightbench-2", limit=10)) == 1
+
+
+def test_eval_insightbench_bad_folder_is_one_line(tmp_path):
+    r = CliRunner().invoke(app, ["eval", "insightbench", str(tmp_path)])
+    assert r.exit_code == 2 and "not an InsightBench folder" in r.output
