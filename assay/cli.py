@@ -171,21 +171,30 @@ def schema_refresh(project: str) -> None:
 def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], areas: list[str] | None,
               run_id: str) -> dict:
     """Run the discovery flow in a thread while the main thread shows progress."""
+    _prefect_env()
+    from flows.discovery import DiscoveryParams, discovery_flow
+
+    params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas)
+    return _watch_flow(run_id, lambda: discovery_flow(params, run_id=run_id, return_state=True))
+
+
+def _prefect_env() -> None:
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+
+def _watch_flow(run_id: str, start) -> dict:
+    """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress."""
     import asyncio
 
     from .models import RunStatus
     from .pipeline import fail_run
 
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    from flows.discovery import DiscoveryParams, discovery_flow
-
     result: dict = {}
 
     def target() -> None:
         try:
-            params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas)
-            state = asyncio.run(discovery_flow(params, run_id=run_id, return_state=True))
+            state = asyncio.run(start())
             result["state"] = state
         except BaseException as exc:  # reported by the main thread
             result["error"] = exc
@@ -219,6 +228,29 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
     if run.status == RunStatus.failed and not store.has_result(run_id):
         fail(run.error or state.message or "the run failed", 1)
     return {"state": state, "run": run}
+
+
+@app.command()
+@_guarded
+def rerun(
+    run: str = typer.Argument(..., help="run id or a unique prefix"),
+    area: list[str] = typer.Option(..., "--area", help="an area to analyse again (repeatable)"),
+) -> None:
+    """Analyse some areas of a finished run again from its stored exploration (in place)."""
+    from .pipeline import check_rerun
+
+    store = _store()
+    rid = check_rerun(store, run, area).id  # one line before Prefect starts
+    _prefect_env()
+    from flows.rerun import RerunParams, rerun_flow
+
+    params = RerunParams(run=rid, areas=area)
+    done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True))
+    if not done["state"].is_completed():
+        err.print(f"[red]{done['state'].message}[/]", soft_wrap=True)
+    show_result(rid)
+    if not done["state"].is_completed() or store.get_result(rid).run_type.value == "failed":
+        raise typer.Exit(1)
 
 
 @app.command()

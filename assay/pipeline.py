@@ -207,6 +207,46 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
     return run
 
 
+def prepare_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
+    """Check that a run's areas can be analysed again from its stored exploration, and mark the run
+    running. Areas the run did not analyse before are added to it."""
+    run = check_rerun(store, run_ref, areas)
+    store.update_run(run.id, status=RunStatus.running, error=None, phase=Phase.analysis,
+                     areas=list(run.areas) + [a for a in areas if a not in run.areas], finished_at=None)
+    return store.get_run(run.id)
+
+
+def check_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
+    if not areas:
+        raise ConfigError("name at least one area to re-run (--area AREA)")
+    run = store.get_run(store.resolve_run_id(run_ref))
+    if run.status == RunStatus.running:
+        raise ConfigError(f"run {run.id[:8]} is still running; re-run its areas once it has ended")
+    if not run.exploration_finished or store.step_count(run.id) == 0:
+        raise ConfigError(f"run {run.id[:8]} has no finished exploration to re-use; start a new discovery")
+    project = store.get_project(run.project_id)
+    valid = [a.id for a in pack_for_project(project).areas]
+    unknown = [a for a in areas if a not in valid]
+    if unknown:
+        raise ConfigError(f"unknown area {unknown[0]!r} for run {run.id[:8]} (valid: {', '.join(valid)})")
+    return run
+
+
+def rerun_areas_inline(run_ref: str, areas: list[str], *, settings: Settings | None = None) -> DiscoveryResult:
+    """Re-run some areas of a finished run without Prefect (tests, benchmarks)."""
+    settings = settings or load_settings()
+    run = prepare_rerun(open_store(settings), run_ref, areas)
+    s = RunSession(run.id, settings)
+    try:
+        for a in dict.fromkeys(areas):
+            area_phase(s, a)
+        recommendations_phase(s)
+        return save_phase(s)
+    finally:
+        s.step_index.drop()
+        s.close()
+
+
 def init_phase(s: RunSession) -> None:
     """Fail fast: warehouse reachable, pack valid, LLM key accepted by its constructor."""
     s.store.update_run(s.run_id, phase=Phase.init)
@@ -580,3 +620,23 @@ def sweep_run_collections(store: Store, index, *, now: float | None = None,
     # a run that ended recently keeps its collection for a day (a rerun may still want it)
     known = None if getattr(index, "local", True) else set(ended)
     return sweep_orphans(index, active, {n: ended[n] for n in recent}, now, max_age_s, known=known)
+
+
+def prune_runs(store: Store, *, keep_days: float, keep_last: int = 3, now: dt.datetime | None = None) -> list[str]:
+    """Delete runs that ended more than ``keep_days`` ago, with everything they wrote; the last
+    ``keep_last`` finished runs of every project are kept whatever their age (their insights are the
+    memory the next discovery compares with)."""
+    now = now or utcnow()
+    cutoff = now - dt.timedelta(days=keep_days)
+    by_project: dict[str, list[tuple[dt.datetime, str]]] = {}
+    for run_id, fin in store.finished_runs().items():
+        run = store.get_run(run_id)
+        by_project.setdefault(run.project_id, []).append((_aware(dt.datetime.fromisoformat(fin)), run_id))
+    deleted = []
+    for runs in by_project.values():
+        runs.sort(reverse=True)
+        for ended, run_id in runs[keep_last:]:
+            if ended < cutoff:
+                store.delete_run(run_id)
+                deleted.append(run_id)
+    return deleted

@@ -1,7 +1,11 @@
-"""Serve a discovery deployment for every project (schedule from the project's cron).
+"""Every deployment of assay, served by one process (`assay serve`; no work pool needed).
 
-`assay serve` runs this: one process, no work pool needed. Users with work pools use
-`prefect deploy --all` with prefect.yaml instead.
+- ``discover-<project>``: a discovery of each registered project, on the project's cron schedule;
+  its run form is DiscoveryParams (project, max steps, min steps, areas).
+- ``rerun-areas``: re-run some analysis areas of an existing run (RerunParams: run, areas).
+- ``maintenance``: orphaned step collections and old runs, daily.
+
+Users with work pools deploy the same flows with `prefect deploy --all` (prefect.yaml).
 """
 
 from __future__ import annotations
@@ -12,6 +16,10 @@ from prefect.schedules import Cron
 from assay.settings import load_settings
 from assay.store import open_store
 from flows.discovery import DiscoveryParams, discovery_flow
+from flows.maintenance import MaintenanceParams, maintenance_flow
+from flows.rerun import rerun_flow
+
+MAINTENANCE_CRON = "17 3 * * *"
 
 
 def discovery_deployments():
@@ -27,11 +35,25 @@ def discovery_deployments():
     return out
 
 
+def operations_deployments():
+    return [
+        rerun_flow.to_deployment(name="rerun-areas", tags=["assay"],
+                                 description="Analyse some areas of a finished run again from its exploration"),
+        maintenance_flow.to_deployment(name="maintenance", tags=["assay"], schedules=[Cron(MAINTENANCE_CRON)],
+                                       parameters={"params": MaintenanceParams().model_dump()},
+                                       description="Drop orphaned step collections; delete old runs"),
+    ]
+
+
+def all_deployments():
+    return discovery_deployments() + operations_deployments()
+
+
 def main() -> None:
     deployments = discovery_deployments()
     if not deployments:
         raise SystemExit("no projects yet: register one with `assay project apply -f project.yaml`")
-    serve(*deployments)
+    serve(*deployments, *operations_deployments())
 
 
 if __name__ == "__main__":

@@ -35,9 +35,9 @@ class DiscoveryParams(BaseModel):
     areas: list[str] | None = Field(default=None, description="Only these analysis areas (default: all enabled)")
 
 
-async def run_areas(run_id: str, areas: list[str]) -> list[str]:
+async def run_areas(run_id: str, areas: list[str], rerun: bool = False) -> list[str]:
     """Fan the areas out concurrently; returns the areas that failed."""
-    states = await asyncio.gather(*(area_flow(run_id, a, return_state=True) for a in areas))
+    states = await asyncio.gather(*(area_flow(run_id, a, rerun=rerun, return_state=True) for a in areas))
     return [a for a, st in zip(areas, states) if not st.is_completed()]
 
 

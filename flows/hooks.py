@@ -15,14 +15,17 @@ def run_id_of(flow_run) -> str | None:
     return params.get("run_id") or (str(flow_run.id).replace("-", "") if getattr(flow_run, "id", None) else None)
 
 
-def drop_run_collection(flow, flow_run, state) -> None:
-    run_id = run_id_of(flow_run)
-    if not run_id:
-        return
+def drop_run_collection_of(run_id: str) -> None:
     try:
         open_index(load_settings()).drop(run_collection(run_id))
     except Exception as exc:  # a hook must never turn a result into a crash
         log.warning("could not drop the step collection of run %s: %s", run_id, exc)
+
+
+def drop_run_collection(flow, flow_run, state) -> None:
+    run_id = run_id_of(flow_run)
+    if run_id:
+        drop_run_collection_of(run_id)
 
 
 def mark_run_crashed(flow, flow_run, state) -> None:

@@ -140,7 +140,8 @@ def _count(s, sql: str | None) -> int | None:
 def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
     """Every scored candidate of the run, with its area (computed once, cached in the store)."""
     with _lock(s.run_id):
-        items = s.store.get_candidates(s.run_id)
+        area_ids = [a.id for a in s.pack.areas]
+        items = s.store.get_candidates(s.run_id, area_ids)  # re-assigned when a rerun adds an area
         if items is not None:
             return [D.Candidate(**{k: v for k, v in c.items() if k != "area"}) for c in items], \
                 [c["area"] for c in items]
@@ -156,7 +157,7 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
             c.affected = _count(s, c.count_sql)
         scored = _dedupe(scored)
         areas = assign_areas(s, scored)
-        s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)])
+        s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)], area_ids)
         return scored, areas
 
 

@@ -222,12 +222,16 @@ class Store:
 
     # ------------------------------------------------------------------ statistical candidates
 
-    def get_candidates(self, run_id: str) -> list[dict] | None:
+    def get_candidates(self, run_id: str, areas: list[str] | None = None) -> list[dict] | None:
+        """The run's cached candidates; None when absent or assigned among other areas than ``areas``."""
         d = self.db.candidates.find_one({"_id": run_id})
-        return None if d is None else d["items"]
+        if d is None or (areas is not None and sorted(d.get("areas") or []) != sorted(areas)):
+            return None
+        return d["items"]
 
-    def put_candidates(self, run_id: str, items: list[dict]) -> None:
-        self.db.candidates.replace_one({"_id": run_id}, {"_id": run_id, "items": items}, upsert=True)
+    def put_candidates(self, run_id: str, items: list[dict], areas: list[str] | None = None) -> None:
+        self.db.candidates.replace_one({"_id": run_id}, {"_id": run_id, "items": items, "areas": areas or []},
+                                       upsert=True)
 
     def log_candidate_error(self, run_id: str, step: int, error: str) -> None:
         self.db.candidates_errors.insert_one({"run_id": run_id, "step": step, "error": error})

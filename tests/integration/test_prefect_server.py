@@ -1,0 +1,134 @@
+"""The deployments against a real `prefect server start` on loopback: `assay serve` serves them,
+`run_deployment` triggers a discovery, a one-area rerun of it, and maintenance; all complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import need_service
+from tests.helpers import small_warehouse
+
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, proc: subprocess.Popen, timeout: float) -> bool:
+    import httpx
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("prefect-server")
+    port = _free_port()
+    env = {**os.environ, "PREFECT_HOME": str(root / "prefect"), "ASSAY_HOME": str(root / "assay"),
+           "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+           "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false"}
+    log = open(root / "server.log", "w")
+    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port),
+                             "--no-ui"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    if not _wait_http(f"http://127.0.0.1:{port}/api/health", proc, 180):
+        _stop(proc)
+        need_service("prefect server", (root / "server.log").read_text()[-500:])
+    yield env, root
+    _stop(proc)
+
+
+def sh(env, *args, timeout=300):
+    r = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    return r.stdout
+
+
+LIST = """
+import asyncio, json
+from prefect.client.orchestration import get_client
+async def main():
+    async with get_client() as c:
+        deps = await c.read_deployments()
+        flows = {f.id: f.name for f in await c.read_flows()}
+        print(json.dumps([f"{flows[d.flow_id]}/{d.name}" for d in deps]))
+asyncio.run(main())
+"""
+
+TRIGGER = """
+import sys, json
+from prefect.deployments import run_deployment
+fr = run_deployment(sys.argv[1], parameters=json.loads(sys.argv[2]), timeout=float(sys.argv[3]))
+print(json.dumps({"state": fr.state.type.value, "id": str(fr.id), "message": fr.state.message}))
+"""
+
+
+def trigger(env, name, params=None, timeout=400):
+    out = sh(env, sys.executable, "-c", TRIGGER, name, json.dumps(params or {}), str(timeout), timeout=timeout + 60)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_served_deployments_run_to_completion(server):
+    env, root = server
+    db = small_warehouse(root / "w.duckdb")
+    (root / "p.yaml").write_text(f"id: srvtest\npack: ecommerce\nanalyst: statistical\nmax_steps: 12\n"
+                                 f"schedule: '0 6 * * 1'\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
+    sh(env, str(BIN / "assay"), "project", "apply", "-f", str(root / "p.yaml"))
+    serve_log = open(root / "serve.log", "w")
+    serving = subprocess.Popen([str(BIN / "assay"), "serve"], env=env, stdout=serve_log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    try:
+        names = []
+        deadline = time.time() + 120
+        while time.time() < deadline and len(names) < 3:
+            time.sleep(2)
+            assert serving.poll() is None, (root / "serve.log").read_text()[-2000:]
+            names = json.loads(sh(env, sys.executable, "-c", LIST).strip().splitlines()[-1])
+        assert sorted(names) == ["assay-discovery/discover-srvtest", "assay-maintenance/maintenance",
+                                 "assay-rerun-areas/rerun-areas"], names
+
+        done = trigger(env, "assay-discovery/discover-srvtest")
+        assert done["state"] == "COMPLETED", done
+        run_id = done["id"].replace("-", "")
+        shown = json.loads(sh(env, str(BIN / "assay"), "show", run_id, "--json"))
+        assert shown["run_type"] in ("full", "partial") and shown["total_steps"] > 0
+
+        again = trigger(env, "assay-rerun-areas/rerun-areas", {"params": {"run": run_id, "areas": ["revenue"]}})
+        assert again["state"] == "COMPLETED", again
+        rerun = json.loads(sh(env, str(BIN / "assay"), "show", run_id, "--json"))
+        assert rerun["total_steps"] == shown["total_steps"]  # the exploration was re-used, not repeated
+
+        maint = trigger(env, "assay-maintenance/maintenance", {"params": {"keep_days": 30, "keep_last": 1}})
+        assert maint["state"] == "COMPLETED", maint
+    finally:
+        _stop(serving)
