@@ -539,6 +539,13 @@ def rate_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref
 # ---------------------------------------------------------------------------- concentration, retention, quality
 
 
+def gini_from_ranks(weighted: float, total: float, n: int) -> float:
+    """Gini coefficient from sum(rank_ascending * value), the total and the count (values >= 0)."""
+    if n <= 0 or total <= 0:
+        return 0.0
+    return 2.0 * weighted / (n * total) - (n + 1.0) / n
+
+
 def concentration(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
     if df.empty or "total" not in df:
         return []
@@ -557,15 +564,18 @@ def concentration(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str)
         return []
     lift = shares[k] / (k / 100)
     top_n = math.ceil(n * k / 100)
+    g = gini_from_ranks(float(row["weighted"]), total, n) if "weighted" in df and row["weighted"] is not None else None
+    gini_text = f" Gini coefficient {g:.2f}." if g is not None else ""
     return [Candidate(
         kind="concentration",
         name=f"Top {k}% of {ent} ({top_n:,}) bring {_pct(shares[k])} of {m}",
         description=(f"In {table}, the top {k}% of {n:,} {ent} values ({top_n:,}) account for {_pct(shares[k])} of "
                      f"total {m} ({_fmt(total)}); the top 1%, 5% and 10% hold {_pct(shares[1])}, {_pct(shares[5])} "
-                     f"and {_pct(shares[10])}."),
+                     f"and {_pct(shares[10])}.{gini_text}"),
         table=table, step=step, effect=min(1.0, shares[k]), p_value=1e-12 if lift >= 5 else 0.01,
         count_sql=f"SELECT CAST(ceil(count(DISTINCT {_q(ent)}) * {k / 100}) AS BIGINT) AS count FROM {ref}",
-        segment=f"top {k}% {ent}", indicators=[f"top{k} share = {_pct(shares[k])}", f"lift = {lift:.1f}x"],
+        segment=f"top {k}% {ent}", indicators=[f"top{k} share = {_pct(shares[k])}", f"lift = {lift:.1f}x"]
+        + ([f"gini = {g:.3f}"] if g is not None else []),
         area_text=f"{table} {m} revenue concentration top customers spend",
     )]
 

@@ -277,7 +277,8 @@ class Planner:
                 f"SELECT max(n) AS entities, sum(v) AS total, "
                 f"sum(CASE WHEN rk <= ceil(n * 0.01) THEN v ELSE 0 END) AS top1, "
                 f"sum(CASE WHEN rk <= ceil(n * 0.05) THEN v ELSE 0 END) AS top5, "
-                f"sum(CASE WHEN rk <= ceil(n * 0.10) THEN v ELSE 0 END) AS top10 FROM r",
+                f"sum(CASE WHEN rk <= ceil(n * 0.10) THEN v ELSE 0 END) AS top10, "
+                f"sum((n - rk + 1) * v) AS weighted FROM r",
                 {"entity": ent, "measure": money}))
         # joined dimensions: a fact table's *_id that names a small dimension table
         for c in t.columns:

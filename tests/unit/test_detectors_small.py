@@ -222,3 +222,12 @@ def test_findings_of_no_effect_skip_the_correction_and_rank_last():
     out = D.score([null, noise, sig])
     assert [c.name for c in out] == ["s", "u"]
     assert out[1].score == 0.0 and D.severity(out[1]) == "low" and not math.isnan(out[1].q_value)
+
+
+def test_gini_from_ranks_matches_the_definition():
+    v = np.sort(np.random.default_rng(6).pareto(1.5, 500))  # ascending
+    ranks = np.arange(1, len(v) + 1)
+    mad = np.abs(v[:, None] - v[None, :]).sum()
+    expected = mad / (2 * len(v) ** 2 * v.mean())
+    assert D.gini_from_ranks(float((ranks * v).sum()), float(v.sum()), len(v)) == pytest.approx(expected)
+    assert D.gini_from_ranks(float((ranks * 1.0).sum()), 500.0, 500) == pytest.approx(0.0, abs=1e-12)
