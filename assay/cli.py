@@ -409,17 +409,35 @@ def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="lik
 
 @app.command()
 @_guarded
-def report(run: str, output: Optional[Path] = typer.Option(None, "-o", "--output")) -> None:
-    """Write the run's Markdown report."""
+def report(run: str, output: Optional[Path] = typer.Option(
+        None, "-o", "--output", help="the HTML file (the Markdown is written beside it, .md)")) -> None:
+    """Write the run's report: a self-contained HTML page with charts, and the same in Markdown."""
+    from .report.html import render_html
     from .report.markdown import render_markdown
 
     store = _store()
     rid = store.resolve_run_id(run)
-    md = render_markdown(store.get_result(rid))
-    path = output or load_settings().reports_dir / f"{rid[:8]}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(md)
-    out.print(f"wrote {path}")
+    result = store.get_result(rid)
+    html_path = output or load_settings().reports_dir / f"{rid[:8]}.html"
+    if html_path.suffix.lower() not in (".html", ".htm"):
+        fail(f"{html_path}: the report is HTML; give a path ending in .html")
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    steps = {st.step: st for st in store.steps(rid)}
+    from .pipeline import RunSession, step_fetcher
+
+    session = RunSession(rid)
+    try:
+        try:
+            fetch = step_fetcher(session)
+        except AssayError as exc:  # charts of large results need the warehouse; the report does not
+            err.print(f"[yellow]warehouse not reachable ({exc}); charts only for results kept whole[/]")
+            fetch = None
+        html_path.write_text(render_html(result, steps, fetch))
+    finally:
+        session.close()
+    md_path = html_path.with_suffix(".md")
+    md_path.write_text(render_markdown(result))
+    out.print(f"wrote {html_path}\nwrote {md_path}")
 
 
 # ---------------------------------------------------------------------------- sql check

@@ -36,6 +36,14 @@ PARALLEL_ROWS = 100_000  # below this, threads cost more than they save
 _POOL = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="digest")
 
 
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """A result as pandas, with numeric(p, s) columns (PostgreSQL, Snowflake) as floats."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_decimal(f.type):
+            table = table.set_column(i, f.name, table.column(i).cast(pa.float64()))
+    return table.to_pandas()
+
+
 def _sig(x: float) -> float:
     """Round to 6 significant digits (stable, compact JSON)."""
     if x == 0 or not math.isfinite(x):

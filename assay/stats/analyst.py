@@ -13,8 +13,8 @@ from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
+from ..digest import to_frame
 from ..models import AnalysisArea, ExplorationStep, Insight, Severity
 from ..analysis.picker import area_query
 from . import detectors as D
@@ -41,13 +41,7 @@ def _frame(s, step: ExplorationStep) -> pd.DataFrame | None:
     if step.digest is not None and step.digest.all_rows is not None:
         return pd.DataFrame(step.digest.all_rows, columns=[c.name for c in step.digest.columns])
     out = s.executor.run(step.query, fix=False, purpose="statistical")
-    if not out.ok:
-        return None
-    t = out.result.table
-    for i, f in enumerate(t.schema):  # numeric(…) from PostgreSQL and Snowflake: floats for the detectors
-        if pa.types.is_decimal(f.type):
-            t = t.set_column(i, f.name, t.column(i).cast(pa.float64()))
-    return t.to_pandas()
+    return to_frame(out.result.table) if out.ok else None
 
 
 def detect(s, step: ExplorationStep) -> list[D.Candidate]:

@@ -249,8 +249,8 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
                 out.append(Candidate(
                     kind="change_point",
                     name=f"The monthly {_measure_words(m, table, meta)} {word} {_pct(abs(rel))} from {since}",
-                    description=(f"Monthly {m} in {table} {word} from an average of {_fmt(before)} before {since} "
-                                 f"to {_fmt(after)} after (Welch t-test p = {p:.2g})."),
+                    description=(f"The monthly {_measure_words(m, table, meta)} {word} from an average of "
+                                 f"{_fmt(before)} before {since} to {_fmt(after)} after (Welch t-test p = {p:.2g})."),
                     table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
                     count_sql=(f"SELECT count(*) AS count FROM {ref} WHERE {_q(time_col)} >= TIMESTAMP '{since}'"
                                if time_col else None),
@@ -272,8 +272,8 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
                 out.append(Candidate(
                     kind="trend", name=(f"The monthly {_measure_words(m, table, meta)} is "
                                         f"{'increasing' if slope > 0 else 'decreasing'} over time"),
-                    description=(f"Monthly {m} in {table} {word} by {_fmt(slope)} per month, {_pct(abs(rel))} of its "
-                                 f"average over {len(y)} months (p = {p:.2g})."),
+                    description=(f"The monthly {_measure_words(m, table, meta)} {word} by {_fmt(slope)} per month, "
+                                 f"{_pct(abs(rel))} of its average over {len(y)} months (p = {p:.2g})."),
                     # steady drift is usually the business growing: worth a line, rarely a headline
                     table=table, step=step, effect=0.4 * min(1.0, abs(rel)), p_value=p, count_sql=None,
                     indicators=[f"slope = {_fmt(slope)} per month"], area_text=f"{table} {m} trend",

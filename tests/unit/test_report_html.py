@@ -1,0 +1,64 @@
+"""The HTML report's chart choices and escaping (the browser test checks rendering)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from assay.models import CompactResult, ExplorationStep, Insight, StepAction
+from assay.report.html import chart_spec, render_html, step_frame
+
+
+def insight(name, description, segment=None, **kw):
+    return Insight(id="a-1", area="a", name=name, description=description, segment=segment, source_steps=[1], **kw)
+
+
+def test_measure_named_first_is_charted_and_the_segment_highlighted():
+    df = pd.DataFrame({"country": ["US", "BR", "DE"], "n": [900, 800, 700], "entities": [90, 80, 70],
+                       "avg_duration_s": [600.0, 320.0, 610.0]})
+    i = insight("BR has a much lower average duration_s than other country values",
+                "In sessions, BR has an average duration_s of 320 (unit: entities).", segment="country=BR")
+    spec = chart_spec(i, df)
+    assert spec["mark"]["type"] == "bar"
+    assert spec["encoding"]["x"]["field"] == "avg_duration_s" and spec["encoding"]["y"]["field"] == "country"
+    assert "BR" in spec["encoding"]["color"]["condition"]["test"]
+
+
+def test_counts_for_a_number_of_rows_over_time():
+    df = pd.DataFrame({"month": pd.date_range("2026-01-01", periods=6, freq="MS").astype(str), "n": range(6),
+                       "avg_duration_s": [1.0] * 6})
+    spec = chart_spec(insight("The monthly number of sessions is increasing over time", "Grew by 1 a month."), df)
+    assert spec["mark"]["type"] == "line" and spec["encoding"]["y"]["field"] == "n"
+    assert spec["encoding"]["x"]["type"] == "temporal"
+
+
+def test_ordinal_segments_keep_their_order_and_a_low_segment_is_never_cut():
+    df = pd.DataFrame({"level": list(range(1, 61)), "n": [100] * 60, "won_rate": [0.6] * 41 + [0.02] + [0.6] * 18})
+    spec = chart_spec(insight("42 has a much lower won rate than other level values", "won rate 0.02",
+                              segment="level=42"), df)
+    assert spec["encoding"]["x"]["field"] == "level" and spec["encoding"]["x"]["sort"][:3] == ["1", "2", "3"]
+    cats = pd.DataFrame({"product": [f"p{k}" for k in range(40)], "avg_price": list(range(40, 0, -1))})
+    spec = chart_spec(insight("p39 has a much lower average price", "price", segment="product=p39"), cats)
+    rows = spec["datasets"][next(iter(spec["datasets"]))]
+    assert len(rows) == 25 and rows[-1]["product"] == "p39"
+
+
+def test_nothing_to_plot():
+    assert chart_spec(insight("x has y", "one row"), pd.DataFrame({"a": [1]})) is None
+    assert chart_spec(insight("x has y", "strings"), pd.DataFrame({"a": ["u", "v"], "b": ["w", "z"]})) is None
+
+
+def test_partial_digests_are_fetched_whole_or_not_charted():
+    digest = CompactResult(row_count=5000, head_rows=[{"a": 1}], tail_rows=[{"a": 2}])
+    step = ExplorationStep(run_id="r", step=1, turn=1, action=StepAction.query, query="SELECT 1", digest=digest)
+    assert step_frame(step) is None
+    assert step_frame(step, lambda s: pd.DataFrame({"a": [1, 2, 3]})).shape == (3, 1)
+
+
+def test_text_is_escaped():
+    from assay.models import DiscoveryResult
+
+    r = DiscoveryResult(run_id="abcdef123", project_id="p", domain="d",
+                        insights=[insight("<script>alert(1)</script> rises", "a & b")])
+    html = render_html(r, {})
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "a &amp; b" in html
