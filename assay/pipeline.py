@@ -642,7 +642,7 @@ def prune_runs(store: Store, *, keep_days: float, keep_last: int = 3, now: dt.da
     return deleted
 
 
-def step_fetcher(s: RunSession) -> Callable[[ExplorationStep], "pd.DataFrame | None"]:
+def step_fetcher(s: RunSession) -> Callable[[ExplorationStep], object]:
     """Re-run a step's stored query (guarded, read-only, no fixing) when a report needs its whole
     result and the digest kept only its head and tail."""
     from .digest import to_frame
