@@ -232,6 +232,26 @@ def _watch_flow(run_id: str, start) -> dict:
 
 @app.command()
 @_guarded
+def estimate(
+    project: str = typer.Argument(..., help="project id"),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1),
+    as_json: bool = typer.Option(False, "--json", help="the estimate as JSON"),
+) -> None:
+    """Predict a discovery's LLM tokens and cost per phase (and the warehouse's cost where it can tell)."""
+    from .estimate import render_estimate
+    from .pipeline import estimate_project
+
+    est = estimate_project(project, max_steps=max_steps)
+    if as_json:
+        sys.stdout.write(json.dumps(est.as_dict(), indent=2) + "\n")
+        return
+    from rich.markdown import Markdown
+
+    out.print(Markdown(render_estimate(est)))
+
+
+@app.command()
+@_guarded
 def rerun(
     run: str = typer.Argument(..., help="run id or a unique prefix"),
     area: list[str] = typer.Option(..., "--area", help="an area to analyse again (repeatable)"),

@@ -59,6 +59,8 @@ class LLMConfig(_Model):
     secret_block: str | None = None
     max_tokens: int = 4096
     analysis_budget_tokens: int = 200_000
+    # USD per million tokens ({input, output, cache_read}); overrides the built-in price list
+    prices: dict[str, float] | None = None
 
 
 class Project(_Model):

@@ -300,16 +300,21 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
 
 
 def exploration_prompt(s: RunSession) -> str:
-    cfg = s.project.warehouse
+    return render_exploration_prompt(s.project, s.pack, s.run.catalog, s.run.max_steps,
+                                     previous_context=s.run.previous_context, goal=s.run.goal or "")
+
+
+def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, max_steps: int, *,
+                              previous_context: str = "", goal: str = "") -> str:
+    cfg = project.warehouse
     tenant = ""
     if cfg.tenant_filter:
         tenant = (f"Every table that has the column {cfg.tenant_filter.column} must be filtered with "
                   f"{cfg.tenant_filter.column} = {cfg.tenant_filter.value!r} in the SELECT that reads it.")
-    base = render(s.pack.base_context, f"{s.pack.name} base_context", profile=_profile_text(s.project),
-                  previous_context=s.run.previous_context, goal=s.run.goal or s.pack.description)
-    body = render(s.pack.exploration, f"{s.pack.name} exploration", schema_info=s.run.catalog,
-                  tenant_rule=tenant, max_steps=s.run.max_steps, limits=limits.template_vars(),
-                  goal=s.run.goal or "")
+    base = render(pack.base_context, f"{pack.name} base_context", profile=_profile_text(project),
+                  previous_context=previous_context, goal=goal or pack.description)
+    body = render(pack.exploration, f"{pack.name} exploration", schema_info=catalog,
+                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal)
     return f"{body.strip()}\n\n{base.strip()}"
 
 
@@ -440,13 +445,15 @@ def area_phase(s: RunSession, area_id: str) -> AreaLog:
             insights = answer.insights
             log.usage = answer.usage
             s.bump({"llm_calls": len(answer.dialog), "input_tokens": answer.usage.input_tokens,
-                    "output_tokens": answer.usage.output_tokens})
+                    "output_tokens": answer.usage.output_tokens, "cached_tokens": answer.usage.cached_tokens})
         s.store.update_run(s.run_id, phase=Phase.validation)
         verifier = Verifier(llm=s.llm, executor=s.executor, steps=by_no, catalog=s.run.catalog,
                             provider=s.provider())
         for ins in insights:
             ins.validation = verifier.verify(ins)
         log.usage = log.usage.add(verifier.usage)
+        s.bump({"llm_calls": verifier.calls, "input_tokens": verifier.usage.input_tokens,
+                "output_tokens": verifier.usage.output_tokens, "cached_tokens": verifier.usage.cached_tokens})
         log.ok = True
         log.insights = len(insights)
     except (UserError, InvalidLLMOutput) as exc:
@@ -491,7 +498,7 @@ def recommendations_phase(s: RunSession) -> dict:
         out = recommend(s.llm, s.pack, insights, previous_context=s.run.previous_context,
                         profile=_profile_text(s.project), goal=s.run.goal or "")
         s.bump({"llm_calls": 1, "input_tokens": out.usage.input_tokens,
-                "output_tokens": out.usage.output_tokens})
+                "output_tokens": out.usage.output_tokens, "cached_tokens": out.usage.cached_tokens})
         doc = {"recommendations": [r.model_dump(mode="json") for r in out.recommendations], "log": out.log,
                "note": None}
     s.store.put_recommendations(s.run_id, doc)
@@ -656,3 +663,60 @@ def step_fetcher(s: RunSession) -> Callable[[ExplorationStep], object]:
         return to_frame(out.result.table) if out.ok else None
 
     return fetch
+
+
+def estimate_project(project_id: str, *, max_steps: int | None = None, settings: Settings | None = None):
+    """The cost estimate of a discovery of the project, from its real prompts and catalog."""
+    from .analysis.analyze import build_area_prompt
+    from .estimate import calibrate, estimate
+    from .recommend import recommendation_prompt
+    from .stats.planner import Planner
+    from .stats.portable import portable
+
+    settings = settings or load_settings()
+    store = open_store(settings)
+    project = store.get_project(project_id)
+    pack = pack_for_project(project)
+    note = None
+    try:
+        analyst = resolve_analyst(project)
+    except MissingKey:
+        analyst = "statistical"
+    if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none"):
+        # what the configured model would cost, before the key is set
+        analyst = "llm"
+        note = "no API key is set yet: a run started now would use the statistical analyst"
+    steps = max_steps or project.max_steps
+    previous = render_previous_context(store.recent_results(project.id, limit=5), store.feedback(project.id))
+    profile, goal = _profile_text(project), project.goal or ""
+    wh = open_warehouse(project.warehouse)
+    try:
+        tables = discover_schema(store, project, wh)
+        catalog = render_catalog(tables).text
+        planner = Planner(tables, wh.quote, [k for a in pack.areas for k in a.keywords])
+        costs = [c for t in planner.ranked_tables()
+                 if (c := wh.explain_cost(portable(planner.profile_probe(t).sql, wh.dialect))) is not None]
+        kind = project.warehouse.kind
+    finally:
+        wh.close()
+    warehouse = ({"engine": kind, "unit": costs[0]["unit"], "total": sum(c["value"] for c in costs),
+                  "tables": len(costs)} if costs else
+                 {"engine": kind, "note": "the engine gives no cost estimate (DuckDB runs locally: no charge)"})
+    system = render_exploration_prompt(project, pack, catalog, steps, previous_context=previous, goal=goal)
+    dataset = ", ".join(project.warehouse.schemas) or project.warehouse.kind
+    area_chars = [len(build_area_prompt(pack, a, [], previous_context=previous, profile=profile, dataset=dataset,
+                                        goal=goal)) for a in pack.areas]
+    rec_chars = len(recommendation_prompt(pack, [], previous_context=previous, profile=profile, goal=goal))
+    shape = None
+    for run in store.list_runs(project.id, limit=10):
+        if run.analyst == "llm" and run.status.value == "completed" and store.has_result(run.id):
+            result = store.get_result(run.id)
+            shape = calibrate(store.steps(run.id), result.analysis_log, run.telemetry)
+            if shape:
+                break
+    est = estimate(project, system_chars=len(system), catalog_chars=len(catalog), area_prompt_chars=area_chars,
+                   recommend_prompt_chars=rec_chars, max_steps=steps, analyst=analyst, shape=shape,
+                   warehouse=warehouse)
+    if note:
+        est.notes.append(note)
+    return est

@@ -33,11 +33,8 @@ class RecommendationOutcome:
     log: list[dict]
 
 
-def recommend(llm: LLM, pack: DomainPack, insights: list[Insight], *, previous_context: str = "",
-              profile: str = "", today: dt.date | None = None, goal: str = "") -> RecommendationOutcome:
-    pool = usable(insights)
-    if not pool:
-        return RecommendationOutcome([], TokenUsage(), [{"note": "no usable insights"}])
+def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_context: str = "", profile: str = "",
+                          today: dt.date | None = None, goal: str = "") -> str:
     data = json.dumps([
         {k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
          if k not in ("discovered_at",)} for i in pool
@@ -47,7 +44,16 @@ def recommend(llm: LLM, pack: DomainPack, insights: list[Insight], *, previous_c
     body = render(pack.recommendations, f"{pack.name} recommendations",
                   discovery_date=(today or dt.date.today()).isoformat(),
                   insights_summary=insights_summary(pool), insights_data=data, goal=goal)
-    prompt = "\n\n".join(p.strip() for p in (base, body, CLAIM_DISCIPLINE, RECOMMENDATIONS_CONTRACT) if p.strip())
+    return "\n\n".join(p.strip() for p in (base, body, CLAIM_DISCIPLINE, RECOMMENDATIONS_CONTRACT) if p.strip())
+
+
+def recommend(llm: LLM, pack: DomainPack, insights: list[Insight], *, previous_context: str = "",
+              profile: str = "", today: dt.date | None = None, goal: str = "") -> RecommendationOutcome:
+    pool = usable(insights)
+    if not pool:
+        return RecommendationOutcome([], TokenUsage(), [{"note": "no usable insights"}])
+    prompt = recommendation_prompt(pack, pool, previous_context=previous_context, profile=profile, today=today,
+                                   goal=goal)
     req = LLMRequest(purpose="recommend", system=[SystemBlock(prompt)],
                      messages=[Message("user", content="Write the recommendations as JSON.")], max_tokens=4096,
                      meta={"insight_ids": [i.id for i in pool]})

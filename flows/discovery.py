@@ -15,6 +15,7 @@ from assay.settings import load_settings
 from assay.store import open_store
 from tasks.phases import (
     context_task,
+    estimate_task,
     exploration_task,
     init_task,
     recommendations_task,
@@ -33,6 +34,7 @@ class DiscoveryParams(BaseModel):
     max_steps: int | None = Field(default=None, ge=1, le=500, description="Exploration steps (default: the project's)")
     min_steps: int | None = Field(default=None, ge=0, description="Reject `done` before this many steps")
     areas: list[str] | None = Field(default=None, description="Only these analysis areas (default: all enabled)")
+    estimate_only: bool = Field(default=False, description="Only predict tokens and cost; run nothing")
 
 
 async def run_areas(run_id: str, areas: list[str], rerun: bool = False) -> list[str]:
@@ -44,6 +46,8 @@ async def run_areas(run_id: str, areas: list[str], rerun: bool = False) -> list[
 @flow(name="assay-discovery", flow_run_name="{params.project}", log_prints=True, **END_HOOKS)
 async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
     logger = get_run_logger()
+    if params.estimate_only:
+        return await estimate_task(params.project, params.max_steps)
     run_id = run_id or str(current_flow_run.id).replace("-", "")
     store = open_store(load_settings())
     try:

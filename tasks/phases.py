@@ -13,7 +13,7 @@ from assay import pipeline
 from assay.background import BatchWorker
 from assay.models import AreaLog, ExplorationStep
 
-from .artifacts import report_artifact, step_digest_artifact
+from .artifacts import artifact_key, report_artifact, step_digest_artifact
 from .common import in_thread, retry_transient, run_scoped
 
 log = logging.getLogger("assay")
@@ -113,3 +113,19 @@ async def save_task(run_id: str, error: str | None = None) -> dict:
         log.warning("could not write the report artifact: %s", exc)
     return {"run_type": result.run_type.value, "insights": len(result.insights),
             "recommendations": len(result.recommendations), "errors": result.errors}
+
+
+@task(name="estimate", cache_policy=NO_CACHE, **_RETRY)
+async def estimate_task(project: str, max_steps: int | None = None) -> dict:
+    """The cost estimate, as the flow's result and a Markdown artifact (``estimate_only``)."""
+    from prefect.artifacts import acreate_markdown_artifact
+
+    from assay.estimate import render_estimate
+
+    est = await in_thread(lambda: pipeline.estimate_project(project, max_steps=max_steps))
+    try:
+        await acreate_markdown_artifact(markdown=render_estimate(est), key=artifact_key("estimate", project),
+                                        description=f"Cost estimate of a discovery of {project}")
+    except Exception as exc:
+        log.warning("could not write the estimate artifact: %s", exc)
+    return est.as_dict()

@@ -84,6 +84,7 @@ class Verifier:
     catalog: str = ""
     provider: SchemaProvider | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
+    calls: int = 0  # LLM calls (query writing and schema lookups)
 
     def verify(self, insight: Insight) -> Validation:
         claimed = insight.affected_count
@@ -129,6 +130,7 @@ class Verifier:
             req = LLMRequest(purpose="verify", system=[SystemBlock(system, cache=True)], messages=messages,
                              max_tokens=1500, meta={"insight": insight.id, "forced": forced, "lookups": lookups})
             resp = self.llm.complete(req)
+            self.calls += 1
             self.usage = self.usage.add(resp.usage)
             try:
                 action = parse_action(resp.text, allowed)

@@ -43,6 +43,11 @@ class Warehouse(Protocol):
 
     def health_check(self) -> None: ...
 
+    def explain_cost(self, sql: str) -> dict | None:
+        """The engine's own cost estimate of a SELECT without running it, as {"unit", "value"}
+        (PostgreSQL: plan cost units; Snowflake: bytes assigned), or None when it cannot tell."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -44,6 +44,9 @@ class DuckDBWarehouse:
         with self._lock:
             return self._con.cursor()
 
+    def explain_cost(self, sql: str) -> dict | None:
+        return None  # DuckDB is local: its plans give cardinalities, not a cost anyone pays
+
     def health_check(self) -> None:
         self._cursor().execute("SELECT 1").fetchall()
 

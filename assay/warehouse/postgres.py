@@ -77,6 +77,19 @@ class PostgresWarehouse:
             cur.execute("SELECT 1")
         c.rollback()
 
+    def explain_cost(self, sql: str) -> dict | None:
+        c = self._conn()
+        try:
+            with c.cursor() as cur:
+                cur.execute("EXPLAIN (FORMAT JSON) " + sql)
+                plan = cur.fetchone()[0]
+            return {"unit": "plan cost units", "value": float(plan[0]["Plan"]["Total Cost"]),
+                    "rows": float(plan[0]["Plan"].get("Plan Rows", 0))}
+        except psycopg.Error:
+            return None
+        finally:
+            c.rollback()
+
     def quote(self, ident: str) -> str:
         return '"' + ident.replace('"', '""') + '"'
 

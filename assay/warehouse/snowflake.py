@@ -49,6 +49,17 @@ class SnowflakeWarehouse:
     def health_check(self) -> None:
         self.conn.cursor().execute("SELECT 1").fetchall()
 
+    def explain_cost(self, sql: str) -> dict | None:
+        import json
+
+        try:
+            row = self.conn.cursor().execute("EXPLAIN USING JSON " + sql).fetchone()
+            stats = json.loads(row[0]).get("GlobalStats", {})
+            return {"unit": "bytes", "value": float(stats["bytesAssigned"]),
+                    "partitions": float(stats.get("partitionsAssigned", 0))}
+        except Exception:  # the engine (or an emulator) cannot explain it: say nothing rather than guess
+            return None
+
     def quote(self, ident: str) -> str:
         return '"' + ident.replace('"', '""') + '"'
 

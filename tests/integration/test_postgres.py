@@ -82,3 +82,14 @@ def test_unreachable_is_one_clear_error():
     with pytest.raises(WarehouseUnreachable, match="postgres: cannot connect"):
         PostgresWarehouse(WarehouseConfig(kind="postgres", settings={"dsn": "host=127.0.0.1 port=1 user=x dbname=x",
                                                                      "connect_timeout": 2}))
+
+
+def test_explain_cost_without_running(pg_dsn, pg_schema):
+    w = wh(pg_dsn, pg_schema)
+    try:
+        got = w.explain_cost(f'SELECT count(*) FROM "{pg_schema}"."orders"')
+        assert got["unit"] == "plan cost units" and got["value"] > 0
+        assert w.explain_cost("SELECT * FROM no_such_table") is None  # a bad statement: no figure, no crash
+        w.health_check()  # the connection is still usable after the failed EXPLAIN
+    finally:
+        w.close()

@@ -1,0 +1,51 @@
+"""`assay estimate` and the flow's estimate_only: a prediction per phase, nothing run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from typer.testing import CliRunner
+
+from assay.cli import app
+from assay.models import LLMConfig, Project, WarehouseConfig
+from assay.settings import load_settings
+from assay.store import open_store
+from flows.discovery import DiscoveryParams, discovery_flow
+from tests.helpers import small_warehouse
+
+
+def project(tmp_path, pid, **llm):
+    db = small_warehouse(tmp_path / "w.duckdb")
+    p = Project(id=pid, pack="ecommerce", max_steps=30, warehouse=WarehouseConfig(kind="duckdb",
+                                                                                    settings={"path": str(db)}),
+                llm=LLMConfig(**llm))
+    open_store(load_settings()).save_project(p)
+    return p
+
+
+def test_cli_estimate_per_phase(tmp_path):
+    project(tmp_path, "est-cli", provider="anthropic", model="claude-sonnet-4-5", api_key_env="NO_SUCH_KEY_ENV")
+    r = CliRunner().invoke(app, ["estimate", "est-cli", "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    est = json.loads(r.output)
+    assert est["analyst"] == "llm" and est["max_steps"] == 30
+    assert [p["phase"] for p in est["phases"]] == ["exploration", "analysis", "verification", "recommendations"]
+    ex = est["phases"][0]
+    assert ex["calls"] == 30 and 0 < ex["cached_tokens"] < ex["input_tokens"]
+    assert est["total"]["cost_usd"] > 0 and est["prices"]["input"] == 3.0
+    assert est["warehouse"]["engine"] == "duckdb" and "no cost" in est["warehouse"]["note"]
+    r = CliRunner().invoke(app, ["estimate", "est-cli", "--max-steps", "10"], catch_exceptions=False)
+    assert r.exit_code == 0 and "exploration" in r.output and "total" in r.output
+    r = CliRunner().invoke(app, ["estimate", "nope"])
+    assert r.exit_code == 2 and "no project 'nope'" in r.output
+
+
+def test_estimate_only_runs_nothing(tmp_path):
+    p = project(tmp_path, "est-flow", provider="scripted", model="bench")
+    store = open_store(load_settings())
+    state = asyncio.run(discovery_flow(DiscoveryParams(project=p.id, estimate_only=True), return_state=True))
+    assert state.is_completed()
+    est = state.result()
+    assert est["project"] == "est-flow" and est["total"]["input_tokens"] > 0
+    assert store.list_runs(p.id) == []  # no run, no step

@@ -1,0 +1,64 @@
+"""The cost estimate: the simulated conversation, calibration from a recorded run, prices."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay import limits
+from assay.estimate import PhaseEstimate, Shape, calibrate, cost, estimate, exploration_calls, price_for
+from assay.models import AreaLog, ExplorationStep, LLMConfig, Project, StepAction, Telemetry, TokenUsage
+
+
+def test_exploration_calls_follow_the_bounded_conversation():
+    shape = Shape(turn_chars=1000, summary_line_chars=100, intro_chars=50, status_chars=50,
+                  explore_output_chars=400)
+    calls = exploration_calls(10_000, 14, shape)
+    assert len(calls) == 14
+    assert calls[0] == (10_100, 0.0, 400)  # prompt + intro + status, nothing cached yet
+    assert calls[1][0] == 11_100 and calls[1][1] == 10_100 - 50  # one raw turn; the previous request is a hit
+    c, keep = limits.COMPACT_EVERY_TURNS, limits.MIN_RAW_TURNS
+    k = c + keep + 1  # the first request after a compaction: c turns folded into c summary lines
+    total, cached, _ = calls[k - 1]
+    assert total == 10_000 + 70 + c * 100 + 50 + keep * 1000 + 50
+    assert cached == 10_000  # the summary block changed: only the prompt is served from cache
+    # bounded: a long run's largest request stays far below the naive full history
+    long = exploration_calls(10_000, 200, shape)
+    assert max(t for t, _, _ in long) < 10_000 + 200 * 100 + (c + keep + 1) * 1000
+
+
+def test_calibration_recovers_the_recorded_turn_size():
+    shape = Shape(turn_chars=1500, summary_line_chars=120, intro_chars=40, status_chars=40)
+    calls = exploration_calls(5_000, 30, shape)
+    steps = [ExplorationStep(run_id="r", step=i + 1, turn=i + 1, action=StepAction.query,
+                             usage=TokenUsage(input_tokens=int(t) // 4, cached_tokens=int(c) // 4, output_tokens=80,
+                                              input_chars=int(t))) for i, (t, c, _) in enumerate(calls)]
+    logs = [AreaLog(area="a", ok=True, usage=TokenUsage(input_tokens=9000, cached_tokens=0, output_tokens=500))]
+    tel = Telemetry(input_tokens=sum(s.usage.input_tokens for s in steps) + 9000 + 3000,
+                    cached_tokens=sum(s.usage.cached_tokens for s in steps),
+                    output_tokens=30 * 80 + 500 + 700, llm_calls=30 + 2 + 1)
+    got = calibrate(steps, logs, tel)
+    assert got.turn_chars == pytest.approx(1500)
+    assert got.summary_line_chars == pytest.approx(120, abs=1)
+    assert got.explore_output_chars == pytest.approx(320)
+    assert got.area_usage == (2.0, 9000, 0, 500) and got.recommend_usage == (1.0, 3000, 0, 700)
+    assert calibrate(steps[:3], logs, tel) is None
+
+
+def test_prices_and_cost():
+    assert price_for("claude-sonnet-4-5-20250929")["input"] == 3.0
+    assert price_for("my-local-model") is None
+    assert price_for("x", {"input": 1.0, "output": 2.0})["cache_read"] == pytest.approx(0.1)
+    p = PhaseEstimate("x", input_tokens=2_000_000, cached_tokens=1_000_000, output_tokens=100_000)
+    assert cost(p, {"input": 3.0, "output": 15.0, "cache_read": 0.3}) == pytest.approx(3.0 + 0.3 + 1.5)
+
+
+def test_statistical_analyst_costs_no_tokens_and_unknown_models_say_so():
+    p = Project(id="p", llm=LLMConfig(provider="openai", model="my-local-model"))
+    est = estimate(p, system_chars=5000, catalog_chars=800, area_prompt_chars=[3000, 3000], recommend_prompt_chars=2000,
+                   max_steps=20, analyst="statistical")
+    assert est.total.input_tokens == 0 and est.total.cost_usd == 0.0
+    est = estimate(p, system_chars=5000, catalog_chars=800, area_prompt_chars=[3000, 3000], recommend_prompt_chars=2000,
+                   max_steps=20, analyst="llm")
+    assert est.total.cost_usd is None and any("llm.prices" in n for n in est.notes)
+    assert [ph.phase for ph in est.phases] == ["exploration", "analysis", "verification", "recommendations"]
+    assert est.phases[0].calls == 20 and est.phases[1].calls == 2
