@@ -63,6 +63,15 @@ class LLMConfig(_Model):
     prices: dict[str, float] | None = None
 
 
+class NotifyConfig(_Model):
+    """Where a run's summary goes when it ends: a Slack-compatible incoming webhook. The URL is a
+    secret: named by environment variable or Prefect Secret block, never stored."""
+
+    webhook_url_env: str | None = None
+    webhook_block: str | None = None
+    on: list[Literal["full", "partial", "failed"]] = Field(default_factory=lambda: ["full", "partial", "failed"])
+
+
 class Project(_Model):
     id: str
     name: str = ""
@@ -78,6 +87,7 @@ class Project(_Model):
     custom_areas: list["AnalysisArea"] = Field(default_factory=list)
     pack_dir: str | None = None
     goal: str | None = None
+    notify: NotifyConfig | None = None
     state: ProjectState = ProjectState.ready
     max_steps: int = 40
     min_steps: int = 0

@@ -42,9 +42,32 @@ def mark_run_crashed(flow, flow_run, state) -> None:
     drop_run_collection(flow, flow_run, state)
 
 
+def notify_run_end(flow, flow_run, state) -> None:
+    """Post the run's summary to the project's webhook (a failed post is logged, never raised)."""
+    run_id = run_id_of(flow_run)
+    if run_id:
+        notify_run_id(run_id)
+
+
+def notify_run_id(run_id: str) -> None:
+    from assay.notify import notify_run
+    from assay.store import open_store
+
+    try:
+        store = open_store(load_settings())
+        if not store.has_result(run_id):
+            return
+        result = store.get_result(run_id)
+        problem = notify_run(store.get_project(result.project_id), result)
+        if problem:
+            log.warning("notification of run %s: %s", run_id, problem)
+    except Exception as exc:
+        log.warning("notification of run %s failed: %s", run_id, exc)
+
+
 END_HOOKS = dict(
-    on_completion=[drop_run_collection],
-    on_failure=[drop_run_collection],
+    on_completion=[drop_run_collection, notify_run_end],
+    on_failure=[drop_run_collection, notify_run_end],
     on_cancellation=[mark_run_crashed],
     on_crashed=[mark_run_crashed],
 )

@@ -18,7 +18,7 @@ from assay.store import open_store
 from tasks.phases import recommendations_task, save_task
 
 from .discovery import run_areas
-from .hooks import drop_run_collection_of
+from .hooks import drop_run_collection_of, notify_run_id
 
 
 class RerunParams(BaseModel):
@@ -42,6 +42,7 @@ async def rerun_flow(params: RerunParams):
         summary = await save_task(run.id)
     finally:
         drop_run_collection_of(run.id)
+    notify_run_id(run.id)
     if failed:
         return Failed(message=f"{len(failed)} area(s) failed again: {', '.join(failed)}", data=summary)
     return {"run_id": run.id, **summary}
