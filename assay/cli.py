@@ -29,6 +29,8 @@ app.add_typer(project_app, name="project")
 app.add_typer(schema_app, name="schema")
 app.add_typer(packs_app, name="packs")
 app.add_typer(sql_app, name="sql")
+pack_app = typer.Typer(no_args_is_help=True, help="Generate a project's domain pack and accept it.")
+app.add_typer(pack_app, name="pack")
 
 out = Console()
 err = Console(stderr=True)
@@ -106,6 +108,37 @@ def packs_validate(directory: Path) -> None:
 
     cats = validate_pack_dir(directory)
     out.print(f"[green]ok[/] {directory} (categories: {', '.join(cats) or 'none'})")
+
+
+@pack_app.command("generate")
+@_guarded
+def pack_generate(
+    project: str = typer.Argument(..., help="project id"),
+    notes: Optional[Path] = typer.Option(None, "--notes", help="Markdown notes about the business and its goals"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="where to write the draft (default: ASSAY_HOME/packs)"),
+) -> None:
+    """Ask the LLM to draft a domain pack from the warehouse schema and your notes (written for review)."""
+    from .pipeline import generate_pack
+
+    text = ""
+    if notes is not None:
+        if not notes.is_file():
+            fail(f"{notes}: no such notes file")
+        text = notes.read_text()
+    folder = generate_pack(project, text, out_dir)
+    out.print(f"drafted {folder}\nreview and edit it, then: assay pack accept {project} {folder}")
+
+
+@pack_app.command("accept")
+@_guarded
+def pack_accept(project: str, directory: Optional[Path] = typer.Argument(
+        None, help="the pack folder (default: the draft of `assay pack generate`)")) -> None:
+    """Validate a pack folder and make it the project's pack; the project becomes ready."""
+    from .pipeline import accept_pack
+
+    folder = directory or load_settings().home / "packs" / f"{project}-draft"
+    p = accept_pack(project, folder)
+    out.print(f"[green]ready[/] project {p.id} uses pack {p.pack} ({p.pack_dir})")
 
 
 # ---------------------------------------------------------------------------- projects
@@ -290,7 +323,10 @@ def discover(
         project = _goal_project(project, warehouse, goal)
     if not project:
         fail("give a project id, or --warehouse FILE --goal TEXT")
-    _store().get_project(project)  # unknown project: one line, before Prefect starts
+    p = _store().get_project(project)  # unknown project: one line, before Prefect starts
+    if p.state.value != "ready":
+        fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
+             f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
     run_id = new_run_id()
     done = _run_flow(project, max_steps, min_steps, area or None, run_id)
     show_result(run_id, done["run"].analyst)
