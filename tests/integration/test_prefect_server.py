@@ -132,3 +132,29 @@ def test_served_deployments_run_to_completion(server):
         assert maint["state"] == "COMPLETED", maint
     finally:
         _stop(serving)
+
+
+def test_prefect_deploy_all_with_a_work_pool(server):
+    """The users' path with work pools: `prefect deploy --all` from prefect.yaml, then a worker runs one."""
+    env, root = server
+    repo = Path(__file__).resolve().parents[2]
+    env = {**env, "ASSAY_CODE_DIR": str(repo)}
+    db = small_warehouse(root / "w2.duckdb")
+    (root / "p2.yaml").write_text(f"id: demo-ecommerce\npack: ecommerce\nanalyst: statistical\nmax_steps: 8\n"
+                                  f"warehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
+    sh(env, str(BIN / "assay"), "project", "apply", "-f", str(root / "p2.yaml"))
+    sh(env, str(BIN / "prefect"), "work-pool", "create", "assay", "--type", "process")
+    r = subprocess.run([str(BIN / "prefect"), "--no-prompt", "deploy", "--all"], cwd=repo, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    names = json.loads(sh(env, sys.executable, "-c", LIST).strip().splitlines()[-1])
+    assert {"assay-discovery/discovery", "assay-rerun-areas/rerun-areas", "assay-maintenance/maintenance"} <= set(names)
+
+    worker_log = open(root / "worker.log", "w")
+    worker = subprocess.Popen([str(BIN / "prefect"), "worker", "start", "--pool", "assay"], cwd=repo, env=env,
+                              stdout=worker_log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        done = trigger(env, "assay-discovery/discovery")
+        assert done["state"] == "COMPLETED", (done, (root / "worker.log").read_text()[-3000:])
+    finally:
+        _stop(worker)
