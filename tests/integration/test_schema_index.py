@@ -58,6 +58,16 @@ def test_rerank_prefers_the_larger_table_on_near_ties(sidx):
     assert hits.index("erp.musteri") < hits.index("archive.musteri")
 
 
+def test_archive_copies_do_not_push_the_live_table_out(sidx):
+    """Copies repeat the live table's words; the rerank must see the live table to put it first."""
+    cols = ["ord_no", "cust_no", "ord_dt", "amt_lcy", "status_cd"]
+    copies = [t("erp", f"sls_ord_hdr_bkp_{2020 + i // 12}{1 + i % 12:02d}", cols, 50) for i in range(70)]
+    copies += [t("erp", f"sls_ord_hdr_tmp{i}", cols, 50) for i in range(40)]
+    sidx.sync(copies + [t("erp", "sls_ord_hdr", cols, 10**6)])
+    top = [fqn for fqn, _ in sidx.search("sales order headers", 10)]
+    assert top[0] == "erp.sls_ord_hdr", top
+
+
 def test_project_glossary_changes_the_text_and_the_hash(embedder):
     from assay.schema.discovery import table_hash
 
