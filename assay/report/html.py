@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from functools import lru_cache
 
 import jinja2
 import pandas as pd
 
 from ..models import DiscoveryResult, ExplorationStep, Insight, ValidationStatus
-from .markdown import SEVERITY_ORDER
+from .markdown import SEVERITY_ORDER, links
 
 MAX_BARS = 25
 _TIME_NAME = re.compile(r"(^|_)(month|week|day|date|time|period|hour|year|quarter)($|_)", re.I)
@@ -290,13 +290,7 @@ def _script_json(obj) -> str:
 
 def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep], fetch=None) -> str:
     """``fetch(step)`` re-runs a step whose digest is not its whole result (None: no chart then)."""
-    recs_for: dict[str, list[str]] = defaultdict(list)
-    for rec in r.recommendations:
-        for iid in rec.related_insight_ids:
-            recs_for[iid].append(rec.id)
-    by_area: dict[str, list[Insight]] = defaultdict(list)
-    for i in r.insights:
-        by_area[i.area].append(i)
+    recs_for, by_area = links(r)
     cards_by_area = []
     specs: dict[str, dict] = {}
     n = 0

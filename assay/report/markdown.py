@@ -32,13 +32,8 @@ def validation_line(i: Insight) -> str:
     return badge
 
 
-def render_markdown(r: DiscoveryResult) -> str:
-    out = [f"# Discovery {r.run_id[:8]} · {r.project_id}", ""]
-    out.append(f"**Run type:** {r.run_type.value} · **analyst:** {r.analyst} · **steps:** {r.total_steps} · "
-               f"**insights:** {len(r.insights)} · **recommendations:** {len(r.recommendations)} · "
-               f"**duration:** {r.duration_s:.0f}s")
-    if r.errors:
-        out += ["", "> **Errors**"] + [f"> - {_md(e)}" for e in r.errors]
+def links(r: DiscoveryResult) -> tuple[dict[str, list[str]], dict[str, list[Insight]]]:
+    """The recommendations addressing each insight, and the insights of each area."""
     recs_for: dict[str, list[str]] = defaultdict(list)
     for rec in r.recommendations:
         for iid in rec.related_insight_ids:
@@ -46,6 +41,17 @@ def render_markdown(r: DiscoveryResult) -> str:
     by_area: dict[str, list[Insight]] = defaultdict(list)
     for i in r.insights:
         by_area[i.area].append(i)
+    return recs_for, by_area
+
+
+def render_markdown(r: DiscoveryResult) -> str:
+    out = [f"# Discovery {r.run_id[:8]} · {r.project_id}", ""]
+    out.append(f"**Run type:** {r.run_type.value} · **analyst:** {r.analyst} · **steps:** {r.total_steps} · "
+               f"**insights:** {len(r.insights)} · **recommendations:** {len(r.recommendations)} · "
+               f"**duration:** {r.duration_s:.0f}s")
+    if r.errors:
+        out += ["", "> **Errors**"] + [f"> - {_md(e)}" for e in r.errors]
+    recs_for, by_area = links(r)
     out += ["", "## Insights"]
     if not r.insights:
         out.append("_No insights._")

@@ -75,31 +75,25 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
             for m in [c for c in df.columns if c.startswith("avg_")]:
                 out += D.mean_outliers(df, meta["dim"], m, m[4:].replace("_", " "), "", None, step.step, name, ref)
         return out
-    if kind == "joined_breakdown":
-        return D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
-    if kind == "duration_breakdown":
-        return D.duration_outliers(df, meta, step.step, name, ref)
-    if kind == "duration_series":
-        return D.duration_series(df, meta, step.step, name, ref)
-    if kind == "correlation":
-        return D.correlations(df, meta, step.step, name, ref)
-    if kind == "crosstab":
-        return D.crosstab_concentration(df, meta, step.step, name, ref)
-    if kind == "funnel":
-        return D.funnel_outliers(df, meta, step.step, name, ref)
-    if kind == "rate_series":
-        return D.rate_series_changes(df, meta, step.step, name, ref)
-    if kind == "series":
-        return D.series_changes(df, meta, step.step, name, ref)
-    if kind == "segment_series":
-        return D.segment_series_changes(df, meta, step.step, name, ref)
-    if kind == "concentration":
-        return D.concentration(df, meta, step.step, name, ref)
-    if kind == "retention":
-        return D.retention_outliers(df, meta, step.step, name, ref)
-    if kind == "end_before_start":
-        return D.end_before_start(df, meta, step.step, name, ref)
-    return []
+    detector = DETECTORS.get(kind)
+    return detector(df, meta, step.step, name, ref) if detector else []
+
+
+# probe kind -> detector(frame, meta, step, table name, table reference)
+DETECTORS = {
+    "joined_breakdown": lambda df, meta, *a: D.segment_outliers(df, meta["dim"], meta, *a),
+    "duration_breakdown": D.duration_outliers,
+    "duration_series": D.duration_series,
+    "correlation": D.correlations,
+    "crosstab": D.crosstab_concentration,
+    "funnel": D.funnel_outliers,
+    "rate_series": D.rate_series_changes,
+    "series": D.series_changes,
+    "segment_series": D.segment_series_changes,
+    "concentration": D.concentration,
+    "retention": D.retention_outliers,
+    "end_before_start": D.end_before_start,
+}
 
 
 def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
