@@ -148,7 +148,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
             out.append(Candidate(
                 kind="outlier_segment",
                 name=f"{seg} has a much {'lower' if v < med else 'higher'} {label} than other {_words(dim)} values",
-                description=(f"In {table}, the segment {dim} = {seg} has a {label} of {_fmt(v)}, "
+                description=(f"In {table}, the segment {dim} = {seg} has {'an' if label[0] in 'aeiou' else 'a'} {label} of {_fmt(v)}, "
                              f"{_pct(rel)} {direction} the median of {_fmt(med)} across {len(df)} segments "
                              f"(robust z = {z[i]:.1f}, n = {int(n):,} rows)."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql,
@@ -570,7 +570,7 @@ def concentration(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str)
         kind="concentration",
         name=f"Top {k}% of {ent} ({top_n:,}) bring {_pct(shares[k])} of {m}",
         description=(f"In {table}, the top {k}% of {n:,} {ent} values ({top_n:,}) account for {_pct(shares[k])} of "
-                     f"total {m} ({_fmt(total)}); the top 1%, 5% and 10% hold {_pct(shares[1])}, {_pct(shares[5])} "
+                     f"{'' if m.startswith('total') else 'total '}{m} ({_fmt(total)}); the top 1%, 5% and 10% hold {_pct(shares[1])}, {_pct(shares[5])} "
                      f"and {_pct(shares[10])}.{gini_text}"),
         table=table, step=step, effect=min(1.0, shares[k]), p_value=1e-12 if lift >= 5 else 0.01,
         count_sql=f"SELECT CAST(ceil(count(DISTINCT {_q(ent)}) * {k / 100}) AS BIGINT) AS count FROM {ref}",
