@@ -98,8 +98,8 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
     if df is None or len(df) < 2:
         return None
     df = df.loc[:, ~df.columns.duplicated()]
-    times = [c for c in df.columns if _TIME_NAME.search(str(c)) and
-             pd.to_datetime(df[c], errors="coerce", utc=True).notna().mean() > 0.8]
+    times = [c for c in df.columns if _TIME_NAME.search(str(c)) and not pd.api.types.is_numeric_dtype(df[c])
+             and pd.to_datetime(df[c], errors="coerce", utc=True).notna().mean() > 0.8]  # numbers are not times
     dim, value = _segment(insight)
     nums = [c for c in df.columns if c not in times and c != dim and not _ID_NAME.search(str(c)) and _numeric(df, c)]
     cats = [c for c in df.columns if c not in times and c not in nums and df[c].nunique(dropna=True) <= 60]

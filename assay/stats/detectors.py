@@ -880,7 +880,7 @@ def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: s
         out.append(Candidate(
             kind="mean_outlier", measure=m,
             name=f"{seg} has a significantly {word} average {label} than other {_words(dim)} values",
-            description=(f"{table} with {_words(dim)} {seg} average {_fmt(mean[i])}{unit} of {label}, against "
+            description=(f"{table[:1].upper() + table[1:]} with {_words(dim)} {seg} average {_fmt(mean[i])}{unit} of {label}, against "
                          f"{_fmt(mean_r)}{unit} for the rest ({_pct(abs(rel))} {word}; Welch t-test p = {p:.2g}, "
                          f"n = {int(n[i]):,})."),
             table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,

@@ -62,3 +62,11 @@ def test_text_is_escaped():
     html = render_html(r, {})
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "a &amp; b" in html
+
+
+def test_a_measure_named_like_time_is_not_a_time_axis():
+    df = pd.DataFrame({"assigned_to": ["Fred", "Beth", "Luke"], "n": [76, 100, 98],
+                       "avg_time_to_resolution_days": [31.2, 6.1, 6.4], "sd_time_to_resolution_days": [9.0, 2, 2]})
+    spec = chart_spec(insight("Fred has a significantly higher average time to resolution than other assigned to "
+                              "values", "Fred averages 31.2 days", segment="assigned_to=Fred"), df)
+    assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["field"] == "avg_time_to_resolution_days"
