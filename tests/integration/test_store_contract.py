@@ -106,3 +106,48 @@ def test_recommendations_candidates_and_finished_runs(store):
     store.create_run(DiscoveryRun(id="live1", project_id="p1", status="running"))
     finished = store.finished_runs()
     assert finished == {"done1": "2026-01-01T00:00:00+00:00"}
+
+
+def test_candidates_are_tied_to_the_areas_they_were_assigned_among(store):
+    store.put_candidates("r7", [{"kind": "trend", "area": "churn"}], ["churn", "revenue"])
+    assert store.get_candidates("r7", ["revenue", "churn"]) == [{"kind": "trend", "area": "churn"}]
+    assert store.get_candidates("r7", ["churn", "revenue", "levels"]) is None  # a rerun added an area
+
+
+def _finished(store, run_id, project, when):
+    store.create_run(DiscoveryRun(id=run_id, project_id=project))
+    store.update_run(run_id, status="completed", finished_at=when)
+    store.add_step(ExplorationStep(run_id=run_id, step=1, turn=1, action=StepAction.query, query="SELECT 1"))
+    store.save_area(run_id, "churn", [], AreaLog(area="churn", ok=True))
+    store.put_candidates(run_id, [{"kind": "trend"}], ["churn"])
+    store.put_recommendations(run_id, {"recommendations": [], "log": [], "note": None})
+    store.save_result(DiscoveryResult(run_id=run_id, project_id=project, domain="gaming"))
+    store.add_feedback(Feedback(project_id=project, run_id=run_id, insight_id="churn-1", rating="like"))
+
+
+def test_delete_run_removes_everything_it_wrote(store):
+    _finished(store, "gone", "p1", "2026-01-01T00:00:00+00:00")
+    _finished(store, "kept", "p1", "2026-01-02T00:00:00+00:00")
+    store.delete_run("gone")
+    assert store.step_count("gone") == 0 and store.area_results("gone") == {}
+    assert store.get_candidates("gone") is None and store.get_recommendations("gone") == {}
+    assert not store.has_result("gone") and [f.run_id for f in store.feedback("p1")] == ["kept"]
+    assert [r.id for r in store.list_runs("p1")] == ["kept"]
+    assert store.step_count("kept") == 1 and store.has_result("kept")
+
+
+def test_prune_keeps_recent_runs_and_the_latest_of_each_project(store):
+    import datetime as dt
+
+    from assay.pipeline import prune_runs
+
+    for i in range(5):  # p1: five runs, 100..96 days old
+        _finished(store, f"p1-{i}", "p1", f"2026-01-{1 + i:02d}T00:00:00+00:00")
+    _finished(store, "p2-old", "p2", "2026-01-01T00:00:00+00:00")  # p2's only run: kept however old
+    _finished(store, "p1-new", "p1", "2026-04-09T00:00:00+00:00")  # 1 day old
+    now = dt.datetime(2026, 4, 10, tzinfo=dt.timezone.utc)
+    deleted = prune_runs(store, keep_days=30, keep_last=3, now=now)
+    assert sorted(deleted) == ["p1-0", "p1-1", "p1-2"]  # p1 keeps p1-new, p1-4, p1-3
+    assert sorted(r.id for r in store.list_runs("p1")) == ["p1-3", "p1-4", "p1-new"]
+    assert [r.id for r in store.list_runs("p2")] == ["p2-old"]
+    assert prune_runs(store, keep_days=30, keep_last=3, now=now) == []
