@@ -1,7 +1,7 @@
 """Every deployment of assay, served by one process (`assay serve`; no work pool needed).
 
 - ``discover-<project>``: a discovery of each registered project, on the project's cron schedule;
-  its run form is DiscoveryParams (project, max steps, min steps, areas).
+  its run form is DiscoveryParams (project, max steps, min steps, areas, estimate only).
 - ``rerun-areas``: re-run some analysis areas of an existing run (RerunParams: run, areas).
 - ``maintenance``: orphaned step collections and old runs, daily.
 
@@ -43,10 +43,6 @@ def operations_deployments():
                                        parameters={"params": MaintenanceParams().model_dump()},
                                        description="Drop orphaned step collections; delete old runs"),
     ]
-
-
-def all_deployments():
-    return discovery_deployments() + operations_deployments()
 
 
 def main() -> None:
