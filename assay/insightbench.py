@@ -148,13 +148,18 @@ def rouge1(prediction: str, reference: str) -> float:
     return float(_scorer.score(reference, prediction)["rouge1"].fmeasure)
 
 
+def rouge_matrix(predictions: list[str], truths: list[str]) -> np.ndarray:
+    """ROUGE-1 F of every prediction (columns) against every truth (rows)."""
+    return np.array([[rouge1(p, t) for p in predictions] for t in truths])
+
+
 def score_task(task_id: int, predictions: list[str], truths: list[str], embed) -> TaskScore:
     """Insight-level scores: for each truth its best prediction, averaged over truths."""
     if not truths:
         raise ValueError("a task needs ground truth")
     if not predictions:
         return TaskScore(task_id, 0.0, 0.0, 0.0, 0, len(truths))
-    r = np.array([[rouge1(p, t) for p in predictions] for t in truths])
+    r = rouge_matrix(predictions, truths)
     vt, vp = embed(truths), embed(predictions)
     cos = np.clip(vt @ vp.T, -1.0, 1.0)
     precision = float((cos.max(axis=0) >= MATCH_COSINE).mean())
@@ -198,8 +203,9 @@ def evaluate(root: Path, ids: list[int], *, settings, store, embed, analyst: str
         t0 = time.perf_counter()
         result = run_task(task, settings=settings, store=store, analyst=analyst, max_steps=max_steps)
         s = score_task(task.id, [prediction_text(i) for i in result.insights], task.truth, embed)
-        s.rouge1_description = score_task(task.id, [prediction_text(i, "description") for i in result.insights],
-                                          task.truth, embed).rouge1
+        if result.insights:  # the same score on descriptions (ROUGE only: no second embedding pass)
+            descriptions = [prediction_text(i, "description") for i in result.insights]
+            s.rouge1_description = float(rouge_matrix(descriptions, task.truth).max(axis=1).mean())
         s.seconds = time.perf_counter() - t0
         scores.append(s)
         if on_task:

@@ -48,8 +48,8 @@ def step_frame(step: ExplorationStep, fetch=None) -> pd.DataFrame | None:
 
 
 def _numeric(df: pd.DataFrame, col: str) -> bool:
-    return pd.api.types.is_numeric_dtype(pd.to_numeric(df[col], errors="coerce")) and \
-        pd.to_numeric(df[col], errors="coerce").notna().mean() > 0.8 and not isinstance(df[col].iloc[0], bool)
+    values = pd.to_numeric(df[col], errors="coerce")
+    return values.notna().mean() > 0.8 and not isinstance(df[col].iloc[0], bool)
 
 
 def _segment(insight: Insight) -> tuple[str | None, str | None]:
