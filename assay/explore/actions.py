@@ -240,7 +240,9 @@ def tool_specs(allowed: tuple[str, ...] | None = None) -> list[ToolSpec]:
         "search_tables": ToolSpec(
             "search_tables",
             f"Semantic search for tables (top_k default {limits.DEFAULT_SEARCH_TOP_K}, at most "
-            f"{limits.MAX_SEARCH_TOP_K}; {limits.MAX_SEARCHES_PER_RUN} calls per run).",
+            f"{limits.MAX_SEARCH_TOP_K}; {limits.MAX_SEARCHES_PER_RUN} calls per run). Describe in English what the "
+            "table holds: names are indexed with their English reading, whatever their language. Archive copies and "
+            "numbered siblings of a result are folded into it and listed as `similar`.",
             {"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
              "required": ["query"]},
         ),

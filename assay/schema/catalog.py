@@ -21,8 +21,23 @@ _ARCHIVE = re.compile(
 _HINT_WORDS = re.compile(r"[a-z]+")
 
 
+_NUMBERED = re.compile(r"_\d+$")
+
+
 def is_archive_like(name: str) -> bool:
     return bool(_ARCHIVE.search(name))
+
+
+def family(fqn: str) -> str:
+    """The table a name is a copy or a numbered sibling of: 'erp.sls_ord_hdr_bkp3' and
+    'erp.sls_ord_hdr_202301' -> 'erp.sls_ord_hdr'; 'erp.hr_cfg_lkp_182' -> 'erp.hr_cfg_lkp'."""
+    schema, _, name = fqn.lower().rpartition(".")
+    prev = None
+    while prev != name:
+        prev = name
+        stripped = _NUMBERED.sub("", _ARCHIVE.sub("", name))
+        name = stripped or name
+    return f"{schema}.{name}" if schema else name
 
 
 def join_hints(tables: list[TableInfo]) -> dict[str, list[str]]:

@@ -41,6 +41,20 @@ def table_text(t: TableInfo, samples: dict[str, list] | None = None, glossary: d
     return "\n".join(parts)
 
 
+def name_text(t: TableInfo, glossary: dict[str, str] | None = None) -> str:
+    """The table's name and the glossary's reading of it, alone: 'sls quote: sales'.
+
+    A short text that a short query ("staff list", "supplier invoices") matches as a peer; in the
+    full text the name's meaning is diluted by dozens of column names.
+    """
+    from .glossary import expand
+
+    words = t.name.replace("_", " ")
+    meaning = expand(t.name, glossary)
+    return f"{words}: {meaning}" if meaning else words
+
+
 def table_hash(t: TableInfo, glossary: dict[str, str] | None = None) -> str:
     """Changes when anything embedded for the table changes (columns, description, glossary)."""
-    return hashlib.sha256(table_text(t, glossary=glossary).encode()).hexdigest()[:16]
+    blob = f"{table_text(t, glossary=glossary)}\n{name_text(t, glossary)}"
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from ..models import TableInfo
 from ..vectors.embedder import Embedder
 from ..vectors.index import VectorIndex, schema_collection
-from .catalog import is_archive_like
-from .discovery import table_hash, table_text
+import numpy as np
+
+from .catalog import family, is_archive_like
+from .discovery import name_text, table_hash, table_text
 
 
 @dataclass
@@ -23,12 +25,21 @@ class IndexStats:
 
 
 ARCHIVE_PENALTY = 0.1  # an archive copy ranks below a live table of similar score
-CONFIG_PENALTY = 0.05  # configuration and lookup tables rarely hold what an analyst searches for
+# configuration and lookup tables rarely hold what an analyst searches for; at 0.05, a module's
+# hundred `*_cfg_*` tables, which share its words, still filled the top ten of full-text vectors
+# (development recall 0.901 -> 0.934 at 0.1; no change beyond)
+CONFIG_PENALTY = 0.1
 _CONFIG = re.compile(r"(^|_)(cfg|config|param|params|lkp|lookup|map|mapping|tanim|kod|schluessel|setting|settings)(_|$)",
                      re.IGNORECASE)
 CANDIDATES_PER_RESULT = 20  # 8 (50 at least) missed live tables behind their copies: recall 0.85 -> 0.92
 MIN_CANDIDATES = 200
 SIZE_PRIOR = 0.05  # among near-equal scores, a table with real data beats a small lookup table
+# A table's vector mixes the embedding of its full text (name, columns, types, glossary readings)
+# with that of its name and the name's reading alone. The full text alone under-weights the name,
+# the strongest signal in an ERP schema; the name alone misses what only the columns say.
+# recall@10 on the 91 development queries of bench/schema_scale.py (with families collapsed):
+# full text 0.945, name alone 0.967, mixed with name weight 0.3 0.967, 0.4 0.989, 0.5 0.978.
+NAME_WEIGHT = 0.4
 
 _pending: dict[str, Future] = {}
 _pending_lock = threading.Lock()
@@ -64,7 +75,7 @@ class SchemaIndex:
         changed = [t for t in tables if current.get(t.fqn, {}).get("hash") != hashes[t.fqn]]
         removed = [k for k in current if k not in want]
         if changed:
-            vecs = self.embedder.embed([table_text(t, glossary=self.glossary) for t in changed])
+            vecs = self.table_vectors(changed)
             items = []
             for t, v in zip(changed, vecs):
                 items.append((t.fqn, v.tolist(), {
@@ -76,8 +87,20 @@ class SchemaIndex:
         self.index.delete(self.collection, removed)
         return IndexStats(embedded=len(changed), removed=len(removed), unchanged=len(tables) - len(changed))
 
-    def search(self, query: str, top_k: int) -> list[tuple[str, float]]:
-        """Cosine search, then a rerank that favours larger, more-joined tables on near-ties."""
+    def table_vectors(self, tables: list[TableInfo]) -> np.ndarray:
+        """One unit vector per table: the full text's and the name's embeddings, mixed."""
+        full = self.embedder.embed([table_text(t, glossary=self.glossary) for t in tables])
+        name = self.embedder.embed([name_text(t, self.glossary) for t in tables])
+        mixed = (1 - NAME_WEIGHT) * full + NAME_WEIGHT * name
+        return mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+
+    def search(self, query: str, top_k: int) -> list[tuple[str, float, list[str]]]:
+        """Cosine search, then a rerank that favours larger, more-joined tables on near-ties.
+
+        Each result stands for its family: archive copies and numbered siblings of a table
+        (``orders_bkp3``, ``orders_202301``, ``hr_cfg_lkp_182``) that also matched are listed
+        under it (``similar``, best first) instead of taking places of their own.
+        """
         self.wait()
         if not self.index.exists(self.collection):
             return []
@@ -100,4 +123,11 @@ class SchemaIndex:
                 prior -= CONFIG_PENALTY
             ranked.append((h.key, h.score + prior, h.score))
         ranked.sort(key=lambda r: (-r[1], r[0]))
-        return [(k, round(raw, 4)) for k, _, raw in ranked[:top_k]]
+        groups: dict[str, tuple[str, float, list[str]]] = {}
+        for key, _, raw in ranked:
+            fam = family(key)
+            if fam in groups:
+                groups[fam][2].append(key)
+            elif len(groups) < top_k:
+                groups[fam] = (key, round(raw, 4), [])
+        return list(groups.values())

@@ -17,6 +17,8 @@ from ..limits import MAX_LOOKUP_TABLES_PER_CALL, SAMPLE_ROWS
 from ..models import TableInfo
 from ..pii import MASK, pii_columns
 
+MAX_SIMILAR_LISTED = 3  # names of folded copies shown per search result; the rest are counted
+
 
 class Cancelled(Exception):
     pass
@@ -51,7 +53,7 @@ class SchemaProvider:
         tables: list[TableInfo],
         *,
         sampler: Callable[[TableInfo, int], list[dict]] | None = None,
-        searcher: Callable[[str, int], list[tuple[str, float]]] | None = None,
+        searcher: Callable[[str, int], list[tuple]] | None = None,
         pii: list[str] | None = None,
         joins: dict[str, list[str]] | None = None,
         cancel: threading.Event | None = None,
@@ -157,12 +159,17 @@ class SchemaProvider:
             raise RuntimeError("no schema index is available for search_tables")
         hits = self.searcher(query, top_k)
         out = []
-        for fqn, score in hits:
+        for fqn, score, *rest in hits:
             t = self.by_fqn.get(fqn.lower())
             if t is None:
                 continue
-            out.append({
+            hit = {
                 "table": t.fqn, "score": score, "rows": t.row_count,
                 "columns": [c.name for c in t.columns[:12]] + (["..."] if len(t.columns) > 12 else []),
-            })
+            }
+            similar = rest[0] if rest else []
+            if similar:  # copies and numbered siblings the search folded into this result
+                hit["similar"] = similar[:MAX_SIMILAR_LISTED] + (
+                    [f"... {len(similar) - MAX_SIMILAR_LISTED} more"] if len(similar) > MAX_SIMILAR_LISTED else [])
+            out.append(hit)
         return out

@@ -54,7 +54,7 @@ def test_glossary_finds_abbreviated_and_foreign_names(sidx):
 
 def test_rerank_prefers_the_larger_table_on_near_ties(sidx):
     sidx.sync(TABLES)
-    hits = [fqn for fqn, _ in sidx.search("customer master musteri unvan", 2)]
+    hits = [h[0] for h in sidx.search("customer master musteri unvan", 2)]
     assert hits.index("erp.musteri") < hits.index("archive.musteri")
 
 
@@ -64,16 +64,65 @@ def test_archive_copies_do_not_push_the_live_table_out(sidx):
     copies = [t("erp", f"sls_ord_hdr_bkp_{2020 + i // 12}{1 + i % 12:02d}", cols, 50) for i in range(70)]
     copies += [t("erp", f"sls_ord_hdr_tmp{i}", cols, 50) for i in range(40)]
     sidx.sync(copies + [t("erp", "sls_ord_hdr", cols, 10**6)])
-    top = [fqn for fqn, _ in sidx.search("sales order headers", 10)]
-    assert top[0] == "erp.sls_ord_hdr", top
+    hits = sidx.search("sales order headers", 10)
+    assert hits[0][0] == "erp.sls_ord_hdr", hits
+    # the copies are folded into the live table, not given places of their own
+    assert not any("_bkp_" in h[0] or "_tmp" in h[0] for h in hits)
+    assert len(hits[0][2]) > 50 and all(s.startswith("erp.sls_ord_hdr_") for s in hits[0][2])
+
+
+def test_numbered_configuration_tables_do_not_fill_the_results(sidx):
+    """A module's hundred `hr_cfg_lkp_<n>` tables share its words; one result stands for them all."""
+    cfg = [t("erp", f"hr_cfg_lkp_{i}", ["emp_no", "status_cd", "region_cd"], 5) for i in range(60)]
+    live = [t("erp", "hr_emp", ["id", "emp_no", "sube_kodu", "status_cd", "durum", "created_by"], 5000),
+            t("erp", "hr_payroll", ["id", "emp_no", "amt_lcy", "tarih"], 20000),
+            t("erp", "fin_gl_jrnl", ["id", "amt_lcy", "curr_cd", "tarih"], 50000)]
+    sidx.sync(cfg + live)
+    hits = sidx.search("staff list", 10)
+    names = [h[0] for h in hits]
+    assert "erp.hr_emp" in names[:2], names
+    assert sum(n.startswith("erp.hr_cfg_lkp_") for n in names) == 1
+    assert len(next(h for h in hits if h[0].startswith("erp.hr_cfg_lkp_"))[2]) >= 50
+
+
+def test_the_name_counts_beside_the_columns(sidx):
+    """The synthetic ERP's live tables: by full text alone neither comes first (module words in the
+    columns outweigh the name); mixed with the name's own vector both do."""
+    from assay.demo.erp import COLS, MODULES, table_plan
+
+    n_core = sum(len(ts) for _, ts in MODULES.values())
+    sidx.sync([TableInfo(schema="erp", name=name, row_count=rows,
+                         columns=[ColumnInfo(name=c, type=COLS[c]) for c in cols])
+               for name, cols, rows in table_plan()[:n_core]])
+    assert sidx.search("customer addresses", 1)[0][0] == "erp.sls_cust_addr"
+    assert sidx.search("warehouses", 1)[0][0] == "erp.inv_whse"
 
 
 def test_project_glossary_changes_the_text_and_the_hash(embedder):
-    from assay.schema.discovery import table_hash
+    from assay.schema.discovery import name_text, table_hash
 
     tb = t("erp", "zz_kx", ["kx_amt"])
     assert table_hash(tb) != table_hash(tb, {"kx": "refund"})
     assert "refund" in table_text(tb, glossary={"kx": "refund"})
+    assert name_text(tb, {"kx": "refund"}) == "zz kx: refund"
+
+
+def test_family_strips_copies_and_numbering():
+    from assay.schema.catalog import family
+
+    assert family("erp.sls_ord_hdr_bkp3") == family("erp.sls_ord_hdr_202301") == "erp.sls_ord_hdr"
+    assert family("erp.hr_cfg_lkp_182") == family("ERP.hr_cfg_lkp_7") == "erp.hr_cfg_lkp"
+    assert family("x.stg_orders_old2") == "x.orders"
+    assert family("archive.musteri") != family("erp.musteri")  # another schema is another table
+    assert family("t1") == "t1" and family("erp.q_2") == "erp.q"
+
+
+def test_provider_lists_folded_copies_briefly():
+    hits = [("erp.lager", 0.7, [f"erp.lager_bkp{i}" for i in range(5)]), ("erp.musteri", 0.6, [])]
+    p = SchemaProvider(TABLES, searcher=lambda q, k: hits)
+    out = p.search("stock", 5)
+    assert out[0]["similar"] == ["erp.lager_bkp0", "erp.lager_bkp1", "erp.lager_bkp2", "... 2 more"]
+    assert "similar" not in out[1]
 
 
 def test_provider_resolution():
