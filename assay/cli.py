@@ -177,25 +177,65 @@ def project_list() -> None:
 @_guarded
 def schema_refresh(project: str) -> None:
     """Re-read the warehouse schema and re-index changed tables."""
-    from .pipeline import discover_schema
+    from .pipeline import discover_schema, project_schema_index
     from .schema.catalog import join_hints, render_catalog
-    from .schema.index import SchemaIndex
-    from .vectors import get_embedder, open_index
     from .warehouse import open_warehouse
 
     settings = load_settings()
     store = _store()
     p = store.get_project(project)
+    # a foreground bulk job: the embedding model may use every core (runs leave one to the explorer)
+    os.environ.setdefault("ASSAY_TORCH_THREADS", str(os.cpu_count() or 1))
     wh = open_warehouse(p.warehouse)
     try:
-        tables = discover_schema(store, p, wh, refresh=True)
+        with out.status("reading the warehouse schema"):
+            tables = discover_schema(store, p, wh, refresh=True)
     finally:
         wh.close()
-    stats = SchemaIndex(open_index(settings), get_embedder(settings.embedding_model), p.id).sync(
-        tables, join_hints(tables))
+    with out.status(f"indexing {len(tables):,} tables (only new or changed ones are embedded)"):
+        stats = project_schema_index(p, settings=settings).sync(tables, join_hints(tables))
     cat = render_catalog(tables)
     out.print(f"{len(tables)} tables; re-embedded {stats.embedded}, removed {stats.removed}; "
               f"catalog {cat.tokens} tokens ({cat.tables_left_out} left out)")
+
+
+@schema_app.command("search")
+@_guarded
+def schema_search(
+    project: str,
+    query: str = typer.Argument(..., help="what the table holds, as the analyst would ask for it"),
+    top_k: int = typer.Option(10, "--top-k", "-k", min=1, max=50),
+    as_json: bool = typer.Option(False, "--json", help="the results as search_tables returns them to the analyst"),
+) -> None:
+    """Search the schema index as the analyst's search_tables does (to check a glossary or comments)."""
+    from .pipeline import discover_schema, project_schema_index
+    from .schema.catalog import join_hints
+    from .schema.provider import SchemaProvider
+    from .warehouse import open_warehouse
+
+    store = _store()
+    p = store.get_project(project)
+    wh = open_warehouse(p.warehouse)
+    try:
+        tables = discover_schema(store, p, wh)  # the cached schema, as a run would read it
+    finally:
+        wh.close()
+    idx = project_schema_index(p)
+    idx.sync(tables, join_hints(tables))  # nothing is re-embedded unless a table changed
+    hits = SchemaProvider(tables, searcher=idx.search).search(query, top_k)
+    if as_json:
+        out.print_json(data=hits)
+        return
+    t = Table(title=f"search_tables {query!r} in {p.id}")
+    for c, kw in (("#", {"justify": "right"}), ("table", {}), ("score", {"justify": "right"}),
+                  ("rows", {"justify": "right"}), ("description / columns", {"overflow": "fold"}),
+                  ("folded copies", {"justify": "right"})):
+        t.add_column(c, **kw)
+    for i, h in enumerate(hits, 1):
+        cols = ", ".join(h["columns"])
+        t.add_row(str(i), h["table"], f"{h['score']:.3f}", f"{h['rows']:,}",
+                  h.get("description") or cols, str(len(h.get("similar", [])) + h.get("more_similar", 0) or ""))
+    out.print(t)
 
 
 # ---------------------------------------------------------------------------- discover

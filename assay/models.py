@@ -454,6 +454,7 @@ class ColumnInfo(_Model):
     name: str
     type: str
     nullable: bool = True
+    description: str = ""  # the warehouse's comment on the column, if it has one
 
 
 class TableInfo(_Model):
@@ -462,7 +463,7 @@ class TableInfo(_Model):
     columns: list[ColumnInfo] = Field(default_factory=list)
     row_count: int = 0
     foreign_keys: dict[str, str] = Field(default_factory=dict)  # column -> schema.table
-    description: str = ""
+    description: str = ""  # the warehouse's comment on the table, if it has one
 
     @property
     def fqn(self) -> str:

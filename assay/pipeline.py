@@ -77,6 +77,16 @@ def _profile_text(project: Project) -> str:
     return "\n".join(f"- {k}: {v}" for k, v in project.profile.items()) if project.profile else ""
 
 
+def project_schema_index(project: Project, index=None, embedder=None,
+                         settings: Settings | None = None) -> SchemaIndex:
+    """The project's schema index, read with the project's glossary, as every run reads it."""
+    if index is None or embedder is None:
+        settings = settings or load_settings()
+        index = index if index is not None else open_index(settings)
+        embedder = embedder if embedder is not None else get_embedder(settings.embedding_model)
+    return SchemaIndex(index, embedder, project.id, glossary=project.warehouse.settings.get("glossary"))
+
+
 @dataclass
 class RunSession:
     """Everything one run needs, built lazily from ids."""
@@ -144,8 +154,7 @@ class RunSession:
 
     @cached_property
     def schema_index(self) -> SchemaIndex:
-        return SchemaIndex(self.index, self.embedder, self.project.id,
-                           glossary=self.project.warehouse.settings.get("glossary"))
+        return project_schema_index(self.project, self.index, self.embedder)
 
     def provider(self) -> SchemaProvider:
         return SchemaProvider(

@@ -76,10 +76,17 @@ def _hints(t: TableInfo, limit: int = 4) -> list[str]:
     return words[:limit]
 
 
+CATALOG_NOTE_CHARS = 80  # the start of a table's comment, where the warehouse has one
+
+
 def catalog_line(t: TableInfo, joins: list[str]) -> str:
     kw = ",".join(_hints(t))
     j = f" joins:{';'.join(joins)}" if joins else ""
-    return f"- {t.fqn} ({len(t.columns)} cols, ~{t.row_count:,} rows) [{kw}]{j}"
+    note = ""
+    if t.description:
+        d = t.description
+        note = f" \"{d if len(d) <= CATALOG_NOTE_CHARS else d[:CATALOG_NOTE_CHARS - 1].rstrip() + '…'}\""
+    return f"- {t.fqn} ({len(t.columns)} cols, ~{t.row_count:,} rows){note} [{kw}]{j}"
 
 
 @dataclass

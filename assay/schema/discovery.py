@@ -8,6 +8,9 @@ import json
 from ..models import TableInfo, WarehouseConfig
 
 _SECRET_WORDS = ("password", "secret", "token", "key", "credential", "private")
+# the embedding model reads 256 word pieces: comments are cut so that the columns still fit
+COLUMN_NOTE_CHARS = 60
+TABLE_NOTE_CHARS = 160
 
 
 def schema_cache_key(cfg: WarehouseConfig) -> str:
@@ -25,16 +28,18 @@ def table_text(t: TableInfo, samples: dict[str, list] | None = None, glossary: d
     """The text embedded for a table: name, columns, types, the glossary's reading, safe values."""
     from .glossary import expand
 
-    cols = ", ".join(f"{c.name} {c.type.lower()}" for c in t.columns[:80])
-    parts = [f"table {t.fqn}", f"{t.name.replace('_', ' ')}", f"columns: {cols}"]
+    cols = ", ".join(f"{c.name} {c.type.lower()}" + (f" ({c.description[:COLUMN_NOTE_CHARS]})" if c.description else "")
+                     for c in t.columns[:80])
+    parts = [f"table {t.fqn}", f"{t.name.replace('_', ' ')}"]
+    if t.description:  # the warehouse's own comment says best what the table holds: early, before truncation
+        parts.append(t.description)
+    parts.append(f"columns: {cols}")
     meaning = expand(t.name, glossary)
     col_meaning = expand(" ".join(c.name for c in t.columns[:80]), glossary)
     if meaning:
         parts.append(f"meaning: {meaning}")
     if col_meaning:
         parts.append(f"columns mean: {col_meaning}")
-    if t.description:
-        parts.append(t.description)
     if samples:
         vals = "; ".join(f"{k}: {', '.join(map(str, v[:3]))}" for k, v in list(samples.items())[:8])
         parts.append(f"values: {vals}")
@@ -42,7 +47,8 @@ def table_text(t: TableInfo, samples: dict[str, list] | None = None, glossary: d
 
 
 def name_text(t: TableInfo, glossary: dict[str, str] | None = None) -> str:
-    """The table's name and the glossary's reading of it, alone: 'sls quote: sales'.
+    """The table's name, the glossary's reading of it and the start of the warehouse's comment on
+    it, alone: 'sls quote: sales'.
 
     A short text that a short query ("staff list", "supplier invoices") matches as a peer; in the
     full text the name's meaning is diluted by dozens of column names.
@@ -51,7 +57,8 @@ def name_text(t: TableInfo, glossary: dict[str, str] | None = None) -> str:
 
     words = t.name.replace("_", " ")
     meaning = expand(t.name, glossary)
-    return f"{words}: {meaning}" if meaning else words
+    text = f"{words}: {meaning}" if meaning else words
+    return f"{text}. {t.description[:TABLE_NOTE_CHARS]}" if t.description else text
 
 
 def table_hash(t: TableInfo, glossary: dict[str, str] | None = None) -> str:

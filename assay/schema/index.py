@@ -67,9 +67,19 @@ class SchemaIndex:
         return fut.result(timeout) if fut is not None else None
 
     def sync(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None) -> IndexStats:
-        """Bring the collection in line with ``tables``; only changed tables are embedded."""
-        self.index.ensure(self.collection, self.embedder.dim)
-        current = self.index.payloads(self.collection)
+        """Bring the collection in line with ``tables``; only changed tables are embedded.
+
+        Vectors of another embedding model (``ASSAY_EMBEDDING_MODEL`` changed) are not comparable,
+        and may not even have the same size: the collection is then rebuilt. The model is loaded
+        only when something is to be embedded.
+        """
+        current = self.index.payloads(self.collection) if self.index.exists(self.collection) else None
+        if current and any(p.get("model") != self.embedder.name for p in current.values()):
+            self.index.drop(self.collection)
+            current = None
+        if current is None:
+            self.index.ensure(self.collection, self.embedder.dim)
+            current = {}
         want = {t.fqn: t for t in tables}
         hashes = {t.fqn: table_hash(t, self.glossary) for t in tables}
         changed = [t for t in tables if current.get(t.fqn, {}).get("hash") != hashes[t.fqn]]
@@ -79,7 +89,7 @@ class SchemaIndex:
             items = []
             for t, v in zip(changed, vecs):
                 items.append((t.fqn, v.tolist(), {
-                    "hash": hashes[t.fqn], "fqn": t.fqn, "rows": int(t.row_count),
+                    "hash": hashes[t.fqn], "model": self.embedder.name, "fqn": t.fqn, "rows": int(t.row_count),
                     "joins": len((joins or {}).get(t.fqn, [])),
                 }))
             for i in range(0, len(items), 256):
@@ -95,7 +105,8 @@ class SchemaIndex:
         return mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
 
     def search(self, query: str, top_k: int) -> list[tuple[str, float, list[str]]]:
-        """Cosine search, then a rerank that favours larger, more-joined tables on near-ties.
+        """Cosine search, then a rerank that favours larger, more-joined tables on near-ties; the
+        score returned is the reranked one (cosine plus the priors below).
 
         Each result stands for its family: archive copies and numbered siblings of a table
         (``orders_bkp3``, ``orders_202301``, ``hr_cfg_lkp_182``) that also matched are listed
@@ -121,13 +132,13 @@ class SchemaIndex:
                 prior -= ARCHIVE_PENALTY
             elif _CONFIG.search(name):
                 prior -= CONFIG_PENALTY
-            ranked.append((h.key, h.score + prior, h.score))
+            ranked.append((h.key, h.score + prior))
         ranked.sort(key=lambda r: (-r[1], r[0]))
         groups: dict[str, tuple[str, float, list[str]]] = {}
-        for key, _, raw in ranked:
+        for key, score in ranked:  # the score shown is the one ranked by: results read in order
             fam = family(key)
             if fam in groups:
                 groups[fam][2].append(key)
             elif len(groups) < top_k:
-                groups[fam] = (key, round(raw, 4), [])
+                groups[fam] = (key, round(score, 4), [])
         return list(groups.values())

@@ -114,13 +114,14 @@ class SchemaProvider:
         return rows
 
     def detail(self, t: TableInfo) -> dict:
-        return {
-            "table": t.fqn,
-            "rows": t.row_count,
-            "columns": [{"name": c.name, "type": c.type, "nullable": c.nullable} for c in t.columns],
-            "joins": self.joins.get(t.fqn, []),
-            "sample_rows": self._sample(t),
-        }
+        out: dict = {"table": t.fqn, "rows": t.row_count}
+        if t.description:
+            out["description"] = t.description
+        out["columns"] = [{"name": c.name, "type": c.type, "nullable": c.nullable,
+                           **({"description": c.description} if c.description else {})} for c in t.columns]
+        out["joins"] = self.joins.get(t.fqn, [])
+        out["sample_rows"] = self._sample(t)
+        return out
 
     def lookup(self, refs: list[str]) -> LookupResult:
         out = LookupResult()
@@ -163,13 +164,14 @@ class SchemaProvider:
             t = self.by_fqn.get(fqn.lower())
             if t is None:
                 continue
-            hit = {
-                "table": t.fqn, "score": score, "rows": t.row_count,
-                "columns": [c.name for c in t.columns[:12]] + (["..."] if len(t.columns) > 12 else []),
-            }
+            hit = {"table": t.fqn, "score": score, "rows": t.row_count}
+            if t.description:
+                hit["description"] = t.description
+            hit["columns"] = [c.name for c in t.columns[:12]] + (["..."] if len(t.columns) > 12 else [])
             similar = rest[0] if rest else []
             if similar:  # copies and numbered siblings the search folded into this result
-                hit["similar"] = similar[:MAX_SIMILAR_LISTED] + (
-                    [f"... {len(similar) - MAX_SIMILAR_LISTED} more"] if len(similar) > MAX_SIMILAR_LISTED else [])
+                hit["similar"] = similar[:MAX_SIMILAR_LISTED]
+                if len(similar) > MAX_SIMILAR_LISTED:
+                    hit["more_similar"] = len(similar) - MAX_SIMILAR_LISTED
             out.append(hit)
         return out

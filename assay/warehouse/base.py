@@ -53,3 +53,14 @@ class Warehouse(Protocol):
 
 def fix_prompt_for(kind: str) -> str:
     return (FIX_PROMPTS / f"sql_fix_{kind}.md").read_text()
+
+
+MAX_COMMENT_CHARS = 300  # a table or column comment is documentation, not a manual
+
+
+def clean_comment(text: str | None) -> str:
+    """A warehouse comment as one line of at most MAX_COMMENT_CHARS ('' for none)."""
+    if not text:
+        return ""
+    one = " ".join(str(text).split())
+    return one if len(one) <= MAX_COMMENT_CHARS else one[:MAX_COMMENT_CHARS - 1].rstrip() + "…"

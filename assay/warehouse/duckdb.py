@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..errors import QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo
-from .base import QueryResult, fix_prompt_for
+from .base import QueryResult, clean_comment, fix_prompt_for
 
 _SYSTEM = ("information_schema", "pg_catalog")
 
@@ -74,12 +74,18 @@ class DuckDBWarehouse:
                 (schema, name), TableInfo(schema=schema, name=name)
             )
             t.columns.append(ColumnInfo(name=col, type=str(typ), nullable=nullable == "YES"))
-        counts = {
-            (s, n): int(c or 0)
-            for s, n, c in cur.execute(
-                "SELECT schema_name, table_name, estimated_size FROM duckdb_tables()"
-            ).fetchall()
-        }
+        counts, comments = {}, {}
+        for s, n, c, comment in cur.execute(
+                "SELECT schema_name, table_name, estimated_size, comment FROM duckdb_tables() "
+                "WHERE database_name = current_database()").fetchall():
+            counts[(s, n)] = int(c or 0)
+            comments[(s, n)] = comment
+        comments.update({(s, n): comment for s, n, comment in cur.execute(
+            "SELECT schema_name, view_name, comment FROM duckdb_views() "
+            "WHERE NOT internal AND database_name = current_database()").fetchall()})
+        col_comments = {(s, n, col): comment for s, n, col, comment in cur.execute(
+            "SELECT schema_name, table_name, column_name, comment FROM duckdb_columns() "
+            "WHERE comment IS NOT NULL AND database_name = current_database()").fetchall()}
         fks = cur.execute(
             """SELECT schema_name, table_name, constraint_column_names, referenced_table
                FROM duckdb_constraints() WHERE constraint_type = 'FOREIGN KEY'"""
@@ -89,6 +95,9 @@ class DuckDBWarehouse:
             if t is not None and cols:
                 t.foreign_keys[cols[0]] = f"{s}.{ref}"
         for key, t in tables.items():
+            t.description = clean_comment(comments.get(key))
+            for c in t.columns:
+                c.description = clean_comment(col_comments.get((*key, c.name)))
             t.row_count = counts.get(key, 0)
             if key not in counts:  # a view: count it (views are cheap in the demo)
                 try:

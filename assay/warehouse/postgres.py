@@ -18,7 +18,7 @@ from psycopg import sql as psql
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, TransientError, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, fix_prompt_for
+from .base import QueryResult, clean_comment, fix_prompt_for
 
 _SYSTEM = ("pg_catalog", "information_schema", "pg_toast")
 FETCH_BATCH = 10_000
@@ -125,6 +125,15 @@ class PostgresWarehouse:
                    WHERE con.contype = 'f'"""
             )
             fks = cur.fetchall()
+            cur.execute(  # COMMENT ON TABLE / VIEW / COLUMN
+                """SELECT n.nspname, cl.relname, a.attname, d.description
+                   FROM pg_description d
+                   JOIN pg_class cl ON cl.oid = d.objoid AND d.classoid = 'pg_class'::regclass
+                   JOIN pg_namespace n ON n.oid = cl.relnamespace
+                   LEFT JOIN pg_attribute a ON a.attrelid = cl.oid AND a.attnum = d.objsubid AND d.objsubid > 0
+                   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')"""
+            )
+            comments = {(s, n, col): text for s, n, col, text in cur.fetchall()}
         c.rollback()
         tables: dict[tuple[str, str], TableInfo] = {}
         for schema, name, col, typ, nullable in rows:
@@ -136,6 +145,9 @@ class PostgresWarehouse:
                 t.foreign_keys[col] = f"{rs}.{rn}"
         for key, t in tables.items():
             t.row_count = counts.get(key, 0)
+            t.description = clean_comment(comments.get((*key, None)))
+            for col in t.columns:
+                col.description = clean_comment(comments.get((*key, col.name)))
         return list(tables.values())
 
     def sample_rows(self, table: TableInfo, n: int = 3) -> list[dict]:

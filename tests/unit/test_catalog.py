@@ -35,3 +35,48 @@ def test_over_budget_drops_archives_then_smallest():
     assert c.tables_left_out > 0 and f"{c.tables_left_out} of {len(tables)} tables are not listed" in c.text
     assert "orders_bkp" not in c.text  # archives go first, even when huge
     assert "big_29" in c.text and "tiny_0 " not in c.text
+
+
+def test_duckdb_comments_reach_the_catalog_the_index_text_and_lookups(tmp_path):
+    """COMMENT ON in the warehouse: read by discovery, shown in the catalog (cut), embedded early in
+    the table's text and its name text, and returned by lookup_schema and search_tables."""
+    import duckdb
+
+    from assay.schema.discovery import name_text, table_hash, table_text
+    from assay.schema.provider import SchemaProvider
+    from assay.warehouse.duckdb import DuckDBWarehouse
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE sls_quote (id INT, cust_no VARCHAR, amt_lcy DOUBLE)")
+    con.execute("CREATE TABLE sls_disc (id INT)")
+    con.execute("CREATE VIEW open_quotes AS SELECT * FROM sls_quote")
+    long = "Quotations sent to customers and prospects, one row per offer; " * 4
+    con.execute(f"COMMENT ON TABLE sls_quote IS '{long}'")
+    con.execute("COMMENT ON COLUMN sls_quote.amt_lcy IS 'Offer total in local currency'")
+    con.execute("COMMENT ON VIEW open_quotes IS 'Quotes not yet accepted'")
+    con.close()
+    wh = DuckDBWarehouse(str(db))
+    tables = {x.name: x for x in wh.list_tables()}
+    q = tables["sls_quote"]
+    assert q.description.startswith("Quotations sent to customers") and len(q.description) <= 300
+    assert tables["open_quotes"].description == "Quotes not yet accepted"
+    assert tables["sls_disc"].description == ""
+    assert {c.name: c.description for c in q.columns}["amt_lcy"] == "Offer total in local currency"
+
+    line = next(x for x in render_catalog(list(tables.values())).text.splitlines() if ".sls_quote " in x)
+    assert '"Quotations sent to customers' in line and "…" in line and len(line) < 200
+    text = table_text(q)
+    assert text.index("Quotations sent") < text.index("columns:")  # before the columns, which may be cut
+    assert "amt_lcy double (Offer total in local currency)" in text
+    assert "Quotations sent to customers" in name_text(q)
+    assert table_hash(q) != table_hash(q.model_copy(update={"description": ""}))
+
+    p = SchemaProvider(list(tables.values()), sampler=wh.sample_rows,
+                       searcher=lambda text, k: [(q.fqn, 0.9, [])])
+    detail = p.lookup(["sls_quote"]).tables[0]
+    assert detail["description"] == q.description
+    assert [c.get("description", "") for c in detail["columns"]] == ["", "", "Offer total in local currency"]
+    assert "description" not in p.lookup(["sls_disc"]).tables[0]
+    assert p.search("offers", 5)[0]["description"] == q.description
+    wh.close()

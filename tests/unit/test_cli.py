@@ -83,3 +83,47 @@ def test_packs_validate(tmp_path):
 @pytest.mark.parametrize("rating", ["love"])
 def test_feedback_rating_checked(rating):
     one_line_error(invoke("feedback", "x", "y", rating), "rating must be")
+
+
+def test_schema_refresh_and_search_read_the_project_glossary(tmp_path):
+    """`schema refresh` indexes with the project's glossary, as runs do (a run re-embeds nothing after
+    it); `schema search` answers as search_tables does, copies folded."""
+    import duckdb
+
+    from assay.pipeline import discover_schema, project_schema_index
+    from assay.schema.catalog import join_hints
+    from assay.settings import load_settings
+    from assay.store import open_store
+    from assay.warehouse import open_warehouse
+
+    db = tmp_path / "erp.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE zq_kx (id INT, kx_amt DOUBLE)")
+    con.execute("COMMENT ON TABLE zq_kx IS 'one row per refund'")
+    for i in range(3):
+        con.execute(f"CREATE TABLE zq_kx_bkp{i} AS SELECT * FROM zq_kx")
+    con.execute("CREATE TABLE hr_emp (id INT, emp_no VARCHAR)")
+    con.close()
+    f = tmp_path / "p.yaml"
+    f.write_text("id: glossed\npack: ecommerce\nwarehouse:\n  kind: duckdb\n"
+                 f"  settings: {{path: {db}, glossary: {{kx: refund, zq: returns}}}}\n")
+    assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+    r = invoke("schema", "refresh", "glossed")
+    assert r.exit_code == 0 and "re-embedded 5" in r.output, r.output
+
+    store = open_store(load_settings())
+    p = store.get_project("glossed")
+
+    wh = open_warehouse(p.warehouse)
+    tables = discover_schema(store, p, wh)
+    wh.close()
+    assert project_schema_index(p).sync(tables, join_hints(tables)).embedded == 0  # same texts as a run's
+
+    r = invoke("schema", "search", "glossed", "money given back to customers", "--json", "-k", "2")
+    assert r.exit_code == 0, r.output
+    hits = json.loads(r.output)
+    assert hits[0]["table"] == "main.zq_kx" and hits[0]["description"] == "one row per refund"
+    assert sorted(hits[0]["similar"]) == ["main.zq_kx_bkp0", "main.zq_kx_bkp1", "main.zq_kx_bkp2"]
+    r = invoke("schema", "search", "glossed", "money given back to customers")
+    assert r.exit_code == 0 and "main.zq_kx" in r.output and "one row per refund" in r.output
+    one_line_error(invoke("schema", "search", "nope", "x"), "no project 'nope'")
