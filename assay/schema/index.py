@@ -46,6 +46,11 @@ _pending_lock = threading.Lock()
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schema-index")
 
 
+def _size_bucket(rows: float) -> float:
+    """Row counts that the size prior cannot tell apart (a tenth of a decade) are not re-written."""
+    return round(math.log10(max(float(rows), 0) + 1), 1)
+
+
 class SchemaIndex:
     def __init__(self, index: VectorIndex, embedder: Embedder, project_id: str,
                  glossary: dict[str, str] | None = None):
@@ -84,6 +89,16 @@ class SchemaIndex:
         hashes = {t.fqn: table_hash(t, self.glossary) for t in tables}
         changed = [t for t in tables if current.get(t.fqn, {}).get("hash") != hashes[t.fqn]]
         removed = [k for k in current if k not in want]
+        # row counts and joins feed the rerank, not the vector: when they move, only the payload does
+        moved = {}
+        for t in tables:
+            p = current.get(t.fqn)
+            if p is None or p.get("hash") != hashes[t.fqn]:
+                continue
+            rows, n_joins = int(t.row_count), len((joins or {}).get(t.fqn, []))
+            if _size_bucket(p.get("rows", 0)) != _size_bucket(rows) or p.get("joins") != n_joins:
+                moved[t.fqn] = {"rows": rows, "joins": n_joins}
+        self.index.set_payloads(self.collection, moved)
         if changed:
             vecs = self.table_vectors(changed)
             items = []

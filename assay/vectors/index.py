@@ -102,6 +102,16 @@ class VectorIndex:
                 if offset is None:
                     return out
 
+    def set_payloads(self, name: str, updates: dict[str, dict[str, Any]]) -> None:
+        """Merge new payload fields into existing points, by key, without touching their vectors."""
+        if not updates:
+            return
+        ops = [models.SetPayloadOperation(set_payload=models.SetPayload(payload=p, points=[point_id(k)]))
+               for k, p in updates.items()]
+        with self._guard():
+            for i in range(0, len(ops), 500):
+                self.client.batch_update_points(name, update_operations=ops[i:i + 500], wait=True)
+
     def count(self, name: str) -> int:
         with self._guard():
             if not self.client.collection_exists(name):

