@@ -8,11 +8,11 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..models import TableInfo
 from ..vectors.embedder import Embedder
 from ..vectors.index import VectorIndex, schema_collection
-import numpy as np
-
 from .catalog import family, is_archive_like
 from .discovery import name_text, table_hash, table_text
 

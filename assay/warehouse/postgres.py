@@ -131,7 +131,8 @@ class PostgresWarehouse:
                    JOIN pg_class cl ON cl.oid = d.objoid AND d.classoid = 'pg_class'::regclass
                    JOIN pg_namespace n ON n.oid = cl.relnamespace
                    LEFT JOIN pg_attribute a ON a.attrelid = cl.oid AND a.attnum = d.objsubid AND d.objsubid > 0
-                   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')"""
+                   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+                     AND (d.objsubid = 0 OR a.attname IS NOT NULL)"""
             )
             comments = {(s, n, col): text for s, n, col, text in cur.fetchall()}
         c.rollback()
