@@ -49,6 +49,10 @@ class WarehouseConfig(_Model):
     row_cap: int = 10_000
     digest_bytes_cap: int = 16_000  # a step digest larger than this sheds rows, never statistics
     pii_columns: list[str] = Field(default_factory=list)
+    # what tables hold, in the project's words, for warehouses without comments (or without the
+    # right to add them): {"sales.sls_quote": "quotations sent to customers", "sls_disc": "..."}.
+    # Added to the warehouse's own comment; not part of the schema cache key.
+    descriptions: dict[str, str] = Field(default_factory=dict)
 
 
 class LLMConfig(_Model):

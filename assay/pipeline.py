@@ -9,6 +9,7 @@ these functions; the CLI and tests can call them directly.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
 import time
 from pathlib import Path
@@ -45,7 +46,7 @@ from .models import (
 from .packs import pack_for_project, render
 from .recommend import recommend
 from .schema.catalog import join_hints, render_catalog
-from .schema.discovery import schema_cache_key
+from .schema.discovery import apply_descriptions, schema_cache_key
 from .schema.index import SchemaIndex
 from .schema.provider import SchemaProvider
 from .settings import Settings, load_settings
@@ -53,6 +54,8 @@ from .store import Store, open_store
 from .validate.verify import Verifier
 from .vectors import get_embedder, open_index
 from .warehouse import build_guard, open_warehouse
+
+log = logging.getLogger("assay")
 
 STATISTICAL_NOTE = (
     "No LLM is configured, so the statistical analyst ran (set ANTHROPIC_API_KEY or llm.provider to use an "
@@ -281,13 +284,16 @@ def context_phase(s: RunSession) -> str:
 
 
 def discover_schema(store: Store, project: Project, warehouse, refresh: bool = False) -> list[TableInfo]:
+    """The warehouse's tables (cached by configuration), with the project's descriptions added."""
     key = schema_cache_key(project.warehouse)
-    if not refresh:
-        cached = store.get_schema(key)
-        if cached is not None:
-            return cached
-    tables = warehouse.list_tables()
-    store.put_schema(key, project.id, tables)
+    tables = None if refresh else store.get_schema(key)
+    if tables is None:
+        tables = warehouse.list_tables()
+        store.put_schema(key, project.id, tables)
+    tables, unknown = apply_descriptions(tables, project.warehouse.descriptions)
+    if unknown:
+        log.warning("project %s: warehouse.descriptions name no table (or an ambiguous one): %s",
+                    project.id, ", ".join(sorted(unknown)))
     return tables
 
 

@@ -65,3 +65,29 @@ def table_hash(t: TableInfo, glossary: dict[str, str] | None = None) -> str:
     """Changes when anything embedded for the table changes (columns, description, glossary)."""
     blob = f"{table_text(t, glossary=glossary)}\n{name_text(t, glossary)}"
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def apply_descriptions(tables: list[TableInfo], notes: dict[str, str]) -> tuple[list[TableInfo], list[str]]:
+    """The project's descriptions added to the tables they name (``schema.table``, or a bare name
+    that is unambiguous; case-insensitive), after any comment of the warehouse's own.
+
+    Returns the tables (changed ones copied, the input untouched) and the keys that named no table.
+    """
+    if not notes:
+        return tables, []
+    by_fqn = {t.fqn.lower(): i for i, t in enumerate(tables)}
+    by_name: dict[str, list[int]] = {}
+    for i, t in enumerate(tables):
+        by_name.setdefault(t.name.lower(), []).append(i)
+    out, unknown = list(tables), []
+    for key, note in notes.items():
+        k = key.strip().lower()
+        hit = [by_fqn[k]] if k in by_fqn else by_name.get(k, []) if "." not in k else []
+        note = " ".join(str(note).split())
+        if len(hit) != 1 or not note:
+            unknown.append(key)
+            continue
+        t = out[hit[0]]
+        text = f"{t.description} {note}" if t.description else note
+        out[hit[0]] = t.model_copy(update={"description": text})
+    return out, unknown

@@ -80,3 +80,19 @@ def test_duckdb_comments_reach_the_catalog_the_index_text_and_lookups(tmp_path):
     assert "description" not in p.lookup(["sls_disc"]).tables[0]
     assert p.search("offers", 5)[0]["description"] == q.description
     wh.close()
+
+
+def test_project_descriptions_name_tables_by_fqn_or_unambiguous_bare_name():
+    from assay.schema.discovery import apply_descriptions
+
+    a = t("quote", 10)
+    b = TableInfo(schema="erp", name="disc", row_count=5, description="Discount rules.")
+    c1, c2 = TableInfo(schema="x", name="dup"), TableInfo(schema="y", name="dup")
+    tables = [a, b, c1, c2]
+    out, unknown = apply_descriptions(tables, {"ERP.Quote": "  offers to\ncustomers ", "disc": "Per customer group.",
+                                               "dup": "ambiguous", "y.dup": "the second", "nope": "x", "erp.gone": "y"})
+    assert [x.description for x in out] == ["offers to customers", "Discount rules. Per customer group.", "",
+                                            "the second"]
+    assert sorted(unknown) == ["dup", "erp.gone", "nope"]
+    assert a.description == "" and b.description == "Discount rules."  # the input is not changed
+    assert apply_descriptions(tables, {}) == (tables, [])

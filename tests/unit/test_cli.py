@@ -127,3 +127,33 @@ def test_schema_refresh_and_search_read_the_project_glossary(tmp_path):
     r = invoke("schema", "search", "glossed", "money given back to customers")
     assert r.exit_code == 0 and "main.zq_kx" in r.output and "one row per refund" in r.output
     one_line_error(invoke("schema", "search", "nope", "x"), "no project 'nope'")
+
+
+def test_project_descriptions_reach_search_and_re_embed_only_their_table(tmp_path, caplog):
+    import duckdb
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    for name in ("tbl_a", "tbl_b", "tbl_c"):
+        con.execute(f"CREATE TABLE {name} (id INT, val DOUBLE)")
+    con.close()
+    f = tmp_path / "p.yaml"
+
+    def apply(note_b: str) -> None:
+        f.write_text("id: noted\npack: ecommerce\nwarehouse:\n  kind: duckdb\n"
+                     f"  settings: {{path: {db}}}\n"
+                     f"  descriptions: {{tbl_b: '{note_b}', main.tbl_zz: 'no such table'}}\n")
+        assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+
+    apply("veterinary appointments booked for pets")
+    r = invoke("schema", "refresh", "noted")
+    assert r.exit_code == 0 and "re-embedded 3" in r.output, r.output
+    assert "main.tbl_zz" in caplog.text  # a description that names no table is reported, not fatal
+    hits = json.loads(invoke("schema", "search", "noted", "vet visits for animals", "--json", "-k", "1").output)
+    assert hits == [{"table": "main.tbl_b", "score": hits[0]["score"], "rows": 0,
+                     "description": "veterinary appointments booked for pets", "columns": ["id", "val"]}]
+    apply("invoices of the garden centre")  # edited in the project file: that table only is embedded again
+    r = invoke("schema", "refresh", "noted")
+    assert "re-embedded 1" in r.output, r.output
+    r = invoke("schema", "search", "noted", "garden centre invoices", "--json", "-k", "1")
+    assert json.loads(r.output)[0]["table"] == "main.tbl_b"
