@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..limits import CATALOG_BUDGET_TOKENS, CHARS_PER_TOKEN
 from ..models import TableInfo
+from ..warehouse.base import clean_comment
 
 _ARCHIVE = re.compile(
     r"(_(bkp|bak|backup|tmp|temp|stg|staging|log|logs|old|copy|archive|arch|hist)\d*$)"
@@ -82,10 +83,7 @@ CATALOG_NOTE_CHARS = 80  # the start of a table's comment, where the warehouse h
 def catalog_line(t: TableInfo, joins: list[str]) -> str:
     kw = ",".join(_hints(t))
     j = f" joins:{';'.join(joins)}" if joins else ""
-    note = ""
-    if t.description:
-        d = t.description
-        note = f" \"{d if len(d) <= CATALOG_NOTE_CHARS else d[:CATALOG_NOTE_CHARS - 1].rstrip() + '…'}\""
+    note = f" \"{clean_comment(t.description, CATALOG_NOTE_CHARS)}\"" if t.description else ""
     return f"- {t.fqn} ({len(t.columns)} cols, ~{t.row_count:,} rows){note} [{kw}]{j}"
 
 

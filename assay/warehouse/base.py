@@ -58,9 +58,9 @@ def fix_prompt_for(kind: str) -> str:
 MAX_COMMENT_CHARS = 300  # a table or column comment is documentation, not a manual
 
 
-def clean_comment(text: str | None) -> str:
-    """A warehouse comment as one line of at most MAX_COMMENT_CHARS ('' for none)."""
+def clean_comment(text: str | None, limit: int = MAX_COMMENT_CHARS) -> str:
+    """A warehouse comment as one line of at most ``limit`` characters ('' for none)."""
     if not text:
         return ""
     one = " ".join(str(text).split())
-    return one if len(one) <= MAX_COMMENT_CHARS else one[:MAX_COMMENT_CHARS - 1].rstrip() + "…"
+    return one if len(one) <= limit else one[:limit - 1].rstrip() + "…"
