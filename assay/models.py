@@ -35,6 +35,9 @@ class ProjectState(str, Enum):
 class TenantFilter(_Model):
     column: str
     value: str | int
+    # relations without the tenant column that hold no tenant's data (shared dimensions such as
+    # products); with a tenant filter set, any other relation without the column is refused
+    shared_tables: list[str] = Field(default_factory=list)
 
 
 class WarehouseConfig(_Model):

@@ -107,6 +107,11 @@ class GuardVerdict:
     reason: str = ""
     sql: str = ""  # the statement to run (rewritten when the tenant filter was injected)
     tables: list[str] = field(default_factory=list)
+    # positions (0-based) of the result's output columns whose values derive from a PII column
+    # (by lineage, not by name); the executor masks them before anyone sees the result
+    masked_outputs: list[int] = field(default_factory=list)
+    # the statement reads a PII column anywhere (then error text from the engine is scrubbed)
+    touches_pii: bool = False
 
     def as_dict(self) -> dict:
         return {"allowed": self.allowed, "reason": self.reason}
@@ -168,10 +173,14 @@ class SQLGuard:
 
     def enforce(self, sql: str) -> str:
         """Return the statement to run, or raise GuardRefusal."""
+        return self.vet(sql).sql
+
+    def vet(self, sql: str) -> GuardVerdict:
+        """The allowed verdict (statement to run, outputs to mask), or raise GuardRefusal."""
         v = self.check(sql)
         if not v.allowed:
             raise GuardRefusal(v.reason)
-        return v.sql
+        return v
 
     # ------------------------------------------------------------------ internals
 
