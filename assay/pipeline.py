@@ -23,7 +23,7 @@ from .analysis.picker import pick_steps
 from .analysis.step_index import StepIndex
 from .background import BatchWorker
 from .context import mark_duplicates, render_previous_context
-from .errors import ConfigError, InvalidLLMOutput, MissingKey, UserError
+from .errors import ConfigError, InvalidLLMOutput, MissingKey, TransientError, UserError
 from .explore.executor import Executor
 from .explore.loop import Explorer
 from .llm import build_llm, llm_configured
@@ -427,14 +427,17 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
 # ---------------------------------------------------------------------------- phases 5+6: one area
 
 
-def area_phase(s: RunSession, area_id: str) -> AreaLog:
-    """Pick, analyse and verify one area. Never raises for an area failure: it is logged."""
+def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) -> AreaLog:
+    """Pick, analyse and verify one area. An area failure is logged, never raised, except a transient one
+    (LLM overloaded or throttled, a dropped connection) when ``raise_transient``: it is logged and then
+    raised, so the orchestrator's retry policy tries the area again."""
     area = next((a for a in s.pack.areas if a.id == area_id), None)
     if area is None:
         raise ConfigError(f"unknown area {area_id!r} (valid: {', '.join(a.id for a in s.pack.areas)})")
     s.store.update_run(s.run_id, phase=Phase.analysis)
     log = AreaLog(area=area.id, ok=False)
     insights: list[Insight] = []
+    transient: TransientError | None = None
     try:
         steps = s.store.steps(s.run_id)
         s.step_index.ensure(steps)
@@ -472,11 +475,16 @@ def area_phase(s: RunSession, area_id: str) -> AreaLog:
                 "output_tokens": verifier.usage.output_tokens, "cached_tokens": verifier.usage.cached_tokens})
         log.ok = True
         log.insights = len(insights)
+    except TransientError as exc:
+        log.error = f"{exc} (transient)"
+        transient = exc
     except (UserError, InvalidLLMOutput) as exc:
         log.error = str(exc)
     except Exception as exc:  # an area's failure must not sink the run: it is recorded
         log.error = f"{type(exc).__name__}: {exc}"
     s.store.save_area(s.run_id, area.id, insights, log)
+    if transient is not None and raise_transient:
+        raise transient
     return log
 
 

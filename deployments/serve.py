@@ -11,6 +11,7 @@ Users with work pools deploy the same flows with `prefect deploy --all` (prefect
 from __future__ import annotations
 
 from prefect import serve
+from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
 from prefect.schedules import Cron
 
 from assay.settings import load_settings
@@ -21,6 +22,10 @@ from flows.rerun import rerun_flow
 
 MAINTENANCE_CRON = "17 3 * * *"
 
+# one discovery of a project at a time; a second one (a schedule firing while a manual run is on) waits its
+# turn instead of colliding with the first on the warehouse and the local index
+ONE_AT_A_TIME = ConcurrencyLimitConfig(limit=1, collision_strategy=ConcurrencyLimitStrategy.ENQUEUE)
+
 
 def discovery_deployments():
     out = []
@@ -29,6 +34,7 @@ def discovery_deployments():
             name=f"discover-{p.id}",
             parameters={"params": DiscoveryParams(project=p.id).model_dump()},
             schedules=[Cron(p.schedule)] if p.schedule else None,
+            concurrency_limit=ONE_AT_A_TIME,
             tags=["assay", p.pack],
             description=f"Discovery of project {p.id} ({p.pack})",
         ))

@@ -93,7 +93,9 @@ class AreaFailed(Exception):
 
 @task(name="analyze-and-verify", cache_key_fn=run_scoped("area"), persist_result=True, **_RETRY)
 async def area_task(run_id: str, area: str) -> dict:
-    result: AreaLog = await _phase(run_id, pipeline.area_phase, area)
+    # a transient failure (LLM throttled or overloaded, a dropped connection) is raised, so this task's
+    # retry policy tries the area again with backoff; any other failure is final for this attempt
+    result: AreaLog = await _phase(run_id, pipeline.area_phase, area, raise_transient=True)
     if not result.ok:
         raise AreaFailed(f"area {area}: {result.error}")
     return result.model_dump(mode="json")

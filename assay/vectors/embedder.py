@@ -17,15 +17,21 @@ from ..errors import ConfigError
 
 DEFAULT_MODEL = "bundled:all-MiniLM-L6-v2"
 
+# One lock for every load in the process: two threads importing torch at once (two flow runs served by
+# one `assay serve`, or two Embedder instances) leave it half-initialised ("partially initialized module
+# 'torch' has no attribute 'Tensor'"), and that failed a scheduled run.
+_LOAD_LOCK = threading.Lock()
+
 
 class Embedder:
     def __init__(self, model: str | None = None):
         self.name = model or DEFAULT_MODEL
         self._model = None
-        self._lock = threading.Lock()
 
     def _load(self):
-        with self._lock:
+        if self._model is not None:
+            return self._model
+        with _LOAD_LOCK:
             if self._model is not None:
                 return self._model
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -70,6 +76,11 @@ class Embedder:
         return self.embed([text])[0]
 
 
-@lru_cache(maxsize=4)
 def get_embedder(model: str | None = None) -> Embedder:
-    return Embedder(model or os.environ.get("ASSAY_EMBEDDING_MODEL") or None)
+    """The process's embedder for ``model`` (default: ASSAY_EMBEDDING_MODEL, else the bundled model)."""
+    return _embedder(model or os.environ.get("ASSAY_EMBEDDING_MODEL") or DEFAULT_MODEL)
+
+
+@lru_cache(maxsize=4)
+def _embedder(name: str) -> Embedder:
+    return Embedder(name)

@@ -147,6 +147,41 @@ def _close_all() -> None:
     _INDEXES.clear()
 
 
+LOCAL_WAIT_S = 1800.0    # how long a run waits for another process to release the local index folder
+LOCAL_WAIT_LOG_S = 30.0  # how often it says so
+
+
+def _open_local(settings: Settings, *, wait_s: float | None = None, log_every_s: float = LOCAL_WAIT_LOG_S):
+    """A local-mode client of the folder, waiting (and saying so) while another process holds it.
+
+    Local mode admits one process per folder: a second run on the same machine (two runs on a process work
+    pool, `assay discover` beside `assay serve`) waits for the first to finish instead of failing."""
+    import logging
+    import os
+
+    log = logging.getLogger("assay")
+    wait_s = float(os.environ.get("ASSAY_LOCAL_INDEX_WAIT_S", LOCAL_WAIT_S)) if wait_s is None else wait_s
+    start = time.monotonic()
+    next_say = start
+    while True:
+        try:
+            return QdrantClient(path=str(settings.qdrant_path))
+        except Exception as exc:  # portalocker: the folder is in use by another process
+            waited = time.monotonic() - start
+            if waited >= wait_s:
+                from ..errors import ConfigError
+
+                raise ConfigError(
+                    f"the local vector store {settings.qdrant_path} stayed in use by another assay process for "
+                    f"{waited:.0f}s ({exc}); set QDRANT_URL to share a Qdrant server between runs") from None
+            if time.monotonic() >= next_say:
+                log.warning("waiting for the local vector store %s: another assay process is using it "
+                            "(%.0fs so far; set QDRANT_URL to share a Qdrant server instead)",
+                            settings.qdrant_path, waited)
+                next_say = time.monotonic() + log_every_s
+            time.sleep(0.5)
+
+
 def open_index(settings: Settings) -> VectorIndex:
     """The process-wide index (local folders admit one client per process)."""
     key = settings.qdrant_url or str(settings.qdrant_path)
@@ -159,21 +194,7 @@ def open_index(settings: Settings) -> VectorIndex:
             idx = VectorIndex(client, local=False)
         else:
             settings.qdrant_path.mkdir(parents=True, exist_ok=True)
-            last: Exception | None = None
-            for _ in range(20):  # another process may be releasing the folder
-                try:
-                    client = QdrantClient(path=str(settings.qdrant_path))
-                    break
-                except Exception as exc:  # portalocker: folder in use
-                    last = exc
-                    time.sleep(0.25)
-            else:
-                from ..errors import ConfigError
-
-                raise ConfigError(
-                    f"the local vector store {settings.qdrant_path} is in use by another assay process "
-                    f"({last}); set QDRANT_URL to share a Qdrant server"
-                )
+            client = _open_local(settings)
             idx = VectorIndex(client, local=True)
         _INDEXES[key] = idx
         return idx

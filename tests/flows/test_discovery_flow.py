@@ -19,6 +19,7 @@ from tests.helpers import small_warehouse
 
 CALLS: list[str] = []
 FAIL_ONCE: set[str] = set()
+THROTTLE_ONCE: set[str] = set()
 
 
 def handler(req):
@@ -35,6 +36,11 @@ def handler(req):
         if area in FAIL_ONCE:
             FAIL_ONCE.discard(area)
             raise LLMError(f"scripted failure in {area}")
+        if area in THROTTLE_ONCE:
+            THROTTLE_ONCE.discard(area)
+            from assay.errors import LLMTimeout
+
+            raise LLMTimeout("openai: HTTP 429")
         return json.dumps({"insights": [{"name": f"{area}: paid customers order less", "description": "paid vs organic",
                                          "severity": "high", "affected_count": 66, "source_steps": [1]}]})
     if req.purpose == "verify":
@@ -89,6 +95,18 @@ def test_failed_area_retry_reuses_exploration(project):
     assert any("dropped_unknown_insight_ids" in entry for entry in result.recommendation_log)
     assert store.step_count("retry1") == 4  # no step executed twice
     assert not open_index(load_settings()).exists(run_collection("retry1"))  # the hook dropped it
+
+
+def test_a_throttled_area_is_retried_by_its_task(project):
+    """One 429/500 from the LLM in an area's analysis: the area task's retry policy runs it again, in the same
+    flow run, and the run ends full (the area no longer fails on its first try)."""
+    CALLS.clear()
+    THROTTLE_ONCE.add("retention")
+    state = run(project.id, "throttled1")
+    assert state.is_completed(), state.message
+    assert CALLS.count("analyze:retention") == 2 and CALLS.count("analyze:revenue") == 1
+    result = open_store(load_settings()).get_result("throttled1")
+    assert result.run_type.value == "full" and all(log.ok for log in result.analysis_log)
 
 
 def test_all_areas_failing_is_failed(project):

@@ -57,7 +57,9 @@ def server(tmp_path_factory):
     port = _free_port()
     env = {**os.environ, "PREFECT_HOME": str(root / "prefect"), "ASSAY_HOME": str(root / "assay"),
            "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false"}
+           "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false",
+           # the scheduler looks every 60 s by default; the schedule test should not wait that long
+           "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2"}
     log = open(root / "server.log", "w")
     proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port),
                              "--no-ui"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -158,3 +160,57 @@ def test_prefect_deploy_all_with_a_work_pool(server):
         assert done["state"] == "COMPLETED", (done, (root / "worker.log").read_text()[-3000:])
     finally:
         _stop(worker)
+
+
+RUNS = """
+import asyncio, json, sys
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
+async def main():
+    async with get_client() as c:
+        runs = await c.read_flow_runs(deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[sys.argv[1]])))
+        print(json.dumps([{"state": r.state.type.value, "auto": r.auto_scheduled} for r in runs]))
+asyncio.run(main())
+"""
+
+
+DEPLOYMENT = """
+import asyncio, json, sys
+from prefect.client.orchestration import get_client
+async def main():
+    async with get_client() as c:
+        d = await c.read_deployment_by_name(sys.argv[1])
+        opts = d.concurrency_options.collision_strategy.value if d.concurrency_options else None
+        gcl = d.global_concurrency_limit
+        print(json.dumps({"limit": gcl.limit if gcl else d.concurrency_limit, "strategy": opts}))
+asyncio.run(main())
+"""
+
+
+def test_a_project_schedule_creates_flow_runs_that_run(server):
+    """The scheduler service really schedules a project's cron (it created none with SQLAlchemy 2.1), and the
+    served deployment runs one of those scheduled runs to completion."""
+    env, root = server
+    db = small_warehouse(root / "w3.duckdb")
+    (root / "p3.yaml").write_text(f"id: cronjob\npack: ecommerce\nanalyst: statistical\nmax_steps: 6\n"
+                                  f"schedule: '* * * * *'\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
+    sh(env, str(BIN / "assay"), "project", "apply", "-f", str(root / "p3.yaml"))
+    serve_log = open(root / "serve-cron.log", "w")
+    serving = subprocess.Popen([str(BIN / "assay"), "serve"], env=env, stdout=serve_log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    try:
+        runs: list[dict] = []
+        deadline = time.time() + 200
+        while time.time() < deadline:
+            time.sleep(3)
+            assert serving.poll() is None, (root / "serve-cron.log").read_text()[-2000:]
+            runs = json.loads(sh(env, sys.executable, "-c", RUNS, "discover-cronjob").strip().splitlines()[-1])
+            if any(r["state"] == "COMPLETED" for r in runs):
+                break
+        assert any(r["auto"] for r in runs), f"the scheduler created no run: {runs}"
+        # one discovery of a project at a time: the next scheduled or manual run queues
+        dep = json.loads(sh(env, sys.executable, "-c", DEPLOYMENT, "assay-discovery/discover-cronjob").strip().splitlines()[-1])
+        assert dep == {"limit": 1, "strategy": "ENQUEUE"}, dep
+        assert any(r["state"] == "COMPLETED" and r["auto"] for r in runs), (runs, (root / "serve-cron.log").read_text()[-3000:])
+    finally:
+        _stop(serving)
