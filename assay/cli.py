@@ -37,7 +37,8 @@ err = Console(stderr=True)
 
 
 def fail(msg: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
+    for line in str(msg).splitlines() or [""]:  # one line per error
+        err.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True, markup=True)
     raise typer.Exit(code)
 
 
