@@ -600,14 +600,31 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
             schema = f"assay_demo_{n}"
             load_into_postgres(db, postgres, schema)
             err.print(f"loaded {n} into PostgreSQL schema {schema}")
+            pg_settings, note = _demo_postgres_settings(postgres)
+            if note:
+                err.print(note, highlight=False, soft_wrap=True)
             p = p.model_copy(update={"warehouse": WarehouseConfig(
-                kind="postgres", settings={"dsn": postgres}, schemas=[schema], pii_columns=["email", "full_name"])})
+                kind="postgres", settings=pg_settings, schemas=[schema], pii_columns=["email", "full_name"])})
         _store().save_project(p)
     if generate_only:
         out.print(f"demo warehouses are in {settings.demo_dir}; projects demo-ecommerce and demo-gaming")
         return
     for n in names:
         discover(project=f"demo-{n}", max_steps=max_steps, min_steps=None, area=None, warehouse=None, goal=None)
+
+
+def _demo_postgres_settings(dsn: str) -> tuple[dict, str]:
+    """The demo's PostgreSQL settings: a password in the DSN is not stored; it is read from an
+    environment variable (set for this process; the note tells the user to set it for later runs)."""
+    from .config import DEMO_PASSWORD_ENV, strip_dsn_password
+
+    clean, password = strip_dsn_password(dsn)
+    if password is None:
+        return {"dsn": clean}, ""
+    os.environ[DEMO_PASSWORD_ENV] = password
+    return ({"dsn": clean, "password_env": DEMO_PASSWORD_ENV},
+            f"the DSN's password is not stored: later runs read it from {DEMO_PASSWORD_ENV} "
+            f"(export {DEMO_PASSWORD_ENV}=... before `assay discover`)")
 
 
 @app.command()

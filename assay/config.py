@@ -105,9 +105,16 @@ _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@:\s]*:[^/@\s]+@", re.I)
 _KV_PASSWORD = re.compile(r"(^|\s)password\s*=\s*('(?:[^'\\]|\\.)+'|[^\s']+)", re.I)
 
 
+# the keys that name where a secret is read; a near miss of one is a typo, not a secret
+_REFERENCE_KEYS = ("api_key_env", "secret_block", "password_env", "password_block", "webhook_url_env",
+                   "webhook_block")
+
+
 def is_secret_key(key: str) -> bool:
     k = str(key).lower()
-    return bool(_SECRET_KEY.search(k)) and not k.endswith(("_env", "_block"))
+    if not _SECRET_KEY.search(k) or k.endswith(("_env", "_block")):
+        return False
+    return not difflib.get_close_matches(k, _REFERENCE_KEYS, n=1, cutoff=0.85)
 
 
 def _secret_forms(path: str, key: str) -> str:
@@ -121,6 +128,10 @@ def _secret_forms(path: str, key: str) -> str:
         key = "password" if "pass" in key or key in ("pwd", "dsn") else key
     var = re.sub(r"[^A-Z0-9]+", "_", key.upper()).strip("_") or "SECRET"
     return f"{key}_env: MY_{var} (an environment variable) or {key}_block: NAME (a Prefect Secret block)"
+
+
+# where `assay demo --postgres DSN` tells runs to read the DSN's password (never stored)
+DEMO_PASSWORD_ENV = "ASSAY_DEMO_PG_PASSWORD"
 
 
 def dsn_password(value: str) -> bool:
@@ -265,7 +276,7 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
     try:
         project = Project.model_validate(data)
     except ValidationError as exc:
-        return None, errors + pydantic_errors(exc)
+        return None, _one_per_typo(errors + pydantic_errors(exc))
     wh = project.warehouse
     settings_model = WAREHOUSE_SETTINGS.get(wh.kind)
     if settings_model is None:
@@ -295,7 +306,17 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
         why = cron_error(project.schedule)
         if why:
             errors.append(f"schedule: {why}")
-    return project, errors
+    return project, _one_per_typo(errors)
+
+
+def _one_per_typo(errors: list[str]) -> list[str]:
+    """A misspelt required key is one error (the unknown key and its suggestion), not two."""
+    suggested = set()
+    for e in errors:
+        m = re.match(r"^(.*?)([^.\[\]]+): unknown key \(did you mean ([^?]+)\?\)$", e)
+        if m:
+            suggested.add(f"{m.group(1)}{m.group(3)}")
+    return [e for e in errors if not (e.endswith(": required") and e.removesuffix(": required") in suggested)]
 
 
 def validate_project_data(data: dict, source: str) -> Project:
