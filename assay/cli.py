@@ -36,9 +36,11 @@ out = Console()
 err = Console(stderr=True)
 
 
-def fail(msg: str, code: int = 2) -> None:
+def fail(msg: str, code: int = 2, log: Path | None = None) -> None:
     for line in str(msg).splitlines() or [""]:  # one line per error
         err.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True, markup=True)
+    if log is not None:
+        err.print(f"[dim]log: {log}[/]", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -254,12 +256,66 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
 
 def _prefect_env() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # Prefect's first-run telemetry notice is printed by the ephemeral server's own process, through
+    # the progress bar; the CLI runs Prefect without telemetry, as it runs the server without analytics
+    # (DO_NOT_TRACK=0 in the environment keeps it on)
+    os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")  # 2 busy cores: 20 s is short
+
+
+def run_log_path(run_id: str) -> Path:
+    return load_settings().home / "logs" / f"{run_id}.log"
+
+
+def _log_to_file(path: Path):
+    """Send every log line (Prefect's included, tracebacks and all) to ``path`` instead of the
+    terminal, where the progress bar and one error line are all a person should see. Returns the
+    function that puts the terminal handlers back."""
+    import logging
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    moved: list[tuple[logging.Logger, logging.Handler]] = []
+    loggers = [logging.getLogger()] + [x for x in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(x, logging.Logger)]
+    for lg in loggers:
+        consoles = [h for h in lg.handlers if isinstance(h, logging.StreamHandler)
+                    and not isinstance(h, logging.FileHandler)]
+        for h in consoles:
+            lg.removeHandler(h)
+            moved.append((lg, h))
+        if consoles:
+            lg.addHandler(handler)
+    if not logging.getLogger().handlers:
+        logging.getLogger().addHandler(handler)
+
+    def restore() -> None:
+        for lg in loggers:
+            if handler in lg.handlers:
+                lg.removeHandler(handler)
+        for lg, h in moved:
+            lg.addHandler(h)
+        handler.close()
+
+    return restore
 
 
 def _watch_flow(run_id: str, start) -> dict:
-    """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress."""
+    """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress.
+    Logs go to the run's log file; a failure is one line and the log's path."""
+    log_path = run_log_path(run_id)
+    restore = _log_to_file(log_path)
+    try:
+        return _watch_flow_logged(run_id, start, log_path)
+    finally:
+        restore()
+
+
+def _watch_flow_logged(run_id: str, start, log_path: Path) -> dict:
     import asyncio
+    import logging
 
     from .models import RunStatus
     from .pipeline import fail_run
@@ -291,16 +347,20 @@ def _watch_flow(run_id: str, start) -> dict:
     if "error" in result:
         exc = result["error"]
         fail_run(store, run_id, str(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            raise exc
+        logging.getLogger("assay").error("run %s failed", run_id, exc_info=exc)
         if isinstance(exc, UserError):
-            fail(str(exc))
-        raise exc
+            fail(str(exc), log=log_path)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        fail(f"run {run_id[:8]} failed: {type(exc).__name__}: {first}", 1, log=log_path)
     state = result["state"]
     try:
         run = store.get_run(run_id)
     except UserError:
-        fail(state.message or "the run did not start")
+        fail(state.message or "the run did not start", log=log_path)
     if run.status == RunStatus.failed and not store.has_result(run_id):
-        fail(run.error or state.message or "the run failed", 1)
+        fail(run.error or state.message or "the run failed", 1, log=log_path)
     return {"state": state, "run": run}
 
 
@@ -372,6 +432,7 @@ def discover(
     done = _run_flow(project, max_steps, min_steps, area or None, run_id)
     show_result(run_id, done["run"].analyst)
     if _store().get_result(run_id).run_type.value == "failed":
+        err.print(f"[dim]log: {run_log_path(run_id)}[/]", highlight=False, soft_wrap=True)
         raise typer.Exit(1)  # a failed discovery is a failed command (schedulers, scripts)
 
 
@@ -404,9 +465,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
               f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
               f"{result.total_steps} steps · {result.duration_s:.0f}s")
-    if result.analyst == "statistical":
-        out.print("[yellow]No LLM configured: the statistical analyst ran (set ANTHROPIC_API_KEY to use "
-                  "Claude).[/]")
+    if result.recommendation_note and not result.recommendations:  # e.g. no LLM: said once, here
+        out.print(f"[yellow]{result.recommendation_note}[/]", soft_wrap=True)
     for e in result.errors:
         out.print(f"[red]error:[/] {e}", soft_wrap=True)
     badge = {ValidationStatus.confirmed: "[green]confirmed[/]", ValidationStatus.adjusted: "[yellow]adjusted[/]",
@@ -438,8 +498,6 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
             r.add_row(rec.id, str(rec.priority), f"[bold]{rec.title}[/]\n[dim]{rec.description}[/]",
                       ", ".join(rec.related_insight_ids))
         out.print(r)
-    elif result.recommendation_note:
-        out.print(f"[dim]{result.recommendation_note}[/]")
     out.print(f"[dim]details: assay show {result.run_id[:8]} --json · report: assay report {result.run_id[:8]}[/]")
 
 
