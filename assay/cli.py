@@ -765,7 +765,12 @@ def eval_insightbench(
         fail(f"--analyst {analyst!r}: expected statistical, llm or auto")
     settings = load_settings()
     ids = ib.parse_task_ids(tasks)
-    ib.load_tasks(directory, ids)  # a bad folder or task fails here, before any run
+    ib.scorable(ib.load_tasks(directory, ids))  # a bad folder or task fails here, before any run
+    skipped: list[int] = []
+
+    def skip(task: int, why: str) -> None:
+        skipped.append(task)
+        out.print(f"task {task:>3}: skipped ({why})", highlight=False, soft_wrap=True)
 
     def line(s: "ib.TaskScore") -> None:
         out.print(f"task {s.task:>3}: rouge1 {s.rouge1:.3f} · cosine {s.cosine:.3f} · precision {s.precision:.2f} "
@@ -773,12 +778,13 @@ def eval_insightbench(
                   soft_wrap=True)
 
     scores = ib.evaluate(directory, ids, settings=settings, store=_store(), embed=get_embedder().embed,
-                         analyst=analyst, max_steps=max_steps, on_task=line)
+                         analyst=analyst, max_steps=max_steps, on_task=line, on_skip=skip)
     path = csv_out or settings.home / "insightbench.csv"
     ib.write_csv(scores, path)
     out.print(f"[dim]per-task scores: {path}[/]")
     summ = ib.summary(scores)
     print(f"tasks: {summ['tasks']}")
+    print(f"tasks_skipped: {len(skipped)}")
     for k in ("rouge1", "rouge1_description", "cosine", "precision"):
         print(f"{k}: {summ[k]:.3f}")
     print(f"seconds_per_task: {summ['seconds_per_task']:.1f}")
