@@ -425,6 +425,9 @@ def discover(
     if not project:
         fail("give a project id, or --warehouse FILE --goal TEXT")
     p = _store().get_project(project)  # unknown project: one line, before Prefect starts
+    from .config import check_project
+
+    check_project(p)  # the checks of `project apply` on what is stored: one line each, before Prefect starts
     if p.state.value != "ready":
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")

@@ -240,6 +240,7 @@ def check_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
     if not run.exploration_finished or store.step_count(run.id) == 0:
         raise ConfigError(f"run {run.id[:8]} has no finished exploration to re-use; start a new discovery")
     project = store.get_project(run.project_id)
+    check_project(project)
     valid = [a.id for a in pack_for_project(project).areas]
     unknown = [a for a in areas if a not in valid]
     if unknown:

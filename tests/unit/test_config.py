@@ -363,3 +363,15 @@ def test_missing_schema_and_empty_warehouse_are_one_line(tmp_path):
     _, r = apply(tmp_path, merge(GOOD, id="emptydb", warehouse={"kind": "duckdb", "settings": {"path": str(empty)}}))
     lines = errors_of(runner.invoke(app, ["schema", "refresh", "emptydb"], catch_exceptions=False))
     assert len(lines) == 1 and "the duckdb warehouse has no tables to analyse" in lines[0]
+
+
+def test_discover_refuses_a_stored_secret_before_prefect_starts():
+    store = open_store(load_settings())
+    store.save_project(Project(id="cli-secret", warehouse=WarehouseConfig(
+        kind="postgres", settings={"host": "h", "password": "hunter2"})))
+    r = runner.invoke(app, ["discover", "cli-secret"], catch_exceptions=False)
+    lines = errors_of(r)
+    assert lines == ["error: project cli-secret: warehouse.settings.password: secrets are never stored in a project; "
+                     "name where to read it instead: password_env: MY_PASSWORD (an environment variable) or "
+                     "password_block: NAME (a Prefect Secret block)"]
+    assert store.list_runs("cli-secret", 5) == []
