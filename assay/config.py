@@ -159,13 +159,22 @@ def _connection_key(path: str) -> bool:
     return key in ("dsn", "url", "uri", "conninfo", "connection_string") or key.endswith(("_dsn", "_url", "_uri"))
 
 
+# mappings whose keys are the business's words (table names, profile fields, prompt names), not settings:
+# a key such as `token_price` there is not a secret
+_FREE_TEXT = ("profile", "descriptions", "prompt_overrides", "glossary")
+
+
+def _free_text(path: str) -> bool:
+    return any(part in _FREE_TEXT for part in re.split(r"[.\[]", path))
+
+
 def secret_errors(data: Any, path: str = "") -> list[str]:
     """Every place in the config that holds a secret value, one line each."""
     out: list[str] = []
     if isinstance(data, dict):
         for key, value in data.items():
             where = f"{path}.{key}" if path else str(key)
-            if is_secret_key(key) and value not in (None, "", {}, []):
+            if is_secret_key(key) and value not in (None, "", {}, []) and not _free_text(path):
                 out.append(f"{where}: secrets are never stored in a project; name where to read it instead: "
                            f"{_secret_forms(where, str(key))}")
             else:

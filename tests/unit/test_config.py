@@ -173,6 +173,15 @@ def test_a_secret_in_the_warehouse_is_refused_with_the_form_to_use(tmp_path, war
     assert "sec" not in [p.id for p in open_store(load_settings()).list_projects()]
 
 
+def test_business_words_in_free_text_mappings_are_not_secrets(tmp_path):
+    _, r = apply(tmp_path, merge(GOOD, id="words", profile={"token_price": 0.1, "secret_menu": "yes"},
+                                 warehouse={**GOOD["warehouse"], "descriptions": {"auth_tokens": "login tokens"}}))
+    assert r.exit_code == 0, r.output
+    lines = errors_of(apply(tmp_path, merge(GOOD, warehouse={"kind": "duckdb", "settings": {
+        "path": "w", "glossary": {"pwd": "password"}, "token": "x"}}))[1])
+    assert len(lines) == 1 and "warehouse.settings.token: secrets are never stored" in lines[0]
+
+
 def test_a_secret_llm_key_is_refused(tmp_path):
     lines = errors_of(apply(tmp_path, merge(GOOD, llm={"provider": "anthropic", "api_key": "sk-ant-x"}))[1])
     assert len(lines) == 1 and "llm.api_key: secrets are never stored" in lines[0]

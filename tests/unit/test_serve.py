@@ -21,6 +21,6 @@ def test_a_bad_stored_schedule_skips_only_that_project(tmp_path):
     assert "discover-serve-bad" not in deployments
     assert {"discover-serve-good", "discover-serve-none"} <= set(deployments)
     assert [x for x in lines if "serve-bad" in x] == [
-        "skipped project serve-bad: schedule: '61 * * * *' is not a valid cron expression (five fields: minute hour "
-        "day month weekday); fix it with `assay project apply`"]
+        ("skipped project serve-bad: schedule: '61 * * * *' is not a valid cron expression (five fields: minute hour "
+         "day month weekday); fix it with `assay project apply`")]
     assert deployments["discover-serve-good"].schedules[0].schedule.cron == "0 6 * * 1"
