@@ -302,6 +302,8 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
                       f"{did_you_mean(project.llm.provider, PROVIDERS, listing=False)}; valid: {', '.join(PROVIDERS)}")
     elif project.llm.provider in ("openai", "openai-json", "scripted") and not project.llm.model:
         errors.append(f"llm.model: required for the {project.llm.provider} provider")
+    if project.llm.base_url is not None and not re.match(r"^https?://[^\s/]+", project.llm.base_url):
+        errors.append(f"llm.base_url: {project.llm.base_url!r} is not an http(s) URL")
     for path, low, strict in _BOUNDS:
         value = _get(project, path)
         if value is not None and (value <= low if strict else value < low):

@@ -99,6 +99,8 @@ TYPOS = [
      "llm.api_key_evn: unknown key (did you mean api_key_env?)"),
     (merge(GOOD, llm={"provider": "openai", "base_url": "http://127.0.0.1:8000/v1"}),
      "llm.model: required for the openai provider"),
+    (merge(GOOD, llm={"provider": "openai", "model": "m", "base_url": "127.0.0.1:8000/v1"}),
+     "llm.base_url: '127.0.0.1:8000/v1' is not an http(s) URL"),
     (merge(GOOD, notify={"webhook_url_evn": "HOOK"}),
      "notify.webhook_url_evn: unknown key (did you mean webhook_url_env?)"),
     (merge(GOOD, custom_areas=[{"id": "vip", "name": "VIP", "description": "d", "keywords": ["vip"],
