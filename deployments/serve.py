@@ -70,7 +70,7 @@ def operations_deployments():
 def main() -> None:
     deployments = discovery_deployments()
     if not deployments:
-        raise SystemExit("no projects yet: register one with `assay project apply -f project.yaml`")
+        raise SystemExit("no project to serve: register one with `assay project apply -f project.yaml`")
     serve(*deployments, *operations_deployments())
 
 
