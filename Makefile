@@ -2,24 +2,34 @@
 PY ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# the CPU build of torch, named explicitly (an unpinned or plain `torch` may be the multi-GB CUDA build);
+# where no +cpu wheel can be found, the plain pin is installed with a warning
+TORCH_CPU ?= torch==2.13.0+cpu
+TORCH_PIN ?= torch==2.13.0
+# the stamp is named after the content of pyproject.toml (and the torch build), never its mtime: a fresh
+# clone or a checkout that rewrites the file with the same content does not reinstall
+STAMP := $(VENV)/.installed-$(shell (cat pyproject.toml; echo '$(TORCH_CPU)') | cksum | cut -d' ' -f1)
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 120
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: demo test lint bench clean install
+.PHONY: demo test lint bench clean install print-stamp
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP):
 	@$(PY) -c 'import sys; assert sys.version_info[:2] == (3, 11), "assay needs Python 3.11, found " + sys.version.split()[0]'
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# the CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	# the CPU build of torch first, then a constraint holding it: nothing installed later replaces it
+	$(BIN)/python -m pip install -q "$(TORCH_CPU)" || { echo "warning: no $(TORCH_CPU) wheel found; installing $(TORCH_PIN) (may be a CUDA build)" >&2; $(BIN)/python -m pip install -q "$(TORCH_PIN)"; }
+	$(BIN)/python -c 'import torch; print("torch==" + torch.__version__)' > $(VENV)/constraints.txt
+	$(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
+
+print-stamp:
+	@echo $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/assay demo

@@ -36,8 +36,11 @@ out = Console()
 err = Console(stderr=True)
 
 
-def fail(msg: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
+def fail(msg: str, code: int = 2, log: Path | None = None) -> None:
+    for line in str(msg).splitlines() or [""]:  # one line per error
+        err.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True, markup=True)
+    if log is not None:
+        err.print(f"[dim]log: {log}[/]", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -253,12 +256,66 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
 
 def _prefect_env() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # Prefect's first-run telemetry notice is printed by the ephemeral server's own process, through
+    # the progress bar; the CLI runs Prefect without telemetry, as it runs the server without analytics
+    # (DO_NOT_TRACK=0 in the environment keeps it on)
+    os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")  # 2 busy cores: 20 s is short
+
+
+def run_log_path(run_id: str) -> Path:
+    return load_settings().home / "logs" / f"{run_id}.log"
+
+
+def _log_to_file(path: Path):
+    """Send every log line (Prefect's included, tracebacks and all) to ``path`` instead of the
+    terminal, where the progress bar and one error line are all a person should see. Returns the
+    function that puts the terminal handlers back."""
+    import logging
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    moved: list[tuple[logging.Logger, logging.Handler]] = []
+    loggers = [logging.getLogger()] + [x for x in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(x, logging.Logger)]
+    for lg in loggers:
+        consoles = [h for h in lg.handlers if isinstance(h, logging.StreamHandler)
+                    and not isinstance(h, logging.FileHandler)]
+        for h in consoles:
+            lg.removeHandler(h)
+            moved.append((lg, h))
+        if consoles:
+            lg.addHandler(handler)
+    if not logging.getLogger().handlers:
+        logging.getLogger().addHandler(handler)
+
+    def restore() -> None:
+        for lg in loggers:
+            if handler in lg.handlers:
+                lg.removeHandler(handler)
+        for lg, h in moved:
+            lg.addHandler(h)
+        handler.close()
+
+    return restore
 
 
 def _watch_flow(run_id: str, start) -> dict:
-    """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress."""
+    """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress.
+    Logs go to the run's log file; a failure is one line and the log's path."""
+    log_path = run_log_path(run_id)
+    restore = _log_to_file(log_path)
+    try:
+        return _watch_flow_logged(run_id, start, log_path)
+    finally:
+        restore()
+
+
+def _watch_flow_logged(run_id: str, start, log_path: Path) -> dict:
     import asyncio
+    import logging
 
     from .models import RunStatus
     from .pipeline import fail_run
@@ -290,16 +347,20 @@ def _watch_flow(run_id: str, start) -> dict:
     if "error" in result:
         exc = result["error"]
         fail_run(store, run_id, str(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            raise exc
+        logging.getLogger("assay").error("run %s failed", run_id, exc_info=exc)
         if isinstance(exc, UserError):
-            fail(str(exc))
-        raise exc
+            fail(str(exc), log=log_path)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        fail(f"run {run_id[:8]} failed: {type(exc).__name__}: {first}", 1, log=log_path)
     state = result["state"]
     try:
         run = store.get_run(run_id)
     except UserError:
-        fail(state.message or "the run did not start")
+        fail(state.message or "the run did not start", log=log_path)
     if run.status == RunStatus.failed and not store.has_result(run_id):
-        fail(run.error or state.message or "the run failed", 1)
+        fail(run.error or state.message or "the run failed", 1, log=log_path)
     return {"state": state, "run": run}
 
 
@@ -364,6 +425,9 @@ def discover(
     if not project:
         fail("give a project id, or --warehouse FILE --goal TEXT")
     p = _store().get_project(project)  # unknown project: one line, before Prefect starts
+    from .config import check_project
+
+    check_project(p)  # the checks of `project apply` on what is stored: one line each, before Prefect starts
     if p.state.value != "ready":
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
@@ -371,6 +435,7 @@ def discover(
     done = _run_flow(project, max_steps, min_steps, area or None, run_id)
     show_result(run_id, done["run"].analyst)
     if _store().get_result(run_id).run_type.value == "failed":
+        err.print(f"[dim]log: {run_log_path(run_id)}[/]", highlight=False, soft_wrap=True)
         raise typer.Exit(1)  # a failed discovery is a failed command (schedulers, scripts)
 
 
@@ -403,9 +468,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
               f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
               f"{result.total_steps} steps · {result.duration_s:.0f}s")
-    if result.analyst == "statistical":
-        out.print("[yellow]No LLM configured: the statistical analyst ran (set ANTHROPIC_API_KEY to use "
-                  "Claude).[/]")
+    if result.recommendation_note and not result.recommendations:  # e.g. no LLM: said once, here
+        out.print(f"[yellow]{result.recommendation_note}[/]", soft_wrap=True)
     for e in result.errors:
         out.print(f"[red]error:[/] {e}", soft_wrap=True)
     badge = {ValidationStatus.confirmed: "[green]confirmed[/]", ValidationStatus.adjusted: "[yellow]adjusted[/]",
@@ -437,8 +501,6 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
             r.add_row(rec.id, str(rec.priority), f"[bold]{rec.title}[/]\n[dim]{rec.description}[/]",
                       ", ".join(rec.related_insight_ids))
         out.print(r)
-    elif result.recommendation_note:
-        out.print(f"[dim]{result.recommendation_note}[/]")
     out.print(f"[dim]details: assay show {result.run_id[:8]} --json · report: assay report {result.run_id[:8]}[/]")
 
 
@@ -599,14 +661,31 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
             schema = f"assay_demo_{n}"
             load_into_postgres(db, postgres, schema)
             err.print(f"loaded {n} into PostgreSQL schema {schema}")
+            pg_settings, note = _demo_postgres_settings(postgres)
+            if note:
+                err.print(note, highlight=False, soft_wrap=True)
             p = p.model_copy(update={"warehouse": WarehouseConfig(
-                kind="postgres", settings={"dsn": postgres}, schemas=[schema], pii_columns=["email", "full_name"])})
+                kind="postgres", settings=pg_settings, schemas=[schema], pii_columns=["email", "full_name"])})
         _store().save_project(p)
     if generate_only:
         out.print(f"demo warehouses are in {settings.demo_dir}; projects demo-ecommerce and demo-gaming")
         return
     for n in names:
         discover(project=f"demo-{n}", max_steps=max_steps, min_steps=None, area=None, warehouse=None, goal=None)
+
+
+def _demo_postgres_settings(dsn: str) -> tuple[dict, str]:
+    """The demo's PostgreSQL settings: a password in the DSN is not stored; it is read from an
+    environment variable (set for this process; the note tells the user to set it for later runs)."""
+    from .config import DEMO_PASSWORD_ENV, strip_dsn_password
+
+    clean, password = strip_dsn_password(dsn)
+    if password is None:
+        return {"dsn": clean}, ""
+    os.environ[DEMO_PASSWORD_ENV] = password
+    return ({"dsn": clean, "password_env": DEMO_PASSWORD_ENV},
+            f"the DSN's password is not stored: later runs read it from {DEMO_PASSWORD_ENV} "
+            f"(export {DEMO_PASSWORD_ENV}=... before `assay discover`)")
 
 
 @app.command()
@@ -689,7 +768,12 @@ def eval_insightbench(
         fail(f"--analyst {analyst!r}: expected statistical, llm or auto")
     settings = load_settings()
     ids = ib.parse_task_ids(tasks)
-    ib.load_tasks(directory, ids)  # a bad folder or task fails here, before any run
+    ib.scorable(ib.load_tasks(directory, ids))  # a bad folder or task fails here, before any run
+    skipped: list[int] = []
+
+    def skip(task: int, why: str) -> None:
+        skipped.append(task)
+        out.print(f"task {task:>3}: skipped ({why})", highlight=False, soft_wrap=True)
 
     def line(s: "ib.TaskScore") -> None:
         out.print(f"task {s.task:>3}: rouge1 {s.rouge1:.3f} · cosine {s.cosine:.3f} · precision {s.precision:.2f} "
@@ -697,12 +781,13 @@ def eval_insightbench(
                   soft_wrap=True)
 
     scores = ib.evaluate(directory, ids, settings=settings, store=_store(), embed=get_embedder().embed,
-                         analyst=analyst, max_steps=max_steps, on_task=line)
+                         analyst=analyst, max_steps=max_steps, on_task=line, on_skip=skip)
     path = csv_out or settings.home / "insightbench.csv"
     ib.write_csv(scores, path)
     out.print(f"[dim]per-task scores: {path}[/]")
     summ = ib.summary(scores)
     print(f"tasks: {summ['tasks']}")
+    print(f"tasks_skipped: {len(skipped)}")
     for k in ("rouge1", "rouge1_description", "cosine", "precision"):
         print(f"{k}: {summ[k]:.3f}")
     print(f"seconds_per_task: {summ['seconds_per_task']:.1f}")

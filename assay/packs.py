@@ -16,12 +16,14 @@ import jinja2
 from pydantic import ValidationError
 
 from . import limits
+from .config import did_you_mean, unknown_keys
 from .errors import PackError
 from .models import AnalysisArea, DomainPack, Project
 from .settings import read_yaml_mapping
 
 BUILTIN_PACKS = Path(__file__).resolve().parent.parent / "domain_packs"
 PROMPT_KEYS = ("base_context", "exploration", "recommendations")
+PACK_KEYS = ("name", "description", "prompts", "areas", "categories", "profile_schema")
 _AREA_ID = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
 _env = jinja2.Environment(
@@ -93,6 +95,9 @@ def _areas(raw: Any, folder: Path, yaml_path: Path, field: str) -> list[Analysis
         where = f"{field}[{i}]"
         if not isinstance(a, dict):
             raise PackError(f"{yaml_path}: {where}: must be a mapping")
+        unknown = unknown_keys(AnalysisArea, a, where)
+        if unknown:
+            raise PackError("\n".join(f"{yaml_path}: {e}" for e in unknown))
         a = dict(a)
         aid = a.get("id")
         if not isinstance(aid, str) or not _AREA_ID.match(aid):
@@ -123,6 +128,14 @@ def load_pack_dir(folder: Path, category: str | None = None) -> DomainPack:
     if not yaml_path.is_file():
         raise PackError(f"{folder}: not a pack (no pack.yaml)")
     data = read_yaml_mapping(yaml_path, PackError, "must be a mapping with name, description and areas")
+    unknown = [f"{k}: unknown key{did_you_mean(k, PACK_KEYS)}" for k in data if k not in PACK_KEYS]
+    unknown += [f"prompts.{k}: unknown key{did_you_mean(k, PROMPT_KEYS)}"
+                for k in (data.get("prompts") if isinstance(data.get("prompts"), dict) else {}) if k not in PROMPT_KEYS]
+    for cname, cdata in (data.get("categories") if isinstance(data.get("categories"), dict) else {}).items():
+        unknown += [f"categories.{cname}.{k}: unknown key{did_you_mean(k, ['areas'])}"
+                    for k in (cdata if isinstance(cdata, dict) else {}) if k != "areas"]
+    if unknown:
+        raise PackError("\n".join(f"{yaml_path}: {e}" for e in unknown))
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise PackError(f"{yaml_path}: name: required")
@@ -144,7 +157,8 @@ def load_pack_dir(folder: Path, category: str | None = None) -> DomainPack:
         cat_areas[cname] = _areas(cdata.get("areas"), folder, yaml_path, f"categories.{cname}.areas")
     if category is not None and category not in cat_areas:
         valid = ", ".join(sorted(cat_areas)) or "none"
-        raise PackError(f"{yaml_path}: category {category!r} is not in this pack (valid: {valid})")
+        raise PackError(f"{yaml_path}: category {category!r} is not in this pack"
+                        f"{did_you_mean(category, cat_areas, listing=False)}; valid: {valid}")
     chosen = list(areas) + (cat_areas.get(category, []) if category else [])
     ids = [a.id for a in chosen]
     dup = {i for i in ids if ids.count(i) > 1}
@@ -179,7 +193,8 @@ def load_pack(name: str, category: str | None = None, pack_dir: str | None = Non
         return load_pack_dir(Path(pack_dir), category)
     folder = BUILTIN_PACKS / name
     if not (folder / "pack.yaml").is_file():
-        raise PackError(f"unknown pack {name!r} (valid: {', '.join(list_packs())})")
+        raise PackError(f"unknown pack {name!r}{did_you_mean(name, list_packs(), listing=False)}; "
+                        f"valid: {', '.join(list_packs())}")
     return load_pack_dir(folder, category)
 
 
@@ -193,12 +208,15 @@ def pack_for_project(project: Project) -> DomainPack:
         areas = [a for a in areas if a.id != custom.id] + [custom]
     unknown = set(project.disabled_areas) - {a.id for a in pack.areas}
     if unknown:
-        raise PackError(f"project {project.id}: disabled_areas: unknown area {sorted(unknown)[0]!r}")
+        first = sorted(unknown)[0]
+        raise PackError(f"project {project.id}: disabled_areas: unknown area {first!r}"
+                        f"{did_you_mean(first, [a.id for a in pack.areas])}")
     overrides = project.prompt_overrides
     for key in overrides:
         valid = set(PROMPT_KEYS) | {f"analysis_{a.id}" for a in areas}
         if key not in valid:
-            raise PackError(f"project {project.id}: prompt_overrides.{key}: not a prompt of this pack")
+            raise PackError(f"project {project.id}: prompt_overrides.{key}: not a prompt of this pack"
+                            f"{did_you_mean(key, valid)}")
         render(overrides[key], f"project {project.id} prompt_overrides.{key}")
     updates = {k: overrides[k] for k in PROMPT_KEYS if k in overrides}
     areas = [

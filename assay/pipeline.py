@@ -23,6 +23,7 @@ from .analysis.picker import pick_steps
 from .analysis.step_index import StepIndex
 from .background import BatchWorker
 from .context import mark_duplicates, render_previous_context
+from .config import check_project, check_schema_found
 from .errors import ConfigError, InvalidLLMOutput, MissingKey, TransientError, UserError
 from .explore.executor import Executor
 from .explore.loop import Explorer
@@ -191,6 +192,7 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
             return store.get_run(run_id)
     except UserError:
         pass
+    check_project(project)  # the strict checks of `project apply`, on what is stored (secrets, kinds, cron)
     if project.state != ProjectState.ready:
         raise ConfigError(
             f"project {project.id} is in state {project.state.value}; discovery needs 'ready' "
@@ -238,6 +240,7 @@ def check_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
     if not run.exploration_finished or store.step_count(run.id) == 0:
         raise ConfigError(f"run {run.id[:8]} has no finished exploration to re-use; start a new discovery")
     project = store.get_project(run.project_id)
+    check_project(project)
     valid = [a.id for a in pack_for_project(project).areas]
     unknown = [a for a in areas if a not in valid]
     if unknown:
@@ -289,6 +292,7 @@ def discover_schema(store: Store, project: Project, warehouse, refresh: bool = F
     tables = None if refresh else store.get_schema(key)
     if tables is None:
         tables = warehouse.list_tables()
+        check_schema_found(project.warehouse, tables)  # a missing schema or an empty warehouse: one line
         store.put_schema(key, project.id, tables)
     tables, unknown = apply_descriptions(tables, project.warehouse.descriptions)
     if unknown:

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
-
 from .errors import ConfigError
 from .models import Project
 
@@ -52,10 +50,64 @@ def load_settings() -> Settings:
     )
 
 
+# a config file is small: refuse what would expand past these (a YAML alias bomb, "billion laughs")
+MAX_YAML_BYTES = 1_000_000
+MAX_YAML_NODES = 100_000
+
+
+def _expanded_nodes(root: yaml.Node, limit: int) -> int:
+    """How many nodes the document has once every alias is expanded (counted without expanding;
+    stops counting past ``limit``). A recursive alias counts as over the limit."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            children = _children(node)
+            sizes[key] = min(limit + 1, 1 + sum(sizes[id(c)] for c in children))
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            return limit + 1
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return []
+
+
+def safe_load_yaml(text: str, where: str, error: type[Exception]):
+    """``yaml.safe_load`` that refuses a document too large once its aliases are expanded."""
+    if len(text) > MAX_YAML_BYTES:
+        raise error(f"{where}: larger than {MAX_YAML_BYTES:,} bytes; a config file is small")
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_nodes(node, MAX_YAML_NODES) > MAX_YAML_NODES:
+            raise error(f"{where}: its aliases expand past {MAX_YAML_NODES:,} values (or refer to themselves); "
+                        "refused")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def read_yaml_mapping(path: Path, error: type[Exception], what: str) -> dict:
     """A YAML file that must hold a mapping; any problem is one line naming the file (and line)."""
     try:
-        data = yaml.safe_load(path.read_text())
+        data = safe_load_yaml(path.read_text(), str(path), error)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
@@ -65,22 +117,15 @@ def read_yaml_mapping(path: Path, error: type[Exception], what: str) -> dict:
     return data
 
 
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
-    return f"{loc}: {err.get('msg')}"
-
-
 def load_project_file(path: str | Path) -> Project:
     """Read a project YAML file; one clear line on any problem."""
+    from .config import validate_project_data
+
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such project file")
     data = read_yaml_mapping(p, ConfigError, "a project file must be a mapping")
-    try:
-        project = Project.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{p}: {_first_error(exc)}") from None
+    project = validate_project_data(data, str(p))  # strict: unknown keys, kinds, secrets, bounds, cron
     base = p.resolve().parent
     # relative warehouse paths and pack dirs are relative to the project file
     path_setting = project.warehouse.settings.get("path")

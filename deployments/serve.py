@@ -10,10 +10,13 @@ Users with work pools deploy the same flows with `prefect deploy --all` (prefect
 
 from __future__ import annotations
 
+import sys
+
 from prefect import serve
 from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
 from prefect.schedules import Cron
 
+from assay.config import cron_error
 from assay.settings import load_settings
 from assay.store import open_store
 from flows.discovery import DiscoveryParams, discovery_flow
@@ -27,13 +30,32 @@ MAINTENANCE_CRON = "17 3 * * *"
 ONE_AT_A_TIME = ConcurrencyLimitConfig(limit=1, collision_strategy=ConcurrencyLimitStrategy.ENQUEUE)
 
 
-def discovery_deployments():
+def _schedules(p) -> list | None:
+    """The project's cron schedule; None when it has none. A bad stored schedule skips this project
+    (with one line), never every project: ValueError names it."""
+    if not p.schedule:
+        return None
+    why = cron_error(p.schedule)
+    if why:
+        raise ValueError(why)
+    try:
+        return [Cron(p.schedule)]
+    except Exception as exc:  # whatever Prefect refuses beyond cron_error
+        raise ValueError(f"{p.schedule!r}: {str(exc).strip().splitlines()[-1]}") from None
+
+
+def discovery_deployments(warn=lambda line: print(line, file=sys.stderr)):
     out = []
     for p in open_store(load_settings()).list_projects():
+        try:
+            schedules = _schedules(p)
+        except ValueError as exc:
+            warn(f"skipped project {p.id}: schedule: {exc}; fix it with `assay project apply`")
+            continue
         out.append(discovery_flow.to_deployment(
             name=f"discover-{p.id}",
             parameters={"params": DiscoveryParams(project=p.id).model_dump()},
-            schedules=[Cron(p.schedule)] if p.schedule else None,
+            schedules=schedules,
             concurrency_limit=ONE_AT_A_TIME,
             tags=["assay", p.pack],
             description=f"Discovery of project {p.id} ({p.pack})",
@@ -54,7 +76,7 @@ def operations_deployments():
 def main() -> None:
     deployments = discovery_deployments()
     if not deployments:
-        raise SystemExit("no projects yet: register one with `assay project apply -f project.yaml`")
+        raise SystemExit("no project to serve: register one with `assay project apply -f project.yaml`")
     serve(*deployments, *operations_deployments())
 
 

@@ -43,7 +43,16 @@ async def run_areas(run_id: str, areas: list[str], rerun: bool = False) -> list[
     return [a for a, st in zip(areas, states) if not st.is_completed()]
 
 
-@flow(name="assay-discovery", flow_run_name="{params.project}", log_prints=True, **END_HOOKS)
+def run_name() -> str:
+    """``<project>-<run id>``: the flow run names the assay run it carries (``assay show <id>``)."""
+    given = current_flow_run.parameters
+    params = given.get("params")
+    project = params.get("project") if isinstance(params, dict) else getattr(params, "project", "?")
+    run_id = given.get("run_id") or str(current_flow_run.id).replace("-", "")
+    return f"{project}-{run_id[:8]}"
+
+
+@flow(name="assay-discovery", flow_run_name=run_name, log_prints=True, **END_HOOKS)
 async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
     logger = get_run_logger()
     if params.estimate_only:

@@ -53,3 +53,25 @@ def test_eval_insightbench_finds_the_planted_insights(tmp_path):
 def test_eval_insightbench_bad_folder_is_one_line(tmp_path):
     r = CliRunner().invoke(app, ["eval", "insightbench", str(tmp_path)])
     assert r.exit_code == 2 and "not an InsightBench folder" in r.output
+
+
+def test_a_task_without_ground_truth_is_skipped_and_the_rest_scored(tmp_path):
+    """The public benchmark has a task with no ground truth: it is skipped with a line, not fatal."""
+    import json
+    import shutil
+
+    root = tmp_path / "bench"
+    shutil.copytree(TASKS, root)
+    shutil.copy(TASKS / "csvs" / "flag-1.csv", root / "csvs" / "flag-3.csv")
+    flag = json.loads((TASKS / "flags" / "flag-1.json").read_text())
+    flag["insights"], flag["insight_list"] = [], []
+    (root / "flags" / "flag-3.json").write_text(json.dumps(flag))
+    out_csv = tmp_path / "scores.csv"
+    r = CliRunner().invoke(app, ["eval", "insightbench", str(root), "--tasks", "2-3", "--csv", str(out_csv)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "task   3: skipped (no ground-truth insights in its flags file)" in r.output
+    lines = dict(x.split(": ", 1) for x in r.output.splitlines() if ": " in x and not x.startswith("task "))
+    assert lines["tasks"] == "1" and lines["tasks_skipped"] == "1"
+    assert [row["task"] for row in csv.DictReader(out_csv.open())] == ["2"]
+    assert open_store(load_settings()).list_runs("insightbench-3", limit=5) == []  # not run at all

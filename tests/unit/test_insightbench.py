@@ -86,3 +86,26 @@ def test_bad_folder_and_bad_task(tmp_path):
     (tmp_path / "flags" / "flag-1.json").write_text(json.dumps({"metadata": {}}))
     with pytest.raises(UserError, match="not an InsightBench task"):
         ib.load_tasks(tmp_path, [1])
+
+
+def _no_truth_task(root: Path, n: int) -> None:
+    (root / "flags").mkdir(exist_ok=True)
+    (root / "csvs").mkdir(exist_ok=True)
+    (root / "csvs" / f"flag-{n}.csv").write_text("category,count\nHardware,3\n")
+    (root / "flags" / f"flag-{n}.json").write_text(json.dumps(
+        {"metadata": {"goal": "find trends", "dataset_description": "ServiceNow incidents table"},
+         "insights": ["", ""], "insight_list": []}))
+
+
+def test_a_task_without_ground_truth_loads_and_is_not_scorable(tmp_path):
+    _no_truth_task(tmp_path, 7)
+    task = ib.load_task(tmp_path, 7)
+    assert task.truth == [] and ib.skip_reason(task) == "no ground-truth insights in its flags file"
+    assert ib.scorable([ib.load_task(TASKS, 1), task]) == [ib.load_task(TASKS, 1)]
+
+
+def test_evaluation_with_only_tasks_without_truth_is_one_line_and_runs_nothing(tmp_path):
+    _no_truth_task(tmp_path, 7)
+    _no_truth_task(tmp_path, 8)
+    with pytest.raises(UserError, match=r"^no task to score: task\(s\) 7, 8 have no ground-truth insights$"):
+        ib.evaluate(tmp_path, [7, 8], settings=None, store=None, embed=None)

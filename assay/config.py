@@ -1,0 +1,357 @@
+"""Strict checking of user-written project config.
+
+The stored-record models (``models.Project`` and friends) stay tolerant, so an old document
+still loads. What a person writes (a project YAML, a stored project about to run) is checked
+here, strictly: an unknown key is an error with a "did you mean" suggestion, each warehouse
+kind has its own typed settings model, names (kinds, providers) are checked against the
+registries, numbers against their bounds, the schedule against cron, and no secret may be
+written into the config (it is named by env var or Prefect Secret block instead). Every
+problem is one line naming the field path; all problems are reported at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+from .models import Project
+
+# --------------------------------------------------------------------------- suggestions
+
+
+def did_you_mean(word: str, choices, *, listing: bool = True) -> str:
+    """`` (did you mean X?)`` for a close match; otherwise the valid names (or nothing)."""
+    names = sorted(str(c) for c in choices)
+    close = difflib.get_close_matches(str(word), names, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {close[0]}?)"
+    return f" (valid: {', '.join(names)})" if listing and names else ""
+
+
+# --------------------------------------------------------------------------- typed warehouse settings
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    # abbreviations of the warehouse's names, read when tables are embedded ({"cust": "customer"})
+    glossary: dict[str, str] = Field(default_factory=dict)
+
+
+class DuckDBSettings(_Settings):
+    path: str
+
+
+class PostgresSettings(_Settings):
+    dsn: str | None = None
+    host: str | None = None
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    dbname: str | None = None
+    user: str | None = None
+    password_env: str | None = None
+    password_block: str | None = None
+    sslmode: str | None = None
+    connect_timeout: int = Field(default=10, gt=0)
+
+    @model_validator(mode="after")
+    def _where(self):
+        if not self.dsn and not self.host:
+            raise ValueError("postgres needs dsn, or host with dbname and user")
+        return self
+
+
+class SnowflakeSettings(_Settings):
+    account: str | None = None
+    user: str | None = None
+    database: str
+    schema_: str | None = Field(default=None, alias="schema")
+    warehouse: str | None = None
+    role: str | None = None
+    authenticator: str | None = None
+    password_env: str | None = None
+    password_block: str | None = None
+    login_timeout: int = Field(default=30, gt=0)
+
+
+# one typed settings model per warehouse kind (``assay.warehouse.KINDS`` names the same kinds)
+WAREHOUSE_SETTINGS: dict[str, type[_Settings]] = {
+    "duckdb": DuckDBSettings,
+    "postgres": PostgresSettings,
+    "snowflake": SnowflakeSettings,
+}
+
+# numbers a project may set, with their lower bound (strict: ``>``; otherwise ``>=``)
+_BOUNDS: list[tuple[str, float, bool]] = [
+    ("warehouse.statement_timeout_s", 0, True),
+    ("warehouse.row_cap", 1, False),
+    ("warehouse.digest_bytes_cap", 1, False),
+    ("llm.max_tokens", 1, False),
+    ("llm.analysis_budget_tokens", 1, False),
+    ("max_steps", 1, False),
+    ("min_steps", 0, False),
+]
+
+# --------------------------------------------------------------------------- secrets
+
+_SECRET_KEY = re.compile(
+    r"(^|_)(password|passwd|pwd|passphrase|secret|token|private_key|api_key|apikey|access_key|secret_key"
+    r"|client_secret|credentials?|auth_token)($|_)", re.I)
+_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@:\s]*:[^/@\s]+@", re.I)
+_KV_PASSWORD = re.compile(r"(^|\s)password\s*=\s*('(?:[^'\\]|\\.)+'|[^\s']+)", re.I)
+
+
+# the keys that name where a secret is read; a near miss of one is a typo, not a secret
+_REFERENCE_KEYS = ("api_key_env", "secret_block", "password_env", "password_block", "webhook_url_env",
+                   "webhook_block")
+
+
+def is_secret_key(key: str) -> bool:
+    k = str(key).lower()
+    if not _SECRET_KEY.search(k) or k.endswith(("_env", "_block")):
+        return False
+    return not difflib.get_close_matches(k, _REFERENCE_KEYS, n=1, cutoff=0.85)
+
+
+def _secret_forms(path: str, key: str) -> str:
+    """The env-var and Secret-block form that replaces a secret written at ``path``."""
+    section = path.split(".", 1)[0]
+    if section == "llm":
+        return "api_key_env: ANTHROPIC_API_KEY (an environment variable) or secret_block: NAME (a Prefect Secret block)"
+    if section == "notify":
+        return "webhook_url_env: VAR (an environment variable) or webhook_block: NAME (a Prefect Secret block)"
+    if section == "warehouse":
+        key = "password" if "pass" in key or key in ("pwd", "dsn") else key
+    var = re.sub(r"[^A-Z0-9]+", "_", key.upper()).strip("_") or "SECRET"
+    return f"{key}_env: MY_{var} (an environment variable) or {key}_block: NAME (a Prefect Secret block)"
+
+
+# where `assay demo --postgres DSN` tells runs to read the DSN's password (never stored)
+DEMO_PASSWORD_ENV = "ASSAY_DEMO_PG_PASSWORD"
+
+
+def dsn_password(value: str) -> bool:
+    """A PostgreSQL-style DSN (URL or key=value) that carries a password."""
+    return bool(_URL_PASSWORD.search(value.strip()) or _KV_PASSWORD.search(value))
+
+
+def strip_dsn_password(dsn: str) -> tuple[str, str | None]:
+    """The DSN without its password, and the password (None when it had none)."""
+    from psycopg import conninfo
+
+    try:
+        parts = conninfo.conninfo_to_dict(dsn)
+    except Exception as exc:
+        raise ConfigError(f"not a valid PostgreSQL DSN ({type(exc).__name__})") from None
+    password = parts.pop("password", None)
+    if password is None:
+        return dsn, None
+    return conninfo.make_conninfo("", **{k: v for k, v in parts.items() if v is not None}), str(password)
+
+
+def _connection_key(path: str) -> bool:
+    """A key whose value is a connection string (where a password could hide)."""
+    key = path.rsplit(".", 1)[-1].lower()
+    return key in ("dsn", "url", "uri", "conninfo", "connection_string") or key.endswith(("_dsn", "_url", "_uri"))
+
+
+# mappings whose keys are the business's words (table names, profile fields, prompt names), not settings:
+# a key such as `token_price` there is not a secret
+_FREE_TEXT = ("profile", "descriptions", "prompt_overrides", "glossary")
+
+
+def _free_text(path: str) -> bool:
+    return any(part in _FREE_TEXT for part in re.split(r"[.\[]", path))
+
+
+def secret_errors(data: Any, path: str = "") -> list[str]:
+    """Every place in the config that holds a secret value, one line each."""
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            where = f"{path}.{key}" if path else str(key)
+            if is_secret_key(key) and value not in (None, "", {}, []) and not _free_text(path):
+                out.append(f"{where}: secrets are never stored in a project; name where to read it instead: "
+                           f"{_secret_forms(where, str(key))}")
+            else:
+                out += secret_errors(value, where)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            out += secret_errors(value, f"{path}[{i}]")
+    elif isinstance(data, str) and _connection_key(path) and dsn_password(data):
+        key = path.rsplit(".", 1)[-1]
+        out.append(f"{path}: holds a password; remove it and name where to read it instead: "
+                   f"{_secret_forms(path, key)}")
+    return out
+
+
+# --------------------------------------------------------------------------- cron
+
+
+def cron_error(expr: str) -> str | None:
+    """Why a cron expression is not one Prefect's Cron schedule accepts (None when it is).
+
+    The same rule as Prefect's ``validate_cron_string`` (croniter, no random/hashed fields), so
+    a schedule refused here is one the scheduler would refuse, and an accepted one is served."""
+    from croniter import croniter
+
+    if not isinstance(expr, str) or not expr.strip():
+        return "an empty schedule; give a cron expression such as '0 6 * * 1' or leave it out"
+    if not croniter.is_valid(expr):
+        return f"{expr!r} is not a valid cron expression (five fields: minute hour day month weekday)"
+    if any(f.casefold() in ("r", "h") for f in expr.split()):
+        return f"{expr!r}: random and hashed cron fields are not supported"
+    return None
+
+
+# --------------------------------------------------------------------------- unknown keys
+
+
+def _nested(annotation) -> tuple[str, type[BaseModel]] | None:
+    """('one'|'list', Model) when a field holds a model or a list of models."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            found = _nested(arg)
+            if found:
+                return found
+        return None
+    if origin is list:
+        inner = _nested(get_args(annotation)[0]) if get_args(annotation) else None
+        return ("list", inner[1]) if inner else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return ("one", annotation)
+    return None
+
+
+def unknown_keys(model: type[BaseModel], data: Any, path: str = "", *, skip=lambda key: False) -> list[str]:
+    """One line per key the model does not have, recursively, with a suggestion."""
+    if not isinstance(data, dict):
+        return []
+    fields = model.model_fields
+    names = set(fields) | {f.alias for f in fields.values() if f.alias}
+    by_alias = {f.alias: n for n, f in fields.items() if f.alias}
+    out: list[str] = []
+    for key, value in data.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in names:
+            if not skip(key):
+                out.append(f"{where}: unknown key{did_you_mean(key, names)}")
+            continue
+        nested = _nested(fields[by_alias.get(key, key)].annotation)
+        if nested and nested[0] == "one":
+            out += unknown_keys(nested[1], value, where, skip=skip)
+        elif nested and isinstance(value, list):
+            for i, item in enumerate(value):
+                out += unknown_keys(nested[1], item, f"{where}[{i}]", skip=skip)
+    return out
+
+
+def pydantic_errors(exc: ValidationError, prefix: str = "", model: type[BaseModel] | None = None) -> list[str]:
+    """One line per pydantic error, with the field path (and a suggestion for unknown keys)."""
+    out = []
+    for e in exc.errors():
+        loc = ".".join(str(p) for p in e.get("loc", ()))
+        where = ".".join(x for x in (prefix, loc) if x) or "(root)"
+        if e.get("type") == "extra_forbidden" and model is not None:
+            names = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
+            out.append(f"{where}: unknown key{did_you_mean(str(e['loc'][-1]), names)}")
+        else:
+            msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+            msg = "required" if e.get("type") == "missing" else msg
+            out.append(f"{where}: {msg}")
+    return out
+
+
+# --------------------------------------------------------------------------- the project
+
+
+def _get(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def project_errors(data: dict) -> tuple[Project | None, list[str]]:
+    """All problems of a project mapping, one line each (field path first)."""
+    from .llm import PROVIDERS
+
+    errors = secret_errors(data)
+    errors += unknown_keys(Project, data, skip=is_secret_key)
+    try:
+        project = Project.model_validate(data)
+    except ValidationError as exc:
+        return None, _one_per_typo(errors + pydantic_errors(exc))
+    wh = project.warehouse
+    settings_model = WAREHOUSE_SETTINGS.get(wh.kind)
+    if settings_model is None:
+        errors.append(f"warehouse.kind: unknown warehouse {wh.kind!r}"
+                      f"{did_you_mean(wh.kind, WAREHOUSE_SETTINGS, listing=False)}; valid: {', '.join(WAREHOUSE_SETTINGS)}")
+    else:
+        clean = {k: v for k, v in wh.settings.items() if not is_secret_key(k)}
+        try:
+            settings_model.model_validate(clean)
+        except ValidationError as exc:
+            errors += pydantic_errors(exc, "warehouse.settings", settings_model)
+    if project.llm.provider not in PROVIDERS:
+        errors.append(f"llm.provider: unknown provider {project.llm.provider!r}"
+                      f"{did_you_mean(project.llm.provider, PROVIDERS, listing=False)}; valid: {', '.join(PROVIDERS)}")
+    elif project.llm.provider in ("openai", "openai-json", "scripted") and not project.llm.model:
+        errors.append(f"llm.model: required for the {project.llm.provider} provider")
+    if project.llm.base_url is not None and not re.match(r"^https?://[^\s/]+", project.llm.base_url):
+        errors.append(f"llm.base_url: {project.llm.base_url!r} is not an http(s) URL")
+    for path, low, strict in _BOUNDS:
+        value = _get(project, path)
+        if value is not None and (value <= low if strict else value < low):
+            errors.append(f"{path}: {value} must be {'greater than' if strict else 'at least'} {low:g}")
+    for name, price in (project.llm.prices or {}).items():
+        if price < 0:
+            errors.append(f"llm.prices.{name}: {price} must not be negative")
+    if project.min_steps > project.max_steps >= 1:
+        errors.append(f"min_steps: {project.min_steps} is more than max_steps ({project.max_steps})")
+    if project.schedule is not None:
+        why = cron_error(project.schedule)
+        if why:
+            errors.append(f"schedule: {why}")
+    return project, _one_per_typo(errors)
+
+
+def _one_per_typo(errors: list[str]) -> list[str]:
+    """A misspelt required key is one error (the unknown key and its suggestion), not two."""
+    suggested = set()
+    for e in errors:
+        m = re.match(r"^(.*?)([^.\[\]]+): unknown key \(did you mean ([^?]+)\?\)$", e)
+        if m:
+            suggested.add(f"{m.group(1)}{m.group(3)}")
+    return [e for e in errors if not (e.endswith(": required") and e.removesuffix(": required") in suggested)]
+
+
+def validate_project_data(data: dict, source: str) -> Project:
+    """The project a user wrote, checked strictly; every problem as ``source: field: why``."""
+    project, errors = project_errors(data)
+    if errors:
+        raise ConfigError("\n".join(f"{source}: {e}" for e in errors))
+    assert project is not None
+    return project
+
+
+def check_project(project: Project) -> None:
+    """At run start: the stored project passes the same strict checks as ``project apply``."""
+    validate_project_data(project.model_dump(mode="json"), f"project {project.id}")
+
+
+def check_schema_found(cfg, tables) -> None:
+    """What the warehouse listed can be analysed: it has tables, and every schema the project names
+    has some (a typo in ``schemas`` would otherwise quietly analyse less, or nothing)."""
+    found = {t.schema_name.lower() for t in tables}
+    missing = [s for s in cfg.schemas if s.lower() not in found]
+    if missing:
+        raise ConfigError(f"warehouse.schemas: schema {missing[0]!r} has no tables or does not exist"
+                          + (f" (tables were found in: {', '.join(sorted(found))})" if found else ""))
+    if not tables:
+        raise ConfigError(f"warehouse: the {cfg.kind} warehouse has no tables to analyse"
+                          + (f" ({cfg.settings['path']})" if cfg.settings.get("path") else ""))

@@ -1,0 +1,43 @@
+"""What a person sees from the CLI: the no-LLM note once, in one wording; Prefect without telemetry."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from assay.cli import app
+from assay.models import DiscoveryResult, DiscoveryRun
+from assay.pipeline import STATISTICAL_NOTE
+from assay.settings import load_settings
+from assay.store import open_store
+
+
+def test_no_llm_note_is_printed_once_in_one_wording():
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="nollm0001", project_id="p", analyst="statistical"))
+    store.save_result(DiscoveryResult(run_id="nollm0001", project_id="p", domain="ecommerce", analyst="statistical",
+                                      recommendation_note=STATISTICAL_NOTE))
+    r = CliRunner().invoke(app, ["show", "nollm0001"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert flat.count("statistical analyst ran") == 1, r.output
+    assert " ".join(STATISTICAL_NOTE.split()) in flat
+    assert "No LLM configured:" not in flat  # the second wording is gone
+
+
+def test_cli_runs_prefect_without_telemetry(monkeypatch):
+    import os
+
+    from prefect._internal.analytics import ci_detection
+    from prefect._internal.analytics.enabled import is_telemetry_enabled
+
+    from assay.cli import _prefect_env
+
+    monkeypatch.setattr(ci_detection, "is_ci_environment", lambda: False)  # what a user's terminal is
+    monkeypatch.delenv("DO_NOT_TRACK", raising=False)
+    monkeypatch.setattr("prefect._internal.analytics.enabled.is_ci_environment", lambda: False)
+    assert is_telemetry_enabled()  # a user's terminal: the first-run notice would be printed
+    _prefect_env()
+    try:
+        assert not is_telemetry_enabled()  # ... not by the CLI's Prefect (its server process inherits this)
+    finally:
+        os.environ.pop("DO_NOT_TRACK", None)
