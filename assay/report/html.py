@@ -18,6 +18,7 @@ import jinja2
 import pandas as pd
 
 from ..models import DiscoveryResult, ExplorationStep, Insight, ValidationStatus
+from .claims import claim_line, claim_subject, insight_notes
 from .markdown import SEVERITY_ORDER, links
 
 MAX_BARS = 25
@@ -253,6 +254,8 @@ _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined
   {% if c.check %} · {{ c.check }}{% endif %}
   {% if i.source_steps %} · steps {{ i.source_steps|join(", ") }}{% endif %}
   {% if c.recs %} · addressed by {% for rid in c.recs %}<a href="#rec-{{ rid }}">{{ rid }}</a>{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}</div>
+ {% for note in c.notes %}<div class="facts">{{ note }}</div>{% endfor %}
+ {% if c.claims %}<ul class="claims">{% for line in c.claims %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
  {% if c.spec %}<div class="chart" id="chart-{{ c.n }}"></div>{% else %}<div class="nochart">No chart: the source result has nothing to plot.</div>{% endif %}
  {% for sql in c.sql %}<details><summary>{{ sql[0] }}</summary><pre>{{ sql[1] }}</pre></details>{% endfor %}
 </div>
@@ -314,13 +317,16 @@ def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep], fetch=Non
                    for no in i.source_steps if no in steps and steps[no].query]
             if v is not None and v.query:
                 sql.append(("Verification SQL", v.query))
+            sql += [(f"Re-derivation SQL: {claim_subject(cl)}", cl.query) for cl in i.claims
+                    if cl.query and (v is None or cl.query != v.query)]
             check = ""
             if v is not None and v.verified_count is not None:
                 check = f"warehouse count {v.verified_count:,}"
                 if v.claimed_count is not None and v.claimed_count != v.verified_count:
                     check += f" (claimed {v.claimed_count:,})"
             cards.append({"insight": i, "n": n, "spec": spec, "sql": sql, "recs": recs_for.get(i.id, []),
-                          "badge": BADGES[v.status] if v else ("unverified", "muted"), "check": check})
+                          "badge": BADGES[v.status] if v else ("unverified", "muted"), "check": check,
+                          "notes": insight_notes(i), "claims": [claim_line(cl) for cl in i.claims]})
         cards_by_area.append((area, cards))
     severities = Counter(i.severity.value for i in r.insights)
     verifiable = [i for i in r.insights if i.validation and i.validation.status != ValidationStatus.not_verifiable]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..models import DiscoveryResult, Insight, ValidationStatus
+from .claims import claim_line, insight_notes
 
 BADGE = {
     ValidationStatus.confirmed: "✅ confirmed",
@@ -64,6 +65,10 @@ def render_markdown(r: DiscoveryResult) -> str:
             count = f"{i.affected_count:,}" if i.affected_count is not None else "n/a"
             out.append(f"  - affected: {count} · {validation_line(i)} · steps: "
                        f"{', '.join(map(str, i.source_steps)) or '-'}")
+            for note in insight_notes(i):
+                out.append(f"  - {_md(note)}")
+            for c in i.claims:
+                out.append(f"  - {_md(claim_line(c))}")
             if recs_for.get(i.id):
                 out.append(f"  - addressed by: {', '.join(recs_for[i.id])}")
     out += ["", "## Recommendations"]
