@@ -433,7 +433,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
             out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}")
             out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
             for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
-                out.print(Padding(escape(line), (0, 0, 0, 4)), soft_wrap=True)
+                out.print("    " + escape(line), soft_wrap=True)
     if result.recommendations:
         r = Table(title="Recommendations", expand=True)
         for c in ("id", "prio", "recommendation", "addresses"):
