@@ -195,7 +195,7 @@ class Verifier:
         entity = insight.affected_entity or first.entity
         claim = Claim(metric=MetricKind.count, measure=AFFECTED,
                       entity=entity, segment=first.segment or insight.segment or "", segment_sql=first.segment_sql,
-                      period=first.period, value=float(n), source_steps=list(first.source_steps),
+                      period=first.period, period_sql=first.period_sql, value=float(n), source_steps=list(first.source_steps),
                       verification_sql=insight.verification_sql)
         if not insight.verification_sql:  # the statistical analyst computed its count by SQL, not from a step
             ground_claim(claim, self.steps, insight.source_steps)

@@ -241,6 +241,7 @@ def test_affected_count_is_a_claim_of_its_entity_and_a_count_of_another_is_refus
     assert v.status == ValidationStatus.confirmed and v.verified_count == 50
     count = ins.claims[-1]
     assert count.metric == MetricKind.count and count.entity == "customers" and count.verdict.value == "confirmed"
+    assert count.segment_sql == "platform = 'android'" and count.period_sql.startswith("event_at >=")  # its scope
     assert "the query counts event" in llm.calls[2].messages[-1].content  # rows of events are not customers
 
 
