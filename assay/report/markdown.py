@@ -71,6 +71,9 @@ def render_markdown(r: DiscoveryResult) -> str:
                 out.append(f"  - {_md(claim_line(c))}")
             if recs_for.get(i.id):
                 out.append(f"  - addressed by: {', '.join(recs_for[i.id])}")
+    quiet = [log for log in r.analysis_log if log.ok and log.note and log.area not in by_area]
+    if quiet:
+        out += ["", "_Areas without insights:_"] + [f"- {log.area}: {_md(log.note)}" for log in quiet]
     out += ["", "## Recommendations"]
     if r.recommendation_note:
         out.append(f"_{_md(r.recommendation_note)}_")

@@ -120,3 +120,4 @@ def test_run_merges_areas_and_says_which_area_had_no_evidence(tmp_path):
     shown = CliRunner().invoke(app, ["show", "claims1"], catch_exceptions=False).output
     assert "[confirmed] share · share of orders" in shown and "claimed 33.0%; warehouse 33.0%" in shown
     assert "also relevant to" in shown
+    assert "conversion: no explored step carries evidence" in md and "conversion: no explored step" in shown
