@@ -460,7 +460,10 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
 
 
 def show_result(run_id: str, analyst: str | None = None) -> None:
+    from rich.markup import escape
+
     from .models import ValidationStatus
+    from .report.claims import claim_line, insight_notes
 
     store = _store()
     result = store.get_result(store.resolve_run_id(run_id))
@@ -493,6 +496,11 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
             dup = f" · [dim]repeats {i.duplicate_of}[/]" if i.duplicate_of else ""
             out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}")
             out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
+            for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
+                out.print("    " + escape(line), soft_wrap=True)
+    for log in result.analysis_log:
+        if log.ok and log.note and log.area not in by_area:
+            out.print(f"[dim]{escape(log.area)}: {escape(log.note)}[/]", soft_wrap=True)
     if result.recommendations:
         r = Table(title="Recommendations", expand=True)
         for c in ("id", "prio", "recommendation", "addresses"):

@@ -2,24 +2,45 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .models import Insight, ValidationStatus
+from .validate.entity import normalize_entity
 
 COUNT_TOLERANCE = 0.20
 
 
 def _text(i: Insight) -> str:
-    return f"{i.name} {i.description} {i.segment or ''}".lower()
+    measures = " ".join(c.measure for c in i.claims)
+    return f"{i.name} {i.description} {i.segment or ''} {measures}".lower()
+
+
+def _names(word: str, text: str) -> bool:
+    """The word (or a word starting with it) in the text, not as part of an identifier (order != order_items)."""
+    return re.search(rf"(?<![a-z0-9_]){re.escape(word.lower())}(?!_)", text) is not None
+
+
+def entities_agree(insight: Insight, pattern: dict) -> bool:
+    a, b = normalize_entity(insight.affected_entity), normalize_entity(pattern.get("entity"))
+    return a is not None and a == b
 
 
 def matches(insight: Insight, pattern: dict) -> bool:
-    """Names the pattern's segment and gives a count within 20% of the true one."""
+    """Names the pattern's segment and its metric; its count is compared with the true one (within
+    20%) only when both count the same entity. A pattern that states no metric or no entity needs the
+    count to match."""
     text = _text(insight)
     if not any(n.lower() in text for n in pattern.get("names") or [pattern["segment"]]):
         return False
+    metric = pattern.get("metric") or []
+    if metric and not any(_names(w, text) for w in metric):
+        return False
     true = pattern["affected_count"]
-    return insight.affected_count is not None and abs(insight.affected_count - true) <= COUNT_TOLERANCE * true
+    count_ok = insight.affected_count is not None and abs(insight.affected_count - true) <= COUNT_TOLERANCE * true
+    if not metric or not pattern.get("entity"):
+        return count_ok
+    return count_ok if entities_agree(insight, pattern) else True
 
 
 def is_wrong(insight: Insight) -> bool:

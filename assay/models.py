@@ -256,6 +256,77 @@ class Validation(_Model):
     attempts: list[SQLAttempt] = Field(default_factory=list)
 
 
+class MetricKind(str, Enum):
+    count = "count"
+    rate = "rate"
+    share = "share"
+    average = "average"
+    change = "change"
+
+
+def _number(v: Any) -> Any:
+    """A number as a model writes it: 1,234 / "14%" / "0.14" -> float; "" -> None."""
+    if v is None or v == "" or isinstance(v, bool):
+        return None
+    if isinstance(v, str):
+        t = v.strip().replace(",", "").replace("%", "")
+        try:
+            return float(t)
+        except ValueError:
+            return None
+    return v
+
+
+class Claim(_Model):
+    """One headline number of an insight, with what it measures (LLM contract), and what the warehouse
+    said about it (set by the verifier). ``value`` is the metric on the segment, ``baseline_value`` on the
+    baseline (for a change: the earlier period); rates and shares are fractions (0.14 for 14%)."""
+
+    metric: MetricKind = MetricKind.count
+    measure: str = ""            # what is measured, in words: "cart-to-purchase conversion", "revenue"
+    entity: str | None = None    # what is counted or averaged over: customers, orders, order items, ...
+    segment: str = ""            # in words
+    segment_sql: str = ""        # as a SQL condition: platform = 'android'
+    baseline: str = ""           # in words ("other platforms"); empty when there is no comparison
+    baseline_sql: str = ""
+    period: str = ""             # "since 2026-07-01", "2026-01..2026-06"
+    period_sql: str = ""         # event_at >= TIMESTAMP '2026-07-01'
+    value: float | None = None
+    baseline_value: float | None = None
+    source_steps: list[int] = Field(default_factory=list)
+    # set only by the statistical analyst (generated SQL returning segment_value[, baseline_value])
+    verification_sql: str | None = None
+    # --- the verifier's findings
+    grounded: bool | None = None
+    ungrounded_numbers: list[float] = Field(default_factory=list)
+    verdict: ValidationStatus | None = None
+    verified_value: float | None = None
+    verified_baseline_value: float | None = None
+    query: str = ""
+    reasoning: str = ""
+
+    @field_validator("metric", mode="before")
+    @classmethod
+    def _metric(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower()
+            return {"percentage": "share", "ratio": "rate", "mean": "average", "avg": "average",
+                    "number": "count", "total": "count", "sum": "count", "trend": "change"}.get(v, v)
+        return v
+
+    @field_validator("value", "baseline_value", mode="before")
+    @classmethod
+    def _num(cls, v: Any) -> Any:
+        return _number(v)
+
+    @field_validator("source_steps", mode="before")
+    @classmethod
+    def _steps(cls, v: Any) -> Any:
+        if isinstance(v, (int, str)):
+            v = [v]
+        return [int(x) for x in v if str(x).strip().lstrip("-").isdigit()] if isinstance(v, list) else v
+
+
 class Severity(str, Enum):
     critical = "critical"
     high = "high"
@@ -275,6 +346,9 @@ class InsightDraft(_Model):
     indicators: list[str] = Field(default_factory=list)
     source_steps: list[int] = Field(default_factory=list)
     segment: str | None = None
+    # what affected_count counts (customers, orders, order items, events, players, sessions); None: unknown
+    affected_entity: str | None = None
+    claims: list[Claim] = Field(default_factory=list)
     # set only by the statistical analyst (generated SQL); dropped from any LLM answer
     verification_sql: str | None = None
 
@@ -304,6 +378,9 @@ class Insight(InsightDraft):
     area: str
     validation: Validation | None = None
     duplicate_of: str | None = None
+    ungrounded: bool = False  # a number of a claim traces to no cited step's stored result
+    also_relevant_to: list[str] = Field(default_factory=list)  # areas whose same finding was merged here
+    merged_from: list[str] = Field(default_factory=list)       # ids of the merged insights
     discovered_at: dt.datetime = Field(default_factory=utcnow)
 
 
@@ -416,6 +493,7 @@ class AreaLog(_Model):
     dropped_steps: list[dict[str, Any]] = Field(default_factory=list)
     query_results_chars: int = 0
     insights: int = 0
+    note: str = ""  # e.g. why the area has no insights
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 

@@ -460,6 +460,8 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) ->
             from .stats.analyst import analyze_area_statistically
 
             insights = analyze_area_statistically(s, area, picked)
+        elif not picked:  # nothing to read: the model is not asked to invent
+            log.note = "no explored step carries evidence for this area: no insights"
         else:
             answer = analyze_area(s.llm, s.pack, area, picked, previous_context=s.run.previous_context,
                                   profile=_profile_text(s.project), dataset=", ".join(s.project.warehouse.schemas)
@@ -479,6 +481,8 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) ->
                 "output_tokens": verifier.usage.output_tokens, "cached_tokens": verifier.usage.cached_tokens})
         log.ok = True
         log.insights = len(insights)
+        if not insights and not log.note:
+            log.note = f"the {len(picked)} picked steps carry no evidence for this area: no insights"
     except TransientError as exc:
         log.error = f"{exc} (transient)"
         transient = exc
@@ -496,6 +500,9 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) ->
 
 
 def collect_insights(s: RunSession) -> tuple[list[Insight], list[AreaLog]]:
+    """Every area's insights, each finding once (merged across areas)."""
+    from .findings import merge_findings
+
     results = s.store.area_results(s.run_id)
     insights: list[Insight] = []
     logs: list[AreaLog] = []
@@ -504,6 +511,8 @@ def collect_insights(s: RunSession) -> tuple[list[Insight], list[AreaLog]]:
             ins, log = results[area]
             insights += ins
             logs.append(log)
+    if len(insights) > 1:
+        insights = merge_findings(insights, s.pack.areas, s.embedder.embed)
     return insights, logs
 
 

@@ -8,6 +8,7 @@ from ..llm.base import LLM, LLMRequest, Message, SystemBlock
 from ..llm.contract import ask_contract
 from ..models import AnalysisAnswer, AnalysisArea, DomainPack, ExplorationStep, Insight, TokenUsage
 from ..packs import render
+from ..validate.grounding import as_drafted
 from .discipline import CLAIM_DISCIPLINE, INSIGHTS_CONTRACT
 from .render import render_query_results
 
@@ -49,5 +50,6 @@ def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[Exp
         data = d.model_dump()
         data["source_steps"] = [n for n in d.source_steps if n in known]
         data["verification_sql"] = None  # the verifier writes its own grounded query: a model cannot grade itself
+        data["claims"] = as_drafted(data.get("claims") or [], known)
         insights.append(Insight(id=f"{area.id}-{i}", area=area.id, **data))
     return AreaAnswer(insights, usage, dialog, len(prompt))

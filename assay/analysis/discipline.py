@@ -9,11 +9,32 @@ CLAIM_DISCIPLINE = """\
 - affected_count is the number of entities (players, users, customers, orders, ...) the finding is about, as the results show it; leave it null when the results do not give one."""
 
 INSIGHTS_CONTRACT = """\
+## Numbers as claims
+- affected_entity says what affected_count counts, in the schema's terms: customers, orders, order items, events,
+  players, sessions, purchases, ... ("customers" for count(DISTINCT customer_id), "order items" for rows of
+  order_items). A count of events is not a count of customers.
+- claims: every headline number of the insight, one claim per comparison, each with metric (count | rate | share |
+  average | change), measure (what is measured), entity (what is counted or averaged over), segment and baseline
+  in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
+  segment), baseline_value (on the baseline; for a change, the earlier period) and source_steps (the steps the
+  values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%). Every value must be in a cited
+  step's result, or arithmetic on them.
+  Each claim is re-derived from the warehouse independently; a number no step shows is flagged.
+  Example: {"metric": "rate", "measure": "cart-to-purchase conversion", "entity": "customers", "segment": "android",
+  "segment_sql": "platform = 'android'", "baseline": "web and ios", "baseline_sql": "platform <> 'android'",
+  "period": "since 2026-07-01", "period_sql": "event_at >= TIMESTAMP '2026-07-01'", "value": 0.14,
+  "baseline_value": 0.52, "source_steps": [7]}
+- Report an insight only when a result above shows it. When no result above is evidence for this area, return an
+  empty list: an area with nothing to say says nothing.
+
 ## Answer format
 Answer with exactly one JSON object and nothing else:
 {"insights": [{"name": "short headline with the key number", "description": "what, who, how much, since when",
-  "severity": "critical|high|medium|low", "affected_count": 1234, "risk_score": 0.0-1.0, "confidence": 0.0-1.0,
-  "indicators": ["metric = value", "..."], "source_steps": [3, 7], "segment": "the affected segment"}]}
+  "severity": "critical|high|medium|low", "affected_count": 1234, "affected_entity": "customers",
+  "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
+  "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",
+  "segment": "...", "segment_sql": "...", "baseline": "...", "baseline_sql": "...", "period": "...",
+  "period_sql": "...", "value": 0.14, "baseline_value": 0.52, "source_steps": [7]}]}]}
 Return {"insights": []} when the results show nothing worth reporting for this area."""
 
 RECOMMENDATIONS_CONTRACT = """\

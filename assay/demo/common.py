@@ -28,12 +28,15 @@ class Pattern:
     unit: str
     count: int | None = None
     names: list[str] = field(default_factory=list)  # phrases an insight must contain to name the segment
+    entity: str = ""  # what count_sql counts (customers, order items, events, players, ...)
+    metric: list[str] = field(default_factory=list)  # words of which an insight must name one to name the metric
 
     def as_dict(self) -> dict:
         return {
             "id": self.id, "area": self.area, "kind": self.kind, "segment": self.segment,
             "description": self.description, "affected_count": self.count, "unit": self.unit,
             "count_sql": self.count_sql, "names": self.names,
+            "entity": self.entity, "metric": self.metric,
         }
 
 

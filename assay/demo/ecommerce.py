@@ -170,6 +170,8 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
     patterns = [
         Pattern(
             id="android_funnel_drop",
+            entity="customers",
+            metric=["conversion", "purchase", "checkout", "funnel"],
             area="conversion",
             kind="funnel_drop",
             segment="android",
@@ -186,6 +188,8 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
         ),
         Pattern(
             id="electronics_revenue_decline",
+            entity="order items",
+            metric=["revenue", "sales", "purchase", "order"],
             area="revenue",
             kind="trend",
             segment="electronics",
@@ -199,6 +203,8 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
         ),
         Pattern(
             id="paid_social_churn",
+            entity="customers",
+            metric=["repeat", "churn", "retention", "come back", "return", "second"],
             area="retention",
             kind="churn_gap",
             segment="paid_social",
@@ -215,6 +221,8 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
         ),
         Pattern(
             id="revenue_concentration",
+            entity="customers",
+            metric=["revenue", "total_amount", "sales"],
             area="revenue",
             kind="concentration",
             segment="top 1% customers",
@@ -227,6 +235,8 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
         ),
         Pattern(
             id="furniture_cart_removal",
+            entity="events",
+            metric=["remov"],
             area="product_performance",
             kind="outlier_segment",
             segment="furniture",
@@ -240,6 +250,8 @@ def build(scale: float = 1.0, seed: int = 7) -> DemoSpec:
         ),
         Pattern(
             id="products_missing_category",
+            entity="products",
+            metric=["missing", "empty", "null", "no category", "without"],
             area="product_performance",
             kind="data_quality",
             segment="category",

@@ -141,6 +141,8 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
     patterns = [
         Pattern(
             id="level_42_wall",
+            entity="players",
+            metric=["win", "won", "wall", "difficult", "stop"],
             area="levels",
             kind="outlier_segment",
             segment="level 42",
@@ -154,6 +156,8 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
         ),
         Pattern(
             id="tiktok_day1_churn",
+            entity="players",
+            metric=["churn", "return", "retention", "day"],
             area="churn",
             kind="churn_gap",
             segment="tiktok_ads",
@@ -168,6 +172,8 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
         ),
         Pattern(
             id="whale_concentration",
+            entity="players",
+            metric=["revenue", "price_usd", "spend"],
             area="monetization",
             kind="concentration",
             segment="top 5% payers",
@@ -180,6 +186,8 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
         ),
         Pattern(
             id="ios_purchase_failures",
+            entity="purchases",
+            metric=["fail"],
             area="monetization",
             kind="change_point",
             segment="ios",
@@ -193,6 +201,8 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
         ),
         Pattern(
             id="br_short_sessions",
+            entity="players",
+            metric=["session", "duration", "length"],
             area="engagement",
             kind="outlier_segment",
             segment="BR",
@@ -203,6 +213,8 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
         ),
         Pattern(
             id="negative_session_duration",
+            entity="sessions",
+            metric=["negative", "end before", "ended_at"],
             area="engagement",
             kind="data_quality",
             segment="duration_s",

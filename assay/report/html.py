@@ -18,6 +18,8 @@ import jinja2
 import pandas as pd
 
 from ..models import DiscoveryResult, ExplorationStep, Insight, ValidationStatus
+from ..validate.compare import AFFECTED
+from .claims import claim_line, claim_subject, insight_notes
 from .markdown import SEVERITY_ORDER, links
 
 MAX_BARS = 25
@@ -52,18 +54,51 @@ def _numeric(df: pd.DataFrame, col: str) -> bool:
     return values.notna().mean() > 0.8 and not isinstance(df[col].iloc[0], bool)
 
 
+def _headline(insight: Insight):
+    return next((c for c in insight.claims if c.measure != AFFECTED), None)
+
+
 def _segment(insight: Insight) -> tuple[str | None, str | None]:
+    """The segment the insight is about: its headline claim's condition (col = 'value'), else its
+    segment written as dim=value."""
+    c = _headline(insight)
+    if c is not None and c.segment_sql:
+        m = re.match(r"^\s*(?:\w+\.)?\"?(\w+)\"?\s*=\s*'?([^']*?)'?\s*$", c.segment_sql)
+        if m:
+            return m.group(1), m.group(2)
     if insight.segment and "=" in insight.segment:
         dim, value = insight.segment.split("=", 1)
         return dim.strip(), value.strip()
     return None, None
 
 
+def _change_date(insight: Insight) -> str | None:
+    """Where the change the insight reports begins (a date in its claim's period, else in its text)."""
+    c = _headline(insight)
+    texts = ([c.period_sql, c.period] if c is not None else []) + [insight.name, insight.description]
+    for t in texts:
+        m = re.search(r"\b(\d{4}-\d{2}-\d{2})\b", t or "")
+        if m:
+            return m.group(1)
+    return None
+
+
+def _holding(df: pd.DataFrame, dim: str | None, value: str) -> str | None:
+    """The column of the result that holds the segment's value (the named one first), or None."""
+    cols = ([dim] if dim in df.columns else []) + [c for c in df.columns if c != dim]
+    for c in cols:
+        numeric = pd.api.types.is_numeric_dtype(df[c])
+        if not numeric or str(value).lstrip("-").isdigit():
+            if str(value).lower() in {str(v).lower() for v in df[c].dropna().unique()}:
+                return c
+    return None
+
+
 _COUNT_COLUMNS = ("n", "count", "rows", "row_count", "cnt")
 _COUNT_WORDS = re.compile(r"\b(number of|volume|count of|how many)\b")
 
 
-def _pick_measure(df: pd.DataFrame, candidates: list[str], insight: Insight) -> str | None:
+def _pick_measure(df: pd.DataFrame, candidates: list[str], insight: Insight, named_only: bool = False) -> str | None:
     """The measure the insight names first (in its name, then its description), else a count when it
     speaks of a number of rows, else the first rate or average, else the first number."""
     text = f"{insight.name} . {insight.description}".lower()
@@ -81,6 +116,8 @@ def _pick_measure(df: pd.DataFrame, candidates: list[str], insight: Insight) -> 
     named = sorted((pos, i, c) for i, c in enumerate(candidates) if (pos := first_mention(c)) is not None)
     if named:
         return named[0][2]
+    if named_only:
+        return None
     counts = [c for c in candidates if c.lower() in _COUNT_COLUMNS]
     if counts and _COUNT_WORDS.search(text):
         return counts[0]
@@ -101,9 +138,19 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
     times = [c for c in df.columns if _TIME_NAME.search(str(c)) and not pd.api.types.is_numeric_dtype(df[c])
              and pd.to_datetime(df[c], errors="coerce", utc=True).notna().mean() > 0.8]  # numbers are not times
     dim, value = _segment(insight)
+    if value is not None:
+        holder = _holding(df, dim, value)
+        if holder is None:
+            return None  # the result does not show the segment: no chart rather than an unrelated one
+        dim = holder
     nums = [c for c in df.columns if c not in times and c != dim and not _ID_NAME.search(str(c)) and _numeric(df, c)]
     cats = [c for c in df.columns if c not in times and c not in nums and df[c].nunique(dropna=True) <= 60]
-    measure = _pick_measure(df, nums, insight)
+    head = _headline(insight)
+    measure = None
+    if head is not None and head.measure:  # the measure the claim states, when the result has it
+        named = insight.model_copy(update={"name": head.measure, "description": ""})
+        measure = _pick_measure(df, nums, named, named_only=True)
+    measure = measure or _pick_measure(df, nums, insight)
     if measure is None:
         return None
     df = df.copy()
@@ -133,6 +180,11 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
         else:
             df = df.groupby(t, as_index=False)[measure].sum()
         chart = alt.Chart(df).mark_line(point=True).encode(**enc)
+        when = _change_date(insight)
+        if when is not None:  # the change marked where it begins
+            rule = pd.DataFrame({t: [pd.Timestamp(when)]})
+            chart = alt.layer(chart, alt.Chart(rule).mark_rule(strokeDash=[4, 4], color="#d6604d").encode(
+                x=alt.X(f"{t}:T")))
         height = 220
     elif cats or dim in df.columns:
         c = dim if dim in df.columns else cats[0]
@@ -253,7 +305,9 @@ _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined
   {% if c.check %} · {{ c.check }}{% endif %}
   {% if i.source_steps %} · steps {{ i.source_steps|join(", ") }}{% endif %}
   {% if c.recs %} · addressed by {% for rid in c.recs %}<a href="#rec-{{ rid }}">{{ rid }}</a>{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}</div>
- {% if c.spec %}<div class="chart" id="chart-{{ c.n }}"></div>{% else %}<div class="nochart">No chart: the source result has nothing to plot.</div>{% endif %}
+ {% for note in c.notes %}<div class="facts">{{ note }}</div>{% endfor %}
+ {% if c.claims %}<ul class="claims">{% for line in c.claims %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
+ {% if c.spec %}<div class="chart" id="chart-{{ c.n }}"></div>{% else %}<div class="nochart">No chart: no cited result shows this finding.</div>{% endif %}
  {% for sql in c.sql %}<details><summary>{{ sql[0] }}</summary><pre>{{ sql[1] }}</pre></details>{% endfor %}
 </div>
 {% endfor %}{% endfor %}
@@ -314,13 +368,16 @@ def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep], fetch=Non
                    for no in i.source_steps if no in steps and steps[no].query]
             if v is not None and v.query:
                 sql.append(("Verification SQL", v.query))
+            sql += [(f"Re-derivation SQL: {claim_subject(cl)}", cl.query) for cl in i.claims
+                    if cl.query and (v is None or cl.query != v.query)]
             check = ""
             if v is not None and v.verified_count is not None:
                 check = f"warehouse count {v.verified_count:,}"
                 if v.claimed_count is not None and v.claimed_count != v.verified_count:
                     check += f" (claimed {v.claimed_count:,})"
             cards.append({"insight": i, "n": n, "spec": spec, "sql": sql, "recs": recs_for.get(i.id, []),
-                          "badge": BADGES[v.status] if v else ("unverified", "muted"), "check": check})
+                          "badge": BADGES[v.status] if v else ("unverified", "muted"), "check": check,
+                          "notes": insight_notes(i), "claims": [claim_line(cl) for cl in i.claims]})
         cards_by_area.append((area, cards))
     severities = Counter(i.severity.value for i in r.insights)
     verifiable = [i for i in r.insights if i.validation and i.validation.status != ValidationStatus.not_verifiable]

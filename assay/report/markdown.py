@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..models import DiscoveryResult, Insight, ValidationStatus
+from .claims import claim_line, insight_notes
 
 BADGE = {
     ValidationStatus.confirmed: "✅ confirmed",
@@ -64,8 +65,15 @@ def render_markdown(r: DiscoveryResult) -> str:
             count = f"{i.affected_count:,}" if i.affected_count is not None else "n/a"
             out.append(f"  - affected: {count} · {validation_line(i)} · steps: "
                        f"{', '.join(map(str, i.source_steps)) or '-'}")
+            for note in insight_notes(i):
+                out.append(f"  - {_md(note)}")
+            for c in i.claims:
+                out.append(f"  - {_md(claim_line(c))}")
             if recs_for.get(i.id):
                 out.append(f"  - addressed by: {', '.join(recs_for[i.id])}")
+    quiet = [log for log in r.analysis_log if log.ok and log.note and log.area not in by_area]
+    if quiet:
+        out += ["", "_Areas without insights:_"] + [f"- {log.area}: {_md(log.note)}" for log in quiet]
     out += ["", "## Recommendations"]
     if r.recommendation_note:
         out.append(f"_{_md(r.recommendation_note)}_")

@@ -18,8 +18,21 @@ from ..errors import LLMError
 from ..explore.actions import ActionParseError, parse_action
 from ..explore.executor import Executor, ExecOutcome
 from ..llm.base import LLM, LLMRequest, Message, SystemBlock
-from ..models import ExplorationStep, Insight, SQLAttempt, TokenUsage, Validation, ValidationStatus
+from ..models import (
+    Claim,
+    ExplorationStep,
+    Insight,
+    MetricKind,
+    SQLAttempt,
+    TokenUsage,
+    Validation,
+    ValidationStatus,
+)
 from ..schema.provider import SchemaProvider
+from .compare import AFFECTED, judge, worst
+from .conditions import missing_conditions
+from .entity import entity_of_sql, normalize_entity
+from .grounding import ground_claim, ground_insight
 
 VERIFY_ACTIONS = ("lookup_schema", "query")
 
@@ -49,9 +62,43 @@ def single_count(out: ExecOutcome) -> int | None:
     return int(round(v))
 
 
-def render_evidence(insight: Insight, steps: dict[int, ExplorationStep]) -> str:
+def claim_values(out: ExecOutcome) -> tuple[float | None, float | None] | None:
+    """(segment_value, baseline_value) of a claim's verification query: the columns of those names,
+    else the first and second number of its single row; None when it returned no single row."""
+    t = out.result.table
+    if t.num_rows != 1:
+        return None
+    row = {k.lower(): v for k, v in t.to_pylist()[0].items()}
+
+    def num(v):
+        if isinstance(v, bool) or v is None:
+            return None
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            return None
+        return f if math.isfinite(f) else None
+
+    if "segment_value" in row:
+        return num(row["segment_value"]), num(row.get("baseline_value"))
+    nums = [num(v) for v in row.values()]
+    nums = [v for v in nums if v is not None]
+    if not nums:
+        return None
+    return nums[0], (nums[1] if len(nums) > 1 else None)
+
+
+def claim_definition(claim: Claim) -> dict:
+    """What the verifier is shown of a claim: its definition, never its values."""
+    d = {"metric": claim.metric.value, "measure": claim.measure, "entity": claim.entity,
+         "segment": claim.segment, "segment_sql": claim.segment_sql, "baseline": claim.baseline,
+         "baseline_sql": claim.baseline_sql, "period": claim.period, "period_sql": claim.period_sql}
+    return {k: v for k, v in d.items() if v}
+
+
+def render_evidence(insight: Insight, steps: dict[int, ExplorationStep], numbers: list[int] | None = None) -> str:
     parts = []
-    for n in insight.source_steps:
+    for n in (numbers if numbers is not None else insight.source_steps):
         s = steps.get(n)
         if s is None or not s.ok:
             continue
@@ -76,6 +123,28 @@ Answer with exactly one JSON object:
 - {{"lookup_schema": ["schema.table"]}} to see columns of a table the sources do not cover (up to {max_lookups} times)."""
 
 
+CLAIM_PROMPT = """\
+You re-derive one metric from the data warehouse, independently of the analyst who stated it.
+Write ONE SQL query that returns a single row with the columns:
+- segment_value: the metric computed on the segment (its condition is given in words and as SQL),
+- baseline_value: the same metric computed on the baseline (leave this column out when there is no baseline).
+Apply the stated segment_sql, baseline_sql and period_sql conditions as they are written (table qualifiers may be
+added); keep to the stated period. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
+For a change, segment_value is the metric in the later period and baseline_value in the earlier one.
+Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for order items or events).
+Adapt one of the source queries below: their columns exist.
+
+## Source queries (authoritative column evidence)
+{evidence}
+
+## Warehouse catalog
+{catalog}
+
+Answer with exactly one JSON object:
+- {{"query": "SELECT ... AS segment_value, ... AS baseline_value FROM ...", "purpose": "what the values are"}}
+- {{"lookup_schema": ["schema.table"]}} to see columns of a table the sources do not cover (up to {max_lookups} times)."""
+
+
 @dataclass
 class Verifier:
     llm: LLM | None
@@ -87,6 +156,105 @@ class Verifier:
     calls: int = 0  # LLM calls (query writing and schema lookups)
 
     def verify(self, insight: Insight) -> Validation:
+        """Ground every claim (free), then re-derive each one blind; the insight's verdict is the
+        worst of its claims. An answer without claims gets the count check of its affected count."""
+        ground_insight(insight, self.steps)
+        if insight.affected_entity is None and insight.verification_sql:
+            insight.affected_entity = entity_of_sql(insight.verification_sql)  # what the generated count counts
+        if not insight.claims and not insight.verification_sql:
+            return self._verify_count(insight)  # an answer of the old contract: its count, checked as before
+        count = self._count_claim(insight)
+        if count is not None:
+            insight.claims.append(count)
+        if not insight.claims:
+            return Validation(status=ValidationStatus.not_verifiable,
+                              reasoning="the insight states no number to re-check")
+        for c in insight.claims:
+            self._verify_claim(insight, c)
+        status = worst([c.verdict for c in insight.claims if c.verdict is not None])
+        lead = count or next((c for c in insight.claims if c.metric == MetricKind.count), None)
+        parts = [f"{c.metric.value} {c.measure or ''} ({c.segment or 'all'}): {c.verdict.value} - {c.reasoning}"
+                 for c in insight.claims if c.verdict is not None]
+        return Validation(
+            status=status,
+            claimed_count=insight.affected_count,
+            verified_count=(int(round(lead.verified_value)) if lead is not None and lead.verified_value is not None
+                            else None),
+            query=lead.query if lead is not None else insight.claims[0].query,
+            reasoning="; ".join(parts),
+        )
+
+    def _count_claim(self, insight: Insight) -> Claim | None:
+        """The affected count as a claim of its own, unless a count claim already states it."""
+        n = insight.affected_count
+        if n is None or n <= 0:
+            return None
+        if any(c.metric == MetricKind.count and c.value is not None and round(c.value) == n for c in insight.claims):
+            return None
+        first = insight.claims[0] if insight.claims else Claim()
+        entity = insight.affected_entity or first.entity
+        claim = Claim(metric=MetricKind.count, measure=AFFECTED,
+                      entity=entity, segment=first.segment or insight.segment or "", segment_sql=first.segment_sql,
+                      period=first.period, period_sql=first.period_sql, value=float(n), source_steps=list(first.source_steps),
+                      verification_sql=insight.verification_sql)
+        if not insight.verification_sql:  # the statistical analyst computed its count by SQL, not from a step
+            ground_claim(claim, self.steps, insight.source_steps)
+        return claim
+
+    def _verify_claim(self, insight: Insight, claim: Claim) -> None:
+        cited = claim.source_steps or insight.source_steps
+        evidence = render_evidence(insight, self.steps, cited)
+        if claim.value is None:
+            claim.verdict, claim.reasoning = ValidationStatus.not_verifiable, "the claim states no value"
+            return
+        if claim.verification_sql:
+            sql, why = claim.verification_sql, "query generated with the claim"
+        elif self.llm is None:
+            claim.verdict, claim.reasoning = ValidationStatus.error, "no verification query and no LLM to write one"
+            return
+        else:
+            stated = {"segment": claim.segment_sql, "baseline": claim.baseline_sql, "period": claim.period_sql}
+            ask = "Metric to compute:\n" + json.dumps(claim_definition(claim), ensure_ascii=False)
+            try:
+                sql, why = self._ask(CLAIM_PROMPT, evidence, ask, insight.id)
+                missing = self._off_definition(sql, claim, stated)
+                if missing:  # one corrective round: a query that leaves a condition out measures something else
+                    sql, why = self._ask(CLAIM_PROMPT, evidence, ask + "\n\nThe query must apply the stated "
+                                         f"definition exactly, and did not: {'; '.join(missing)}", insight.id)
+                    missing = self._off_definition(sql, claim, stated)
+            except (LLMError, ActionParseError) as exc:
+                claim.verdict, claim.reasoning = ValidationStatus.error, str(exc)
+                return
+            if missing:
+                claim.query = sql
+                claim.verdict = ValidationStatus.error
+                claim.reasoning = f"the verification query does not apply the claim's {'; '.join(missing)}"
+                return
+        out = self.executor.run(sql, evidence=evidence or None, fix=self.llm is not None, purpose="verify")
+        self.usage = self.usage.add(out.usage)
+        claim.query = out.sql
+        if out.refused or out.error:
+            claim.verdict, claim.reasoning = ValidationStatus.error, f"the query failed: {out.refused or out.error}"
+            return
+        vals = claim_values(out)
+        if vals is None:
+            claim.verdict, claim.reasoning = ValidationStatus.error, "the query did not return a single row"
+            return
+        claim.verified_value, claim.verified_baseline_value = vals
+        claim.verdict, claim.reasoning = judge(claim, *vals)
+
+    def _off_definition(self, sql: str, claim: Claim, stated: dict[str, str]) -> list[str]:
+        """What of the claim's definition the query leaves out: a stated condition, or (for a count)
+        the stated entity when the query plainly counts another one."""
+        dialect = self.executor.warehouse.dialect
+        missing = missing_conditions(sql, stated, dialect)
+        if claim.metric == MetricKind.count and claim.entity:
+            counted = entity_of_sql(sql, dialect, strict=True)
+            if counted is not None and counted != normalize_entity(claim.entity):
+                missing.append(f"entity ({claim.entity}; the query counts {counted})")
+        return missing
+
+    def _verify_count(self, insight: Insight) -> Validation:
         claimed = insight.affected_count
         if claimed is None or claimed <= 0:
             return Validation(status=ValidationStatus.not_verifiable, claimed_count=claimed,
@@ -117,18 +285,22 @@ class Verifier:
                           query=out.sql, reasoning=reasoning, attempts=attempts)
 
     def _ask_query(self, insight: Insight, evidence: str) -> tuple[str, str]:
-        system = VERIFY_PROMPT.format(evidence=evidence or "(the insight cites no successful step)",
-                                      catalog=self.catalog or "(not available)",
-                                      max_lookups=limits.MAX_LOOKUPS_PER_VERIFICATION)
         claim = {k: v for k, v in insight.model_dump(mode="json").items()
                  if k in ("id", "name", "description", "affected_count", "segment", "indicators")}
-        messages = [Message("user", content="Claim to verify:\n" + json.dumps(claim, ensure_ascii=False))]
+        return self._ask(VERIFY_PROMPT, evidence, "Claim to verify:\n" + json.dumps(claim, ensure_ascii=False),
+                         insight.id)
+
+    def _ask(self, template: str, evidence: str, content: str, insight_id: str) -> tuple[str, str]:
+        system = template.format(evidence=evidence or "(the insight cites no successful step)",
+                                 catalog=self.catalog or "(not available)",
+                                 max_lookups=limits.MAX_LOOKUPS_PER_VERIFICATION)
+        messages = [Message("user", content=content)]
         lookups = 0
         forced = False
         while True:
             allowed = ("query",) if forced else VERIFY_ACTIONS
             req = LLMRequest(purpose="verify", system=[SystemBlock(system, cache=True)], messages=messages,
-                             max_tokens=1500, meta={"insight": insight.id, "forced": forced, "lookups": lookups})
+                             max_tokens=1500, meta={"insight": insight_id, "forced": forced, "lookups": lookups})
             resp = self.llm.complete(req)
             self.calls += 1
             self.usage = self.usage.add(resp.usage)

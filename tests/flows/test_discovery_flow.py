@@ -27,7 +27,7 @@ def handler(req):
     if req.purpose == "explore":
         n = req.meta["step"]
         if n <= 3:
-            return json.dumps({"purpose": f"orders by channel {n}",
+            return json.dumps({"purpose": f"orders by channel {n} (conversion funnel check)",
                                "query": "SELECT c.channel, count(*) AS orders FROM orders o JOIN customers c "
                                         "ON o.customer_id = c.customer_id GROUP BY 1 ORDER BY 1"})
         return '{"done": true, "summary": "enough"}'

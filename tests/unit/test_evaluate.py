@@ -28,3 +28,34 @@ def test_score():
     s = score_demo(insights, [PATTERN, other])
     assert s.found == ["p1"] and s.missed == ["p2"]
     assert s.recall == 0.5 and abs(s.precision - 1 / 3) < 1e-9 and s.critical_wrong == 1
+
+
+ELECTRONICS = {"id": "electronics_revenue_decline", "segment": "electronics", "names": ["electronics"],
+               "affected_count": 1043, "entity": "order items", "metric": ["revenue", "sales", "purchase", "order"]}
+
+
+def unit(name, count, entity):
+    return Insight(id="r-1", area="revenue", name=name, description="since 2026-07-01", affected_count=count,
+                   affected_entity=entity)
+
+
+def test_counts_compared_only_when_the_entities_agree():
+    # counted in customers where the truth counts order items: the count says nothing, the finding is found
+    assert matches(unit("Electronics revenue fell by half", 5913, "customers"), ELECTRONICS)
+    # the same entity: the count must be right
+    assert matches(unit("Electronics revenue fell by half", 1100, "order_items"), ELECTRONICS)
+    assert not matches(unit("Electronics revenue fell by half", 5913, "Order items"), ELECTRONICS)
+
+
+def test_match_needs_the_metric_not_only_the_segment():
+    # electronics named, but another metric (and order_items is a table name, not the word "order")
+    assert not matches(unit("electronics has a much higher average unit_price in order_items", 2424, "orders"),
+                       ELECTRONICS)
+    assert matches(unit("Purchases of electronics per cart fell", 5913, "events"), ELECTRONICS)
+
+
+def test_demo_ground_truth_states_entity_and_metric(tmp_path):
+    from assay.demo import ecommerce, gaming
+
+    for p in ecommerce.build(scale=0.01).patterns + gaming.build(scale=0.01).patterns:
+        assert p.entity and p.metric, p.id

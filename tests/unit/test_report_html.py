@@ -70,3 +70,36 @@ def test_a_measure_named_like_time_is_not_a_time_axis():
     spec = chart_spec(insight("Fred has a significantly higher average time to resolution than other assigned to "
                               "values", "Fred averages 31.2 days", segment="assigned_to=Fred"), df)
     assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["field"] == "avg_time_to_resolution_days"
+
+
+def test_the_claim_decides_what_is_plotted():
+    import warnings
+
+    from assay.models import Claim
+
+    df = pd.DataFrame({"platform": ["web", "ios", "android"], "orders": [900, 500, 300],
+                       "conversion": [0.52, 0.51, 0.14]})
+    claim = Claim(metric="rate", measure="conversion", segment="android", segment_sql="platform = 'android'",
+                  baseline="web and ios", baseline_sql="platform <> 'android'", value=0.14, baseline_value=0.52)
+    i = insight("Android lost most of its orders", "orders fell", claims=[claim])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # `assay report` prints no library warnings
+        spec = chart_spec(i, df)
+    assert spec["encoding"]["x"]["field"] == "conversion"  # the claim's metric, not the first number named
+    assert "android" in spec["encoding"]["color"]["condition"]["test"]  # the segment against the rest
+    other = Claim(metric="rate", measure="conversion", segment="tablet", segment_sql="device = 'tablet'", value=0.1)
+    assert chart_spec(insight("Tablets convert less", "conversion", claims=[other]), df) is None  # not shown there
+
+
+def test_a_change_is_marked_where_it_begins():
+    from assay.models import Claim
+
+    df = pd.DataFrame({"month": pd.date_range("2026-01-01", periods=10, freq="MS").astype(str),
+                       "revenue": [100.0] * 6 + [45.0] * 4})
+    claim = Claim(metric="change", measure="revenue", segment="since July", period="since 2026-07-01",
+                  value=45, baseline_value=100)
+    spec = chart_spec(insight("Revenue halved", "fell", claims=[claim]), df)
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["line", "rule"]
+    rule = spec["datasets"][spec["layer"][1]["data"]["name"]]
+    assert rule[0]["month"].startswith("2026-07-01")

@@ -1,0 +1,100 @@
+"""One insight per finding: the same finding reported by several areas is merged.
+
+After every area is analysed, two insights describe the same finding when their headline claims
+measure the same metric on the same segment, or when their texts are closer than
+``SAME_FINDING_COSINE`` (measured by ``bench/findings.py``). A group keeps the insight of the area
+that fits it best (its text against the area's description); the others' areas are listed in
+``also_relevant_to``. Pure: the same insights in, the same insights out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import numpy as np
+
+from .models import AnalysisArea, Claim, Insight
+from .validate.compare import AFFECTED, ORDER
+
+# all-MiniLM-L6-v2 cosine of two insight texts above which they are one finding. Measured by
+# bench/findings.py: paraphrases of one finding score 0.55-0.90 (median 0.74), different findings up
+# to 0.856 (the same metric on another table): whole texts do not separate them, so the embedding only
+# merges near-identical wordings (0 false merges on the labelled set) and the claims' segment and
+# metric do the rest.
+SAME_FINDING_COSINE = 0.90
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s'\"`]+", "", (text or "").lower())
+
+
+def _headline(i: Insight) -> Claim | None:
+    return next((c for c in i.claims if c.measure != AFFECTED), None)
+
+
+def finding_key(i: Insight) -> tuple | None:
+    """(segment, metric, measure) of the insight's headline claim; None without one."""
+    c = _headline(i)
+    if c is None or not (c.segment_sql or c.segment) or not c.measure:
+        return None
+    return _norm(c.segment_sql or c.segment), c.metric.value, _norm(c.measure)
+
+
+def insight_text(i: Insight) -> str:
+    return f"{i.name}. {i.description}"
+
+
+def _rank(i: Insight) -> int:
+    return ORDER.index(i.validation.status) if i.validation else len(ORDER)
+
+
+def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Callable[[list[str]], np.ndarray],
+                   threshold: float = SAME_FINDING_COSINE) -> list[Insight]:
+    """The insights with every finding once; merged ones are gone, the keeper lists their areas."""
+    if len(insights) < 2:
+        return list(insights)
+    vecs = embed([insight_text(i) for i in insights])
+    sims = vecs @ vecs.T
+    keys = [finding_key(i) for i in insights]
+    parent = list(range(len(insights)))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for a in range(len(insights)):
+        for b in range(a + 1, len(insights)):
+            if (keys[a] is not None and keys[a] == keys[b]) or sims[a, b] >= threshold:
+                parent[find(b)] = find(a)
+    groups: dict[int, list[int]] = {}
+    for n in range(len(insights)):
+        groups.setdefault(find(n), []).append(n)
+    if all(len(g) == 1 for g in groups.values()):
+        return list(insights)
+    by_id = {a.id: a for a in areas}
+    fit_areas = sorted({insights[n].area for g in groups.values() if len(g) > 1 for n in g} & set(by_id))
+    fit = {}
+    if fit_areas:
+        from .analysis.picker import area_query
+
+        av = embed([area_query(by_id[a]) for a in fit_areas])
+        for g in groups.values():
+            if len(g) > 1:
+                for n in g:
+                    if insights[n].area in by_id:
+                        fit[n] = float(vecs[n] @ av[fit_areas.index(insights[n].area)])
+    keep: dict[int, Insight] = {}
+    for g in groups.values():
+        if len(g) == 1:
+            keep[g[0]] = insights[g[0]]
+            continue
+        best = min(g, key=lambda n: (-round(fit.get(n, -1.0), 6), _rank(insights[n]), n))
+        k = insights[best].model_copy(deep=True)
+        others = [insights[n] for n in g if n != best]
+        k.also_relevant_to = list(dict.fromkeys(k.also_relevant_to + [o.area for o in others if o.area != k.area]))
+        k.merged_from = list(dict.fromkeys(k.merged_from + [o.id for o in others]))
+        keep[best] = k
+    return [keep[n] for n in sorted(keep)]

@@ -1,0 +1,148 @@
+"""Grounding check: every number of a claim must come from a cited step's stored result.
+
+Deterministic and free (no LLM, no warehouse). A number is grounded when it equals, within
+rounding, a number of a cited step's stored result (a cell, a column statistic, a column total,
+the row count), scaled by 100 or not (a rate stored as 0.14 and written as 14%), or when it is
+arithmetic on such numbers recomputed here: a difference, a ratio, a relative change, a share.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..models import Claim, ExplorationStep, Insight
+
+MAX_POOL = 400  # numbers of a step kept for the pairwise arithmetic (head rows first)
+
+
+def close(claimed: float, stored: float) -> bool:
+    """Equal within rounding: to two significant digits of the claimed number, or 0.5% of it."""
+    if claimed == stored:
+        return True
+    if claimed == 0 or not math.isfinite(claimed) or not math.isfinite(stored):
+        return abs(claimed - stored) < 1e-9
+    half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(claimed))) - 1)
+    return abs(claimed - stored) <= max(half_unit, 0.005 * abs(claimed)) + 1e-12
+
+
+def _num(v) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    if isinstance(v, str):
+        try:
+            f = float(v.replace(",", ""))
+        except ValueError:
+            return None
+        return f if math.isfinite(f) else None
+    return None
+
+
+def _unique(nums: list[float]) -> list[float]:
+    return list(dict.fromkeys(nums))
+
+
+def step_numbers(step: ExplorationStep, *, statistics: bool = True) -> list[float]:
+    """Every number the step's stored result holds: its cells, column totals and row count, and with
+    ``statistics`` its column summaries (quartiles, top-value counts). Arithmetic is done on the
+    first kind only: a difference of two quartiles is no number anyone reported."""
+    d = step.digest
+    if d is None or not step.ok:
+        return []
+    nums: list[float] = [float(d.row_count)]
+    rows = d.all_rows if d.all_rows is not None else d.head_rows + d.tail_rows
+    for r in rows:
+        nums += [x for x in map(_num, r.values()) if x is not None]
+    if d.all_rows:
+        for name in {k for r in d.all_rows for k in r}:
+            vals = [x for r in d.all_rows if (x := _num(r.get(name))) is not None]
+            if vals:
+                nums.append(sum(vals))  # column totals: the denominator of a share
+    if statistics:
+        for c in d.columns:
+            nums += [x for x in (c.min, c.p25, c.median, c.p75, c.max) if x is not None]
+            nums += [float(t.count) for t in (c.top or [])]
+            nums += [x for t in (c.top or []) if (x := _num(t.value)) is not None]
+    return _unique(nums)
+
+
+def derived(pool: list[float]) -> np.ndarray:
+    """Differences, ratios and relative changes of every pair of numbers in the pool."""
+    a = np.asarray(pool[:MAX_POOL], dtype=float)
+    if a.size == 0:
+        return a
+    x, y = a[:, None], a[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        parts = [x - y, np.where(y != 0, x / y, np.nan), np.where(y != 0, (x - y) / y, np.nan)]
+    out = np.concatenate([p.ravel() for p in parts])
+    return out[np.isfinite(out)]
+
+
+def _in(claimed: float, pool: list[float] | np.ndarray) -> bool:
+    for scale in (1.0, 100.0, 0.01):
+        c = claimed * scale
+        if c == 0:
+            if any(v == 0 for v in pool):
+                return True
+            continue
+        half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(c))) - 1)
+        tol = max(half_unit, 0.005 * abs(c)) + 1e-12
+        arr = np.asarray(pool, dtype=float)
+        if arr.size and bool(np.any(np.abs(arr - c) <= tol)):
+            return True
+    return False
+
+
+def claim_numbers(claim: Claim) -> list[float]:
+    return [v for v in (claim.value, claim.baseline_value) if v is not None]
+
+
+def ground_claim(claim: Claim, steps: dict[int, ExplorationStep], insight_steps: list[int]) -> list[float]:
+    """The claim's numbers that trace to no cited step (empty: grounded). Sets claim.grounded."""
+    cited = [n for n in (claim.source_steps or insight_steps) if n in steps]
+    pool = _unique([x for n in cited for x in step_numbers(steps[n])])
+    nums = claim_numbers(claim)
+    direct = [x for x in nums if _in(x, pool)]
+    missing = [x for x in nums if x not in direct]
+    if missing and pool:
+        cells = _unique([x for n in cited for x in step_numbers(steps[n], statistics=False)])
+        arithmetic = derived(cells + direct)  # the claim's own grounded numbers: a change of two of them
+        missing = [x for x in missing if not _in(x, arithmetic)]
+    claim.grounded = not missing
+    claim.ungrounded_numbers = missing
+    return missing
+
+
+def ground_insight(insight: Insight, steps: dict[int, ExplorationStep]) -> bool:
+    """Check every claim of the insight (and its affected count); flags the insight ``ungrounded``
+    when any number traces to nothing. Returns True when every number is grounded."""
+    ok = True
+    for c in insight.claims:
+        if ground_claim(c, steps, insight.source_steps):
+            ok = False
+    if insight.affected_count is not None and insight.verification_sql is None:
+        # an LLM's affected count must come from a result too (the statistical analyst computes its own)
+        probe = Claim(metric="count", value=float(insight.affected_count))
+        if ground_claim(probe, steps, insight.source_steps):
+            ok = False
+    insight.ungrounded = not ok
+    return ok
+
+
+VERIFIER_FIELDS = ("verification_sql", "grounded", "ungrounded_numbers", "verdict", "verified_value",
+                   "verified_baseline_value", "query", "reasoning")
+
+
+def as_drafted(claims: list[dict], known: set[int]) -> list[dict]:
+    """Claims as an analyst LLM may state them: what only the verifier sets is dropped, and cited
+    steps the area was not shown are removed."""
+    out = []
+    for c in claims:
+        c = {k: v for k, v in c.items() if k not in VERIFIER_FIELDS}
+        c["source_steps"] = [n for n in c.get("source_steps") or [] if n in known]
+        out.append(c)
+    return out

@@ -1,0 +1,263 @@
+"""Claims: the contract, the verdict arithmetic, grounding, blind re-derivation, one entity per count."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from assay.digest import build_compact_result
+from assay.explore.executor import Executor
+from assay.llm.scripted import ReplayLLM
+from assay.models import (
+    AnalysisAnswer,
+    Claim,
+    ExplorationStep,
+    Insight,
+    MetricKind,
+    StepAction,
+    ValidationStatus,
+    WarehouseConfig,
+)
+from assay.validate.compare import judge, worst
+from assay.validate.conditions import missing_conditions
+from assay.validate.entity import entity_of_sql, normalize_entity
+from assay.validate.grounding import ground_claim, ground_insight
+from assay.validate.verify import Verifier
+from assay.warehouse.duckdb import DuckDBWarehouse
+from assay.warehouse.guard import SQLGuard
+
+# android: 100 carts, 14 purchases; ios: 100 carts, 52 purchases; 50 customers per platform
+RATE_SQL = ("SELECT count(*) FILTER (WHERE platform = 'android' AND event_type = 'purchase') * 1.0 / "
+            "count(*) FILTER (WHERE platform = 'android' AND event_type = 'add_to_cart') AS segment_value, "
+            "count(*) FILTER (WHERE platform = 'ios' AND event_type = 'purchase') * 1.0 / "
+            "count(*) FILTER (WHERE platform = 'ios' AND event_type = 'add_to_cart') AS baseline_value FROM events "
+            "WHERE event_at >= TIMESTAMP '2026-07-01'")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    path = tmp_path_factory.mktemp("claims") / "w.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""
+        CREATE TABLE events AS SELECT i AS event_id,
+            CASE WHEN i < 200 THEN 'android' ELSE 'ios' END AS platform,
+            CASE WHEN i < 200 THEN i % 50 ELSE 50 + i % 50 END AS customer_id,
+            CASE WHEN i % 200 < 100 THEN 'add_to_cart'
+                 WHEN (i < 200 AND i % 200 < 114) OR (i >= 200 AND i % 200 < 152) THEN 'purchase'
+                 ELSE 'view' END AS event_type,
+            TIMESTAMP '2026-07-02' + INTERVAL (i) MINUTE AS event_at
+        FROM range(0, 400) t(i)
+    """)
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    tables = wh.list_tables()
+    step_sql = ("SELECT platform, count(*) FILTER (WHERE event_type = 'purchase') * 1.0 / "
+                "count(*) FILTER (WHERE event_type = 'add_to_cart') AS conversion, count(DISTINCT customer_id) AS "
+                "customers FROM events GROUP BY 1 ORDER BY 1")
+    table = wh.query(step_sql, row_cap=100, timeout_s=30).table
+    step = ExplorationStep(run_id="r", step=7, action=StepAction.query, purpose="conversion by platform",
+                           query=step_sql, row_count=table.num_rows, digest=build_compact_result(table))
+    yield wh, tables, {7: step}
+    wh.close()
+
+
+def verifier(world, llm):
+    wh, tables, steps = world
+    ex = Executor(wh, SQLGuard("duckdb", tables=tables, default_schema="main"),
+                  WarehouseConfig(kind="duckdb", settings={}), llm)
+    return Verifier(llm=llm, executor=ex, steps=steps, catalog="- main.events")
+
+
+def rate_claim(value=0.14, base=0.52, **kw) -> Claim:
+    fields = dict(metric="rate", measure="cart-to-purchase conversion", entity="events", segment="android",
+                  segment_sql="platform = 'android'", baseline="ios", baseline_sql="platform = 'ios'",
+                  period="since 2026-07-01", period_sql="event_at >= TIMESTAMP '2026-07-01'", value=value,
+                  baseline_value=base, source_steps=[7])
+    fields.update(kw)
+    return Claim(**fields)
+
+
+def insight(*claims, count=None, entity=None) -> Insight:
+    return Insight(id="conversion-1", area="conversion", name="Android conversion fell to 14%",
+                   description="android converts 14% of carts against 52% on ios", claims=list(claims),
+                   affected_count=count, affected_entity=entity, source_steps=[7])
+
+
+# ---------------------------------------------------------------------------- the contract
+
+
+def test_answer_with_claims_parses_numbers_as_written():
+    ans = AnalysisAnswer.model_validate({"insights": [{
+        "name": "Android conversion fell", "description": "android vs ios", "affected_count": "1,234",
+        "affected_entity": "customers",
+        "claims": [{"metric": "percentage", "measure": "conversion", "value": "14%", "baseline_value": 52,
+                    "source_steps": "7"}]}]})
+    d = ans.insights[0]
+    c = d.claims[0]
+    assert d.affected_entity == "customers" and d.affected_count == 1234
+    assert c.metric == MetricKind.share and c.value == 14.0 and c.baseline_value == 52.0 and c.source_steps == [7]
+
+
+def test_old_answer_without_claims_still_parses_with_unknown_unit():
+    d = AnalysisAnswer.model_validate({"insights": [{"name": "Paid churn", "description": "paid churn",
+                                                     "affected_count": 66}]}).insights[0]
+    assert d.claims == [] and d.affected_entity is None
+
+
+# ---------------------------------------------------------------------------- the verdict arithmetic
+
+
+@pytest.mark.parametrize("claimed, verified, status", [
+    ((0.14, 0.52), (0.14, 0.52), "confirmed"),
+    ((0.14, 0.52), (0.155, 0.51), "confirmed"),      # within 2 pp
+    ((14, 52), (0.14, 0.52), "confirmed"),           # percents written as percents
+    ((0.40, 0.60), (0.43, 0.60), "confirmed"),       # 3 pp off but within 10% relative
+    ((0.07, 0.52), (0.14, 0.52), "adjusted"),        # same direction, wrong rate
+    ((0.52, 0.14), (0.14, 0.52), "rejected"),        # wrong direction
+    ((0.14, 0.52), (0.50, 0.51), "rejected"),        # no effect in the warehouse
+])
+def test_rate_verdicts(claimed, verified, status):
+    assert judge(rate_claim(*claimed), *verified)[0].value == status
+
+
+@pytest.mark.parametrize("claimed, verified, status", [
+    (100, 120, "confirmed"), (100, 80, "confirmed"), (100, 121, "adjusted"), (150, 100, "adjusted"),
+    (100, 0, "rejected"),
+])
+def test_count_verdicts(claimed, verified, status):
+    c = Claim(metric="count", value=claimed)
+    assert judge(c, verified, None)[0].value == status
+
+
+def test_change_stated_as_one_relative_number():
+    c = Claim(metric="change", value=-0.55)
+    assert judge(c, 80.0, 180.0)[0] == ValidationStatus.confirmed      # -55.6%
+    assert judge(c, 175.0, 180.0)[0] == ValidationStatus.rejected      # no effect
+    assert judge(c, 250.0, 180.0)[0] == ValidationStatus.rejected      # rose
+    assert judge(c, 120.0, 180.0)[0] == ValidationStatus.adjusted      # fell, by a third
+
+
+def test_insight_verdict_is_the_worst_claim():
+    S = ValidationStatus
+    assert worst([S.confirmed, S.adjusted]) == S.adjusted
+    assert worst([S.confirmed, S.rejected, S.adjusted]) == S.rejected
+    assert worst([S.confirmed, S.error]) == S.error
+
+
+# ---------------------------------------------------------------------------- grounding
+
+
+def test_grounded_numbers_directly_as_percent_and_by_arithmetic(world):
+    steps = world[2]
+    assert ground_claim(rate_claim(0.14, 0.52), steps, []) == []
+    assert ground_claim(rate_claim(14.0, 52.0), steps, []) == []                    # written as percents
+    ratio = Claim(metric="change", value=round(0.14 / 0.52 - 1, 3), source_steps=[7])  # -73%: recomputed
+    assert ground_claim(ratio, steps, []) == []
+    made_up = rate_claim(0.19, 0.61)
+    assert ground_claim(made_up, steps, []) == [0.19, 0.61] and made_up.grounded is False
+
+
+def test_ungrounded_insight_is_flagged_and_a_count_no_step_shows(world):
+    steps = world[2]
+    ins = insight(rate_claim(0.14, 0.52), count=50, entity="customers")
+    assert ground_insight(ins, steps) and not ins.ungrounded
+    ins = insight(rate_claim(0.14, 0.52), count=4321, entity="customers")
+    assert not ground_insight(ins, steps) and ins.ungrounded
+    assert ground_insight(insight(rate_claim(0.14, 0.52, source_steps=[99])), {}) is False  # cites nothing stored
+
+
+# ---------------------------------------------------------------------------- the stated definition
+
+
+def test_missing_conditions_ignore_qualifiers_and_literal_forms():
+    q = ("SELECT count(*) FILTER (WHERE e.platform = 'android') AS segment_value FROM events e "
+         "WHERE e.event_at >= '2026-07-01'")
+    assert missing_conditions(q, {"segment": "platform = 'android'",
+                                  "period": "event_at >= TIMESTAMP '2026-07-01'"}) == []
+    assert missing_conditions(q, {"baseline": "platform = 'ios'"}) == ["baseline (platform = 'ios')"]
+    assert missing_conditions(q, {"baseline": "TRUE", "x": ""}) == []
+
+
+def test_entities():
+    assert normalize_entity("Order items") == normalize_entity("order_items") == "order_item"
+    assert normalize_entity("customer_id") == normalize_entity("customers") == "customer"
+    assert entity_of_sql("SELECT count(DISTINCT customer_id) FROM events") == "customer"
+    assert entity_of_sql("SELECT count(*) FROM order_items oi JOIN orders o USING (order_id)") == "order_item"
+    assert entity_of_sql("SELECT count(*) FROM (SELECT player_id FROM level_attempts GROUP BY player_id)") == "player"
+    assert entity_of_sql("SELECT count(*) FROM players p WHERE NOT EXISTS (SELECT 1 FROM sessions s)") == "player"
+    assert entity_of_sql("SELECT count(*) FROM (SELECT player_id FROM a GROUP BY 1) x", strict=True) is None
+
+
+# ---------------------------------------------------------------------------- blind re-derivation
+
+
+def test_blind_rederivation_confirms_and_never_shows_the_values(world):
+    llm = ReplayLLM({"verify": [json.dumps({"query": RATE_SQL})]})
+    ins = insight(rate_claim(0.14, 0.52))
+    v = verifier(world, llm).verify(ins)
+    assert v.status == ValidationStatus.confirmed
+    c = ins.claims[0]
+    assert c.verdict == ValidationStatus.confirmed and c.verified_value == pytest.approx(0.14)
+    assert c.verified_baseline_value == pytest.approx(0.52) and c.query.startswith("SELECT")
+    req = llm.calls[0]
+    shown = req.system_text() + "".join(m.content for m in req.messages)
+    for number in ("0.14", "0.52", "14%", "52%", "Android conversion fell"):
+        assert number not in shown  # the verifier sees the definition, not the claim
+    assert "platform = 'android'" in shown and "SELECT platform" in shown  # definition and cited step's SQL
+
+
+def test_wrong_direction_rejected_wrong_rate_adjusted(world):
+    llm = ReplayLLM({"verify": [json.dumps({"query": RATE_SQL})] * 2})
+    v = verifier(world, llm)
+    assert v.verify(insight(rate_claim(0.52, 0.14))).status == ValidationStatus.rejected
+    adjusted = insight(rate_claim(0.05, 0.52))
+    assert v.verify(adjusted).status == ValidationStatus.adjusted
+    assert adjusted.claims[0].verified_value == pytest.approx(0.14)  # the verified value is kept and shown
+
+
+def test_query_leaving_the_period_out_gets_one_correction_then_error(world):
+    no_period = RATE_SQL.replace(" WHERE event_at >= TIMESTAMP '2026-07-01'", "")
+    llm = ReplayLLM({"verify": [json.dumps({"query": no_period}), json.dumps({"query": RATE_SQL})]})
+    ins = insight(rate_claim(0.14, 0.52))
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.confirmed
+    assert "period (event_at >= TIMESTAMP '2026-07-01')" in llm.calls[1].messages[-1].content
+    llm = ReplayLLM({"verify": [json.dumps({"query": no_period})] * 2})
+    ins = insight(rate_claim(0.14, 0.52))
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.error
+    assert "does not apply" in ins.claims[0].reasoning
+
+
+def test_affected_count_is_a_claim_of_its_entity_and_a_count_of_another_is_refused(world):
+    rate = json.dumps({"query": RATE_SQL})
+    rows = json.dumps({"query": "SELECT count(*) AS segment_value FROM events WHERE platform = 'android' "
+                                "AND event_at >= TIMESTAMP '2026-07-01'"})
+    distinct = json.dumps({"query": "SELECT count(DISTINCT customer_id) AS segment_value FROM events WHERE "
+                                    "platform = 'android' AND event_at >= TIMESTAMP '2026-07-01'"})
+    llm = ReplayLLM({"verify": [rate, rows, distinct]})
+    ins = insight(rate_claim(0.14, 0.52), count=50, entity="customers")
+    v = verifier(world, llm).verify(ins)
+    assert v.status == ValidationStatus.confirmed and v.verified_count == 50
+    count = ins.claims[-1]
+    assert count.metric == MetricKind.count and count.entity == "customers" and count.verdict.value == "confirmed"
+    assert count.segment_sql == "platform = 'android'" and count.period_sql.startswith("event_at >=")  # its scope
+    assert "the query counts event" in llm.calls[2].messages[-1].content  # rows of events are not customers
+
+
+def test_right_count_wrong_rate_is_adjusted(world):
+    distinct = json.dumps({"query": "SELECT count(DISTINCT customer_id) AS segment_value FROM events WHERE "
+                                    "platform = 'android' AND event_at >= TIMESTAMP '2026-07-01'"})
+    llm = ReplayLLM({"verify": [json.dumps({"query": RATE_SQL}), distinct]})
+    ins = insight(rate_claim(0.05, 0.52), count=50, entity="customers")
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.adjusted
+    assert [c.verdict.value for c in ins.claims] == ["adjusted", "confirmed"]
+
+
+def test_statistical_count_goes_through_the_same_check_with_its_sql(world):
+    ins = Insight(id="s-1", area="a", name="android", description="android", affected_count=45,
+                  verification_sql="SELECT count(DISTINCT customer_id) AS count FROM events WHERE platform = 'android'")
+    v = verifier(world, None).verify(ins)
+    assert v.status == ValidationStatus.confirmed and v.verified_count == 50
+    assert ins.affected_entity == "customer" and ins.claims[0].verdict == ValidationStatus.confirmed
+    assert not ins.ungrounded  # a computed count is not held to a step's result

@@ -1,0 +1,123 @@
+"""One insight per finding; an area without evidence says so; every checked number is shown."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from assay.analysis.analyze import analyze_area, build_area_prompt
+from assay.cli import app
+from assay.findings import merge_findings
+from assay.llm import register_scripted
+from assay.llm.scripted import ReplayLLM, ScriptedLLM
+from assay.models import AnalysisArea, Claim, DomainPack, Insight, LLMConfig, Project, WarehouseConfig
+from assay.pipeline import run_discovery_inline
+from assay.report.markdown import render_markdown
+from assay.settings import load_settings
+from assay.store import open_store
+from tests.helpers import small_warehouse
+
+AREAS = [AnalysisArea(id="revenue", name="Revenue", description="sales, revenue, order value, spend"),
+         AnalysisArea(id="retention", name="Retention", description="churn, repeat orders, customers coming back")]
+
+
+def claim(segment_sql: str, measure: str, value: float = 0.33) -> Claim:
+    return Claim(metric="share", measure=measure, segment=segment_sql, segment_sql=segment_sql, value=value)
+
+
+def ins(iid: str, area: str, name: str, *claims: Claim) -> Insight:
+    return Insight(id=iid, area=area, name=name, description=name, claims=list(claims))
+
+
+def test_same_segment_and_metric_merge_into_one_finding(embedder):
+    a = ins("revenue-1", "revenue", "Paid customers place a third of the orders",
+            claim("channel = 'paid'", "share of orders"))
+    b = ins("retention-2", "retention", "One order in three comes from paid acquisition",
+            claim("channel='paid'", "Share of orders"))
+    other_metric = ins("retention-1", "retention", "Paid customers churn", claim("channel = 'paid'", "churn rate", 0.4))
+    out = merge_findings([a, other_metric, b], AREAS, embedder.embed)
+    assert [i.id for i in out].count("revenue-1") + [i.id for i in out].count("retention-2") == 1
+    kept = next(i for i in out if i.id in ("revenue-1", "retention-2"))
+    assert kept.also_relevant_to == [{"revenue": "retention", "retention": "revenue"}[kept.area]]
+    assert kept.merged_from == [({"revenue-1", "retention-2"} - {kept.id}).pop()]
+    assert "retention-1" in [i.id for i in out]  # same segment, another metric: another finding
+    assert merge_findings([a, other_metric, b], AREAS, embedder.embed) == out  # deterministic
+
+
+def test_different_findings_worded_alike_are_not_merged(embedder):
+    a = ins("revenue-1", "revenue", "Android checkout conversion fell to 14%", claim("platform = 'android'", "conv"))
+    b = ins("retention-1", "retention", "iOS checkout conversion fell to 40%", claim("platform = 'ios'", "conv"))
+    assert len(merge_findings([a, b], AREAS, embedder.embed)) == 2
+
+
+def test_an_area_may_answer_with_no_insights():
+    area = AREAS[0]
+    pack = DomainPack(name="p", areas=[area])
+    prompt = build_area_prompt(pack, area, [], previous_context="", profile="", dataset="d")
+    assert '{"insights": []}' in prompt and "return an" in prompt and "empty list" in prompt
+    out = analyze_area(ReplayLLM({"analyze": ['{"insights": []}']}), pack, area, [])
+    assert out.insights == []
+
+
+SHARE_SQL = ("SELECT count(*) FILTER (WHERE c.channel = 'paid') * 1.0 / count(*) AS segment_value "
+             "FROM orders o JOIN customers c ON o.customer_id = c.customer_id")
+
+
+def handler(req):
+    if req.purpose == "explore":
+        if req.meta["step"] == 1:
+            return json.dumps({"purpose": "orders by channel",
+                               "query": "SELECT c.channel, count(*) AS orders, count(DISTINCT o.customer_id) AS "
+                                        "customers FROM orders o JOIN customers c "
+                                        "ON o.customer_id = c.customer_id GROUP BY 1 ORDER BY 1"})
+        return '{"done": true, "summary": "enough"}'
+    if req.purpose == "analyze:conversion":
+        return '{"insights": []}'
+    if req.purpose.startswith("analyze:"):
+        area = req.purpose.split(":", 1)[1]
+        words = {"revenue": "Paid customers place a third of all orders",
+                 "retention": "A third of orders come from paid acquisition"}[area]
+        return json.dumps({"insights": [{
+            "name": words, "description": words, "affected_count": 66, "affected_entity": "customers",
+            "source_steps": [1], "segment": "paid",
+            "claims": [{"metric": "share", "measure": "share of orders", "entity": "orders", "segment": "paid",
+                        "segment_sql": "channel = 'paid'", "value": 0.33, "source_steps": [1]}]}]})
+    if req.purpose == "verify":
+        text = req.messages[0].content
+        if '"affected count"' in text:
+            return json.dumps({"query": "SELECT count(DISTINCT customer_id) AS segment_value FROM customers "
+                                        "WHERE channel = 'paid'"})
+        assert "0.33" not in text and "third" not in text  # blind: the definition, never the value
+        return json.dumps({"query": SHARE_SQL})
+    if req.purpose == "recommend":
+        return json.dumps({"recommendations": [{"title": "Look after paid customers", "priority": 1,
+                                                "related_insight_ids": req.meta["insight_ids"]}]})
+    raise AssertionError(req.purpose)
+
+
+register_scripted("claimstest", lambda cfg: ScriptedLLM(handler))
+
+
+def test_run_merges_areas_and_says_which_area_had_no_evidence(tmp_path):
+    db = small_warehouse(tmp_path / "w.duckdb")
+    store = open_store(load_settings())
+    store.save_project(Project(id="claimstest", pack="ecommerce", max_steps=3,
+                               warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
+                               llm=LLMConfig(provider="scripted", model="claimstest")))
+    result = run_discovery_inline("claimstest", "claims1", areas=["conversion", "revenue", "retention"])
+    logs = {log.area: log for log in result.analysis_log}
+    assert logs["conversion"].ok and logs["conversion"].insights == 0
+    assert "evidence for this area: no insights" in logs["conversion"].note
+    assert len(result.insights) == 1  # one finding, reported by two areas
+    i = result.insights[0]
+    assert i.also_relevant_to and set([i.area] + i.also_relevant_to) == {"revenue", "retention"}
+    assert i.validation.status.value == "confirmed" and not i.ungrounded
+    assert [c.verdict.value for c in i.claims] == ["confirmed", "confirmed"]
+    md = render_markdown(result)
+    assert "[confirmed] share · share of orders (orders) · paid: claimed 33.0%; warehouse 33.0%" in md
+    assert "also relevant to" in md and "affected counts customers" in md
+    shown = CliRunner().invoke(app, ["show", "claims1"], catch_exceptions=False).output
+    assert "[confirmed] share · share of orders" in shown and "claimed 33.0%; warehouse 33.0%" in shown
+    assert "also relevant to" in shown
+    assert "conversion: no explored step carries evidence" in md and "conversion: no explored step" in shown
