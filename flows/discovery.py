@@ -13,6 +13,7 @@ from assay import pipeline
 from assay.errors import UserError
 from assay.settings import load_settings
 from assay.store import open_store
+from tasks.artifacts import publish_report
 from tasks.phases import (
     context_task,
     estimate_task,
@@ -84,10 +85,12 @@ async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
     except Exception as exc:
         pipeline.fail_run(store, run_id, str(exc))
         await save_task(run_id, error=str(exc))
+        await publish_report(run_id)
         raise
     failed = await run_areas(run_id, store.get_run(run_id).areas)
     await recommendations_task(run_id)
     summary = await save_task(run_id)
+    await publish_report(run_id)
     if failed:
         # the discovery is saved (partial or failed); the flow run fails so Retry re-runs only these areas
         return Failed(message=f"{len(failed)} area(s) failed: {', '.join(failed)}; "

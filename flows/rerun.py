@@ -15,6 +15,7 @@ from assay import pipeline
 from assay.errors import UserError
 from assay.settings import load_settings
 from assay.store import open_store
+from tasks.artifacts import publish_report
 from tasks.phases import recommendations_task, save_task
 
 from .discovery import run_areas
@@ -40,6 +41,7 @@ async def rerun_flow(params: RerunParams):
         failed = await run_areas(run.id, list(dict.fromkeys(params.areas)), rerun=True)
         await recommendations_task(run.id)
         summary = await save_task(run.id)
+        await publish_report(run.id)
     finally:
         drop_run_collection_of(run.id)
     notify_run_id(run.id)

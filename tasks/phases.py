@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.artifacts import acreate_progress_artifact, aupdate_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
@@ -13,7 +13,7 @@ from assay import pipeline
 from assay.background import BatchWorker
 from assay.models import AreaLog, ExplorationStep
 
-from .artifacts import artifact_key, report_artifact, step_digest_artifact
+from .artifacts import artifact_key, exploration_artifact
 from .common import in_thread, retry_transient, run_scoped
 
 log = logging.getLogger("assay")
@@ -56,11 +56,13 @@ async def schema_task(run_id: str, refresh: bool = False) -> dict:
 async def exploration_task(run_id: str, max_steps: int) -> dict:
     progress_id = await acreate_progress_artifact(progress=0.0, description=f"Exploration of run {run_id[:8]}")
     last_progress = [0.0]
+    logger = get_run_logger()
 
     def publish(steps: list[ExplorationStep]) -> None:
-        # runs on the artifact worker thread: force Prefect's sync client
+        # runs on the artifact worker thread (it carries this task's context): one log line per step in the
+        # run's log, the progress bar at most once a second; the digests go into one artifact at the end
         for step in steps:
-            step_digest_artifact(step)
+            logger.info("step %d: %s", step.step, step_line(step))
         now = time.monotonic()
         if now - last_progress[0] >= PROGRESS_EVERY_S:
             last_progress[0] = now
@@ -73,18 +75,31 @@ async def exploration_task(run_id: str, max_steps: int) -> dict:
 
     def explore(s: pipeline.RunSession) -> dict:
         finished = pipeline.exploration_phase(s, on_step=artifacts.put)
-        return {"finished": finished, "steps": s.store.step_count(run_id)}
+        return {"finished": finished, "steps": s.store.step_count(run_id), "project": s.project.id,
+                "all": s.store.steps(run_id)}
 
     try:
         out = await _phase(run_id, explore)
     finally:
         await in_thread(artifacts.close)
+    steps = out.pop("all")
+    logger.info("exploration %s after %d steps", out["finished"], out["steps"])
     try:
         await aupdate_progress_artifact(progress_id, progress=100.0,
                                         description=f"exploration {out['finished']} after {out['steps']} steps")
+        await exploration_artifact(out.pop("project"), run_id, steps)
     except Exception as exc:
-        log.debug("progress artifact: %s", exc)
+        log.warning("exploration artifacts of run %s: %s", run_id, exc)
+    out.pop("project", None)
     return out
+
+
+def step_line(step: ExplorationStep) -> str:
+    """One line per step for the run log: what was asked and what came back."""
+    what = (step.purpose or step.query or "").strip().replace("\n", " ")[:120]
+    if step.error:
+        return f"{what} -> error: {step.error[:160]}"
+    return f"{what} -> {step.row_count:,} rows"
 
 
 class AreaFailed(Exception):
@@ -96,9 +111,26 @@ async def area_task(run_id: str, area: str) -> dict:
     # a transient failure (LLM throttled or overloaded, a dropped connection) is raised, so this task's
     # retry policy tries the area again with backoff; any other failure is final for this attempt
     result: AreaLog = await _phase(run_id, pipeline.area_phase, area, raise_transient=True)
+    logger = get_run_logger()
     if not result.ok:
+        logger.warning("area %s failed: %s", area, result.error)
         raise AreaFailed(f"area {area}: {result.error}")
+    logger.info("area %s: %s", area, await in_thread(area_line, run_id, area, result))
     return result.model_dump(mode="json")
+
+
+def area_line(run_id: str, area: str, result: AreaLog) -> str:
+    """The area's outcome in one line: insights by verdict, steps used."""
+    from collections import Counter
+
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    insights, _ = open_store(load_settings()).area_results(run_id).get(area, ([], None))
+    verdicts = Counter(i.validation.status.value if i.validation else "unverified" for i in insights)
+    said = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) or "none"
+    n = len(insights)
+    return f"{n} insight{'' if n == 1 else 's'} ({said}) from {len(result.selected_steps)} steps"
 
 
 @task(name="recommendations", cache_policy=NO_CACHE, **_RETRY)
@@ -109,10 +141,8 @@ async def recommendations_task(run_id: str) -> dict:
 @task(name="save", cache_policy=NO_CACHE, **_RETRY)
 async def save_task(run_id: str, error: str | None = None) -> dict:
     result = await _phase(run_id, pipeline.save_phase, error=error)
-    try:
-        await report_artifact(result)
-    except Exception as exc:
-        log.warning("could not write the report artifact: %s", exc)
+    get_run_logger().info("saved: %s run, %d insights, %d recommendations", result.run_type.value,
+                          len(result.insights), len(result.recommendations))
     return {"run_type": result.run_type.value, "insights": len(result.insights),
             "recommendations": len(result.recommendations), "errors": result.errors}
 
