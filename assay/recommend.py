@@ -14,6 +14,10 @@ from .models import DomainPack, Insight, Recommendation, RecommendationAnswer, T
 from .packs import render
 
 
+# step numbers and SQL mean nothing to the recommender, which sees no steps; it cites insight ids
+_NOT_FOR_RECOMMENDATIONS = ("discovered_at", "source_steps", "verification_sql")
+
+
 def usable(insights: list[Insight]) -> list[Insight]:
     """Rejected insights and duplicates of earlier runs never feed recommendations."""
     return [i for i in insights
@@ -37,7 +41,7 @@ def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_con
                           today: dt.date | None = None, goal: str = "") -> str:
     data = json.dumps([
         {k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
-         if k not in ("discovered_at",)} for i in pool
+         if k not in _NOT_FOR_RECOMMENDATIONS} for i in pool
     ], ensure_ascii=False)
     base = render(pack.base_context, f"{pack.name} base_context", profile=profile,
                   previous_context=previous_context, goal=goal_text(goal))
