@@ -20,7 +20,7 @@ from typing import Callable
 from . import limits
 from .analysis.analyze import analyze_area
 from .analysis.discipline import goal_section, goal_text
-from .analysis.picker import pick_steps
+from .analysis.picker import cited_steps, pick_steps
 from .analysis.step_index import StepIndex
 from .background import BatchWorker
 from .context import mark_duplicates, render_previous_context
@@ -452,7 +452,8 @@ def area_phase(s: RunSession, area_id: str) -> AreaLog:
             return s.step_index.search(text, top_k)
 
         pick = pick_steps(area, steps, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens,
-                          goal=s.run.goal or "", areas_in_run=len(s.run.areas))
+                          goal=s.run.goal or "", cited=cited_steps(_explorer_summary(s.run)),
+                          areas_in_run=len(s.run.areas))
         log.selected_steps, log.dropped_steps = pick.log()
         log.query_results_chars = pick.chars
         s.bump({"analysis_steps_dropped": len(pick.dropped)})

@@ -49,7 +49,7 @@ def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_con
                   discovery_date=(today or dt.date.today()).isoformat(),
                   insights_summary=insights_summary(pool), insights_data=data, goal=goal_text(goal),
                   previous_context=previous_context)
-    parts = (goal_section(goal), base, body, RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONTRACT)
+    parts = (base, goal_section(goal), body, RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONTRACT)
     return "\n\n".join(p.strip() for p in parts if p.strip())
 
 

@@ -28,7 +28,7 @@ def build_area_prompt(pack: DomainPack, area: AnalysisArea, steps: list[Explorat
     body = render(area.prompt, f"{pack.name} analysis_{area.id}", area=area.model_dump(),
                   total_queries=len(steps), query_results=render_query_results(steps), dataset=dataset,
                   goal=goal_text(goal))
-    parts = (goal_section(goal), base, body, explorer_summary_section(explorer_summary), CLAIM_DISCIPLINE,
+    parts = (base, goal_section(goal), body, explorer_summary_section(explorer_summary), CLAIM_DISCIPLINE,
              INSIGHTS_CONTRACT)
     return "\n\n".join(p.strip() for p in parts if p.strip())
 

@@ -5,10 +5,11 @@ goal, the mean of that and its cosine to the goal. An area keyword (as words, no
 inside other words or SQL function names: ``count(*)`` is no keyword hit) lifts
 a step into [floor, 1] without flattening it: ``floor + (1 - floor) * relevance``,
 so keyword hits still rank among themselves by relevance instead of tying at the
-floor. With one area in the run every step was explored for that area (and the
-goal): nothing is filtered, only the budget trims. With several areas a step must
-reach the minimum score for this area or for the goal (or name a keyword), and
-only the top K stay candidates.
+floor. A step the explorer's closing summary cites ("step 6") gets the same lift.
+With one area in the run every step was explored for that area (and the goal):
+nothing is filtered, only the budget trims. With several areas a step must reach
+the minimum score for this area or for the goal (or be lifted), and only the top K
+stay candidates.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ Search = Callable[[str, int], list[tuple[int, float]]]
 class Scored:
     step: int
     score: float
-    source: str  # vector | keyword | vector+keyword
+    source: str  # vector, keyword, cited (by the explorer's summary), joined by + when several
     area_score: float = 0.0
     goal_score: float | None = None
 
@@ -45,7 +46,7 @@ class Dropped:
 
 
 _WHY = {
-    "below_min_score": "below the minimum score for this area and for the goal, and no area keyword",
+    "below_min_score": "below the minimum score for this area and for the goal; no area keyword, not cited",
     "outside_top_k": "outside the top {top_k} of a run shared with other areas",
     "over_budget": "the steps ranked above it fill the area's budget",
 }
@@ -116,6 +117,22 @@ def _keyword_hit(step: ExplorationStep, keywords: list[str], words: list[str] | 
     return False
 
 
+_CITED = re.compile(r"\bsteps?\s*#?\s*(\d+(?:\s*(?:,|&|and|to|-|–)\s*#?\d+)*)", re.IGNORECASE)
+
+
+def cited_steps(summary: str) -> set[int]:
+    """Step numbers the explorer's summary cites: "step 6", "steps 2, 4 and 7", "steps 3-5"."""
+    out: set[int] = set()
+    for m in _CITED.finditer(summary or ""):
+        parts = re.split(r"\s*(,|&|and|to|-|–)\s*", m.group(1))
+        nums, ops = [int(x.lstrip("#")) for x in parts[0::2]], parts[1::2]
+        out.update(nums)
+        for a, op, b in zip(nums, ops, nums[1:]):
+            if op in ("to", "-", "–") and 0 < b - a <= 50:
+                out.update(range(a, b + 1))
+    return out
+
+
 def pick_steps(
     area: AnalysisArea,
     steps: list[ExplorationStep],
@@ -123,6 +140,7 @@ def pick_steps(
     budget_tokens: int = limits.ANALYSIS_QUERY_RESULTS_BUDGET_TOKENS,
     *,
     goal: str = "",
+    cited: set[int] | frozenset[int] = frozenset(),
     areas_in_run: int = 1,
     top_k: int = limits.ANALYSIS_AREA_TOP_K,
     min_score: float = limits.ANALYSIS_AREA_MIN_SCORE,
@@ -144,8 +162,9 @@ def pick_steps(
         a = float(area_hits.get(n, 0.0))
         g = float(goal_hits.get(n, 0.0)) if goal else None
         rel = a if g is None else (a + g) / 2
-        if _keyword_hit(s, area.keywords):
-            source = "vector+keyword" if max(a, g or 0.0) >= min_score else "keyword"
+        lifts = [w for w, hit in (("keyword", _keyword_hit(s, area.keywords)), ("cited", n in cited)) if hit]
+        if lifts:
+            source = "+".join((["vector"] if max(a, g or 0.0) >= min_score else []) + lifts)
             score = floor + (1 - floor) * max(rel, 0.0)
         else:
             source, score = "vector", rel

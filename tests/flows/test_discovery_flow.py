@@ -273,5 +273,6 @@ def test_cli_goal_for_a_project_reaches_every_prompt_and_the_picker(project):
     assert {e["step"] for e in log.selected_steps} == {1, 2}
     assert all({"score", "area_score", "goal_score", "why"} <= set(e) for e in log.selected_steps)
     assert len({e["score"] for e in log.selected_steps}) == 2  # ranked, not tied at the floor
+    assert all("cited" in e["source"] for e in log.selected_steps)  # the summary cites steps 1 and 2
     shown = CliRunner().invoke(app, ["show", run_doc.id, "--json"], catch_exceptions=False)
     assert json.loads(shown.output)["analysis_log"][0]["selected_steps"] == log.selected_steps

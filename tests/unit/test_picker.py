@@ -174,3 +174,20 @@ def test_render_golden():
     if not path.exists():  # first run writes the golden file; review it, then commit it
         path.write_text(out + "\n")
     assert out == path.read_text().rstrip("\n")
+
+
+def test_steps_the_explorer_cited_are_lifted():
+    """The explorer's summary names the steps its conclusion rests on; a budget cut takes others first."""
+    from assay.analysis.picker import cited_steps
+
+    summary = "Location B is worst in 11 of 12 months (step 4); volume is flat (steps 1 and 2)."
+    assert cited_steps(summary) == {1, 2, 4}
+    assert cited_steps("steps 3-5 and step #9; 12 steps in all") == {3, 4, 5, 9}
+    steps = [step(i, rows=50) for i in range(1, 5)]
+    scores = search_of({1: 0.3, 2: 0.25, 3: 0.5, 4: 0.05})
+    budget = (estimate_rendered_size(steps[:3]) + 3) // 4
+    p = pick_steps(AREA, steps, scores, budget_tokens=budget, cited=cited_steps(summary))
+    assert [x.step for x in p.picked] == [1, 2, 4] and [d.step for d in p.dropped] == [3]
+    assert [x.source for x in p.picked] == ["vector+cited", "cited", "cited"]
+    shared = pick_steps(AREA, steps, scores, areas_in_run=2, cited={4})
+    assert 4 in {x.step for x in shared.picked} and [d.step for d in shared.dropped] == [2]
