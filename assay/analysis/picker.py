@@ -1,11 +1,12 @@
 """Which exploration steps feed an area's prompt. Pure logic; the search is injected.
 
-A step's relevance is its cosine to the area's identity and, when the run has a
-goal, the mean of that and its cosine to the goal. An area keyword (as words, not
-inside other words or SQL function names: ``count(*)`` is no keyword hit) lifts
-a step into [floor, 1] without flattening it: ``floor + (1 - floor) * relevance``,
-so keyword hits still rank among themselves by relevance instead of tying at the
-floor. A step the explorer's closing summary cites ("step 6") gets the same lift.
+A step's score is its relevance to the area and, when the run has a goal, the
+mean of that and its cosine to the goal. The area part is the cosine to the area's
+identity; an area keyword (as words, not inside other words or SQL function names:
+``count(*)`` is no keyword hit) lifts it into [floor, 1] without flattening it,
+``floor + (1 - floor) * cosine``, so keyword hits still rank among themselves
+instead of tying at the floor. A step the explorer's closing summary cites
+("step 6") gets the same lift on its whole score.
 With one area in the run every step was explored for that area (and the goal):
 nothing is filtered, only the budget trims. With several areas a step must reach
 the minimum score for this area or for the goal (or be lifted), and only the top K
@@ -161,13 +162,13 @@ def pick_steps(
     for n, s in by_no.items():
         a = float(area_hits.get(n, 0.0))
         g = float(goal_hits.get(n, 0.0)) if goal else None
-        rel = a if g is None else (a + g) / 2
-        lifts = [w for w, hit in (("keyword", _keyword_hit(s, area.keywords)), ("cited", n in cited)) if hit]
-        if lifts:
-            source = "+".join((["vector"] if max(a, g or 0.0) >= min_score else []) + lifts)
-            score = floor + (1 - floor) * max(rel, 0.0)
-        else:
-            source, score = "vector", rel
+        keyword = _keyword_hit(s, area.keywords)
+        area_rel = floor + (1 - floor) * max(a, 0.0) if keyword else a  # a keyword speaks for the area
+        score = area_rel if g is None else (area_rel + g) / 2
+        if n in cited:  # the explorer's conclusion rests on it: for the area and the goal alike
+            score = floor + (1 - floor) * max(score, 0.0)
+        lifts = [w for w, hit in (("keyword", keyword), ("cited", n in cited)) if hit]
+        source = "+".join((["vector"] if not lifts or max(a, g or 0.0) >= min_score else []) + lifts)
         scored.append(Scored(n, score, source, a, g))
     scored.sort(key=lambda x: (-x.score, x.step))
     dropped: list[Dropped] = []
