@@ -245,12 +245,12 @@ def schema_search(
 
 
 def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], areas: list[str] | None,
-              run_id: str) -> dict:
+              run_id: str, goal: Optional[str] = None) -> dict:
     """Run the discovery flow in a thread while the main thread shows progress."""
     _prefect_env()
     from flows.discovery import DiscoveryParams, discovery_flow
 
-    params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas)
+    params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
     return _watch_flow(run_id, lambda: discovery_flow(params, run_id=run_id, return_state=True))
 
 
@@ -415,13 +415,19 @@ def discover(
     min_steps: Optional[int] = typer.Option(None, "--min-steps", min=0),
     area: list[str] = typer.Option(None, "--area", help="only these areas (repeatable)"),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="a DuckDB file, for goal-driven discovery"),
-    goal: Optional[str] = typer.Option(None, "--goal", help="what to find out (builds a one-off pack)"),
+    goal: Optional[str] = typer.Option(None, "--goal", help="what to find out: this run's goal for a project, "
+                                       "or with --warehouse a one-off pack"),
 ) -> None:
     """Run a discovery for a project (or a goal on a warehouse file)."""
     from .pipeline import new_run_id
 
-    if goal or warehouse:
+    if goal is not None and not goal.strip():
+        fail("--goal: give the question this run should answer")
+    if warehouse:
         project = _goal_project(project, warehouse, goal)
+        goal = None  # the one-off project carries it
+    elif goal and not project:
+        fail("goal-driven discovery needs a project id, or both --warehouse FILE and --goal TEXT")
     if not project:
         fail("give a project id, or --warehouse FILE --goal TEXT")
     p = _store().get_project(project)  # unknown project: one line, before Prefect starts
@@ -432,7 +438,7 @@ def discover(
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
     run_id = new_run_id()
-    done = _run_flow(project, max_steps, min_steps, area or None, run_id)
+    done = _run_flow(project, max_steps, min_steps, area or None, run_id, goal=goal)
     show_result(run_id, done["run"].analyst)
     if _store().get_result(run_id).run_type.value == "failed":
         err.print(f"[dim]log: {run_log_path(run_id)}[/]", highlight=False, soft_wrap=True)

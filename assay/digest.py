@@ -40,7 +40,8 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     """A result as pandas, with numeric(p, s) columns (PostgreSQL, Snowflake) as floats."""
     for i, f in enumerate(table.schema):
         if pa.types.is_decimal(f.type):
-            table = table.set_column(i, f.name, table.column(i).cast(pa.float64()))
+            col = _integral(table.column(i)) if f.type.scale == 0 else None
+            table = table.set_column(i, f.name, col if col is not None else table.column(i).cast(pa.float64()))
     return table.to_pandas()
 
 
@@ -78,6 +79,8 @@ def cell(v: Any) -> Any:
     if isinstance(v, float):
         return _sig(v) if math.isfinite(v) else None
     if isinstance(v, decimal.Decimal):
+        if v.is_finite() and v.as_tuple().exponent >= 0:
+            return int(v)  # numeric(p, 0): SUM of integers in DuckDB and PostgreSQL is a count, not 45.0
         f = float(v)
         return _sig(f) if math.isfinite(f) else None
     if isinstance(v, np.generic):
@@ -134,7 +137,32 @@ def _sorted_quantiles(sv: np.ndarray, qs: tuple[float, ...]) -> list[float]:
     return out
 
 
+def _integral(col: pa.ChunkedArray) -> pa.ChunkedArray | None:
+    """The column as int64 when it holds integers (integer types, numeric(p, 0) that fits), else None."""
+    t = col.type
+    if pa.types.is_integer(t):
+        return col
+    if pa.types.is_decimal(t) and t.scale == 0:
+        try:
+            return pc.cast(col, pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+    return None
+
+
 def _number_summary(col: pa.ChunkedArray, s: ColumnSummary, n: int) -> None:
+    ints = _integral(col)
+    _quantile_summary(ints if ints is not None else col, s, n)
+    if ints is not None and s.min is not None:  # a count's min and max are exact counts: 1234567, not 1.23457e6
+        mm = pc.min_max(ints)
+        s.min, s.max = mm["min"].as_py(), mm["max"].as_py()
+        for f in ("p25", "median", "p75"):
+            v = getattr(s, f)
+            if v is not None and float(v).is_integer():
+                setattr(s, f, int(v))
+
+
+def _quantile_summary(col: pa.ChunkedArray, s: ColumnSummary, n: int) -> None:
     if pa.types.is_decimal(col.type):
         col = pc.cast(col, pa.float64())
     values = col.to_numpy(zero_copy_only=False)

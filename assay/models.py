@@ -156,11 +156,11 @@ class ColumnSummary(_Model):
     kind: ColumnKind
     null_count: int = 0
     distinct: int = 0
-    min: float | None = None
-    p25: float | None = None
-    median: float | None = None
-    p75: float | None = None
-    max: float | None = None
+    min: int | float | None = None  # int for integer columns (counts render as 11, not 11.0)
+    p25: int | float | None = None
+    median: int | float | None = None
+    p75: int | float | None = None
+    max: int | float | None = None
     min_time: str | None = None
     max_time: str | None = None
     top: list[ValueCount] | None = None

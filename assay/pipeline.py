@@ -19,7 +19,8 @@ from typing import Callable
 
 from . import limits
 from .analysis.analyze import analyze_area
-from .analysis.picker import pick_steps
+from .analysis.discipline import goal_section, goal_text
+from .analysis.picker import cited_steps, pick_steps
 from .analysis.step_index import StepIndex
 from .background import BatchWorker
 from .context import mark_duplicates, render_previous_context
@@ -183,8 +184,9 @@ class RunSession:
 
 def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | None = None,
                min_steps: int | None = None, areas: list[str] | None = None,
-               flow_run_id: str | None = None) -> DiscoveryRun:
-    """Validate the project and create the run document (idempotent for a retried run)."""
+               flow_run_id: str | None = None, goal: str | None = None) -> DiscoveryRun:
+    """Validate the project and create the run document (idempotent for a retried run). ``goal`` is
+    this run's question; without one the project's goal (if any) is the run's."""
     try:
         existing = store.get_run(run_id)
         if existing.id == run_id:
@@ -216,7 +218,7 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
         areas_requested=areas or None,
         areas=areas or valid,
         flow_run_id=flow_run_id,
-        goal=project.goal,
+        goal=(goal or "").strip() or project.goal,
     )
     store.create_run(run)
     return run
@@ -332,10 +334,10 @@ def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, 
         tenant = (f"Every table that has the column {cfg.tenant_filter.column} must be filtered with "
                   f"{cfg.tenant_filter.column} = {cfg.tenant_filter.value!r} in the SELECT that reads it.")
     base = render(pack.base_context, f"{pack.name} base_context", profile=_profile_text(project),
-                  previous_context=previous_context, goal=goal or pack.description)
+                  previous_context=previous_context, goal=goal_text(goal))
     body = render(pack.exploration, f"{pack.name} exploration", schema_info=catalog,
-                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal)
-    return f"{body.strip()}\n\n{base.strip()}"
+                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal_text(goal))
+    return "\n\n".join(p.strip() for p in (body, goal_section(goal), base) if p.strip())
 
 
 class _RunWriter:
@@ -431,6 +433,11 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
 # ---------------------------------------------------------------------------- phases 5+6: one area
 
 
+def _explorer_summary(run: DiscoveryRun) -> str:
+    """The explorer's closing summary (its ``done``), when it wrote one."""
+    return run.exploration_summary if run.exploration_finished == "done" else ""
+
+
 def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) -> AreaLog:
     """Pick, analyse and verify one area. An area failure is logged, never raised, except a transient one
     (LLM overloaded or throttled, a dropped connection) when ``raise_transient``: it is logged and then
@@ -451,11 +458,13 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) ->
             s.bump({"analysis_step_index_search_calls": 1})
             return s.step_index.search(text, top_k)
 
-        pick = pick_steps(area, steps, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens)
+        pick = pick_steps(area, steps, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens,
+                          goal=s.run.goal or "", cited=cited_steps(_explorer_summary(s.run)),
+                          areas_in_run=len(s.run.areas))
         log.selected_steps, log.dropped_steps = pick.log()
         log.query_results_chars = pick.chars
         s.bump({"analysis_steps_dropped": len(pick.dropped)})
-        picked = [by_no[p.step] for p in pick.picked]
+        picked = sorted((by_no[p.step] for p in pick.picked), key=lambda st: st.step)  # the explorer's order
         if s.run.analyst == "statistical":
             from .stats.analyst import analyze_area_statistically
 
@@ -466,7 +475,7 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) ->
             answer = analyze_area(s.llm, s.pack, area, picked, previous_context=s.run.previous_context,
                                   profile=_profile_text(s.project), dataset=", ".join(s.project.warehouse.schemas)
                                   or s.project.warehouse.kind, goal=s.run.goal or "",
-                                  max_tokens=s.project.llm.max_tokens)
+                                  explorer_summary=_explorer_summary(s.run), max_tokens=s.project.llm.max_tokens)
             insights = answer.insights
             log.usage = answer.usage
             s.bump({"llm_calls": len(answer.dialog), "input_tokens": answer.usage.input_tokens,
@@ -617,12 +626,12 @@ def fail_run(store: Store, run_id: str, error: str) -> None:
 
 def run_discovery_inline(project_id: str, run_id: str, *, max_steps: int | None = None,
                          min_steps: int | None = None, areas: list[str] | None = None,
-                         settings: Settings | None = None) -> DiscoveryResult:
+                         settings: Settings | None = None, goal: str | None = None) -> DiscoveryResult:
     """The whole run in this thread, without Prefect (tests, benchmarks, debugging)."""
     settings = settings or load_settings()
     store = open_store(settings)
     project = store.get_project(project_id)
-    create_run(store, project, run_id=run_id, max_steps=max_steps, min_steps=min_steps, areas=areas)
+    create_run(store, project, run_id=run_id, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
     s = RunSession(run_id, settings)
     try:
         init_phase(s)

@@ -7,11 +7,15 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
-from .analysis.discipline import CLAIM_DISCIPLINE, RECOMMENDATIONS_CONTRACT
+from .analysis.discipline import RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONTRACT, goal_section, goal_text
 from .llm.base import LLM, LLMRequest, Message, SystemBlock
 from .llm.contract import ask_contract
 from .models import DomainPack, Insight, Recommendation, RecommendationAnswer, TokenUsage, ValidationStatus
 from .packs import render
+
+
+# step numbers and SQL mean nothing to the recommender, which sees no steps; it cites insight ids
+_NOT_FOR_RECOMMENDATIONS = ("discovered_at", "source_steps", "verification_sql")
 
 
 def usable(insights: list[Insight]) -> list[Insight]:
@@ -37,14 +41,16 @@ def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_con
                           today: dt.date | None = None, goal: str = "") -> str:
     data = json.dumps([
         {k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
-         if k not in ("discovered_at",)} for i in pool
+         if k not in _NOT_FOR_RECOMMENDATIONS} for i in pool
     ], ensure_ascii=False)
     base = render(pack.base_context, f"{pack.name} base_context", profile=profile,
-                  previous_context=previous_context, goal=goal or pack.description)
+                  previous_context=previous_context, goal=goal_text(goal))
     body = render(pack.recommendations, f"{pack.name} recommendations",
                   discovery_date=(today or dt.date.today()).isoformat(),
-                  insights_summary=insights_summary(pool), insights_data=data, goal=goal)
-    return "\n\n".join(p.strip() for p in (base, body, CLAIM_DISCIPLINE, RECOMMENDATIONS_CONTRACT) if p.strip())
+                  insights_summary=insights_summary(pool), insights_data=data, goal=goal_text(goal),
+                  previous_context=previous_context)
+    parts = (base, goal_section(goal), body, RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONTRACT)
+    return "\n\n".join(p.strip() for p in parts if p.strip())
 
 
 def recommend(llm: LLM, pack: DomainPack, insights: list[Insight], *, previous_context: str = "",

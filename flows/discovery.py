@@ -35,6 +35,7 @@ class DiscoveryParams(BaseModel):
     max_steps: int | None = Field(default=None, ge=1, le=500, description="Exploration steps (default: the project's)")
     min_steps: int | None = Field(default=None, ge=0, description="Reject `done` before this many steps")
     areas: list[str] | None = Field(default=None, description="Only these analysis areas (default: all enabled)")
+    goal: str | None = Field(default=None, description="What this run should find out (default: the project's goal)")
     estimate_only: bool = Field(default=False, description="Only predict tokens and cost; run nothing")
 
 
@@ -64,7 +65,7 @@ async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
         project = store.get_project(params.project)
         pipeline.create_run(store, project, run_id=run_id, max_steps=params.max_steps,
                             min_steps=params.min_steps, areas=params.areas,
-                            flow_run_id=str(current_flow_run.id))
+                            flow_run_id=str(current_flow_run.id), goal=params.goal)
     except UserError as exc:
         return Failed(message=str(exc))
     logger.info("run %s of project %s", run_id, params.project)

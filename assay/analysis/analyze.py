@@ -9,7 +9,7 @@ from ..llm.contract import ask_contract
 from ..models import AnalysisAnswer, AnalysisArea, DomainPack, ExplorationStep, Insight, TokenUsage
 from ..packs import render
 from ..validate.grounding import as_drafted
-from .discipline import CLAIM_DISCIPLINE, INSIGHTS_CONTRACT
+from .discipline import CLAIM_DISCIPLINE, INSIGHTS_CONTRACT, explorer_summary_section, goal_section, goal_text
 from .render import render_query_results
 
 
@@ -22,20 +22,23 @@ class AreaAnswer:
 
 
 def build_area_prompt(pack: DomainPack, area: AnalysisArea, steps: list[ExplorationStep], *,
-                      previous_context: str, profile: str, dataset: str, goal: str = "") -> str:
+                      previous_context: str, profile: str, dataset: str, goal: str = "",
+                      explorer_summary: str = "") -> str:
     base = render(pack.base_context, f"{pack.name} base_context", profile=profile,
-                  previous_context=previous_context, goal=goal or pack.description)
+                  previous_context=previous_context, goal=goal_text(goal))
     body = render(area.prompt, f"{pack.name} analysis_{area.id}", area=area.model_dump(),
                   total_queries=len(steps), query_results=render_query_results(steps), dataset=dataset,
-                  goal=goal or pack.description)
-    return "\n\n".join(p.strip() for p in (base, body, CLAIM_DISCIPLINE, INSIGHTS_CONTRACT) if p.strip())
+                  goal=goal_text(goal))
+    parts = (base, goal_section(goal), body, explorer_summary_section(explorer_summary), CLAIM_DISCIPLINE,
+             INSIGHTS_CONTRACT)
+    return "\n\n".join(p.strip() for p in parts if p.strip())
 
 
 def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[ExplorationStep], *,
                  previous_context: str = "", profile: str = "", dataset: str = "", goal: str = "",
-                 max_tokens: int = 4096) -> AreaAnswer:
+                 explorer_summary: str = "", max_tokens: int = 4096) -> AreaAnswer:
     prompt = build_area_prompt(pack, area, steps, previous_context=previous_context, profile=profile,
-                               dataset=dataset, goal=goal)
+                               dataset=dataset, goal=goal, explorer_summary=explorer_summary)
     req = LLMRequest(
         purpose=f"analyze:{area.id}",
         system=[SystemBlock(prompt)],

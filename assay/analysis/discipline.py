@@ -1,5 +1,28 @@
 """Prompt text owned by code: packs and project overrides cannot remove it."""
 
+NO_GOAL = "No goal given: find and report what matters most in this data."
+
+
+def goal_text(goal: str | None) -> str:
+    """The run's goal as every prompt states it; never a pack's description standing in for one."""
+    return (goal or "").strip() or NO_GOAL
+
+
+def goal_section(goal: str | None) -> str:
+    return f"## Goal of this discovery\n{goal_text(goal)}"
+
+
+def explorer_summary_section(summary: str | None) -> str:
+    """The explorer's closing ``done`` summary, labelled as its own reading: to check, not to trust."""
+    summary = (summary or "").strip()
+    if not summary:
+        return ""
+    return ("## The explorer's own summary (to check, not to trust)\n"
+            "When it ended exploration, the explorer wrote this summary of what it learned, tying numbers "
+            "across steps. It is the explorer's reading, not evidence: use it to see how the results connect, "
+            "take every number from the results above, and leave out any claim of it the results do not show.\n"
+            f"<explorer_summary>\n{summary}\n</explorer_summary>")
+
 CLAIM_DISCIPLINE = """\
 ## Claim discipline (always applies)
 - Every number you state comes from a result above; cite the step(s) it came from in source_steps.
@@ -44,3 +67,10 @@ Answer with exactly one JSON object and nothing else:
   "target_segment": "...", "segment_size": 1234,
   "expected_impact": {"metric": "...", "estimated_improvement": "+5-8%", "reasoning": "..."},
   "actions": ["...", "..."], "success_metrics": ["..."], "related_insight_ids": ["churn-1"], "confidence": 0.0-1.0}]}"""
+
+RECOMMENDATION_DISCIPLINE = """\
+## Claim discipline (always applies)
+- Every number you state comes from the validated insights above; name the insights a recommendation addresses
+  in related_insight_ids.
+- Scope superlatives to the queried window ("highest in the queried period"), never "ever" or "all-time".
+- Make no claim about periods, segments or tables that the insights do not cover."""

@@ -19,7 +19,6 @@ _ARCHIVE = re.compile(
     r"|(_(19|20)\d{2}(_?\d{2}){0,2}$)|(_\d{8}$)|(^(tmp|temp|bkp|bak|stg)_)",
     re.IGNORECASE,
 )
-_HINT_WORDS = re.compile(r"[a-z]+")
 
 
 _NUMBERED = re.compile(r"_\d+$")
@@ -69,12 +68,9 @@ def join_hints(tables: list[TableInfo]) -> dict[str, list[str]]:
 
 
 def _hints(t: TableInfo, limit: int = 4) -> list[str]:
-    words: list[str] = []
-    for c in t.columns:
-        for w in _HINT_WORDS.findall(c.name.lower()):
-            if len(w) > 2 and w not in ("the", "and") and w not in words and w not in t.name.lower():
-                words.append(w)
-    return words[:limit]
+    """A few of the table's columns, by their real names (a hint the model can query as written);
+    keys are left to the joins."""
+    return [c.name for c in t.columns if c.name.lower() != "id" and not c.name.lower().endswith("_id")][:limit]
 
 
 CATALOG_NOTE_CHARS = 80  # the start of a table's comment, where the warehouse has one

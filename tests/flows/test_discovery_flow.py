@@ -275,3 +275,73 @@ def test_cli_discover_exits_non_zero_on_a_failed_run_and_says_why(project):
     assert r.exit_code != 0
     assert "no database file at /nowhere/missing.duckdb" in r.output
     assert "Traceback" not in r.output
+
+
+GOAL = "Which channel's customers spend least, and is it so every month?"
+GOAL_CALLS: list = []
+
+
+def goal_handler(req):
+    """What the real model did: one ranking, one decisive month-by-segment step, a closing summary that
+    ties the numbers across steps."""
+    GOAL_CALLS.append(req)
+    if req.purpose == "explore":
+        n = req.meta["step"]
+        if n == 1:
+            return json.dumps({"purpose": "customers per channel",
+                               "query": "SELECT channel, count(*) AS customers FROM customers GROUP BY 1"})
+        if n == 2:
+            return json.dumps({"purpose": "spend per month and channel",
+                               "query": "SELECT date_trunc('month', o.ordered_at) AS month, c.channel, "
+                                        "sum(o.amount) AS spend FROM orders o JOIN customers c "
+                                        "ON o.customer_id = c.customer_id GROUP BY 1, 2 ORDER BY 1, 2"})
+        return json.dumps({"done": True, "summary": "paid customers spend least in every month (step 2); "
+                                                    "they are a third of customers (step 1)"})
+    if req.purpose.startswith("analyze:"):
+        return json.dumps({"insights": [{"name": "paid customers spend least every month",
+                                         "description": "paid vs organic", "severity": "high",
+                                         "affected_count": 66, "source_steps": [2]}]})
+    if req.purpose == "verify":
+        return '{"query": "SELECT count(*) AS count FROM customers WHERE channel = \'paid\'"}'
+    if req.purpose == "recommend":
+        return json.dumps({"recommendations": [{"title": "Win back paid customers", "priority": 1,
+                                                "related_insight_ids": req.meta["insight_ids"]}]})
+    raise AssertionError(req.purpose)
+
+
+register_scripted("goaltest", lambda cfg: ScriptedLLM(goal_handler))
+
+
+def test_cli_goal_for_a_project_reaches_every_prompt_and_the_picker(project):
+    """`assay discover PROJECT --goal` was refused for an existing project. Now the goal is the run's,
+    and exploration, analysis and recommendations all state it; the area prompt carries the explorer's
+    closing summary; the one area keeps every step and the log says why, per step, with its scores."""
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    store = open_store(load_settings())
+    p = project.model_copy(update={"id": "goaltest", "pack": "generic",
+                                   "llm": LLMConfig(provider="scripted", model="goaltest")})
+    store.save_project(p)
+    GOAL_CALLS.clear()
+    r = CliRunner().invoke(app, ["discover", "goaltest", "--goal", GOAL], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert store.get_project("goaltest").goal is None  # the run's goal, not a change to the project
+    run_doc = store.list_runs("goaltest", limit=1)[0]
+    assert run_doc.goal == GOAL
+    prompts = {req.purpose: req.system[0].text for req in GOAL_CALLS}
+    for purpose in ("explore", "analyze:overview", "recommend"):
+        assert f"## Goal of this discovery\n{GOAL}" in prompts[purpose], purpose
+        assert "No goal given" not in prompts[purpose] and "used by --goal" not in prompts[purpose]
+    analysis = prompts["analyze:overview"]
+    assert "## The explorer's own summary (to check, not to trust)" in analysis
+    assert "paid customers spend least in every month (step 2)" in analysis
+    log = store.get_result(run_doc.id).analysis_log[0]
+    assert [e["step"] for e in log.selected_steps] and log.dropped_steps == []
+    assert {e["step"] for e in log.selected_steps} == {1, 2}
+    assert all({"score", "area_score", "goal_score", "why"} <= set(e) for e in log.selected_steps)
+    assert len({e["score"] for e in log.selected_steps}) == 2  # ranked, not tied at the floor
+    assert all("cited" in e["source"] for e in log.selected_steps)  # the summary cites steps 1 and 2
+    shown = CliRunner().invoke(app, ["show", run_doc.id, "--json"], catch_exceptions=False)
+    assert json.loads(shown.output)["analysis_log"][0]["selected_steps"] == log.selected_steps

@@ -96,3 +96,13 @@ def test_project_descriptions_name_tables_by_fqn_or_unambiguous_bare_name():
     assert sorted(unknown) == ["dup", "erp.gone", "nope"]
     assert a.description == "" and b.description == "Discount rules."  # the input is not changed
     assert apply_descriptions(tables, {}) == (tables, [])
+
+
+def test_catalog_hints_are_real_column_names():
+    """A real model read the hint ``dep`` (a word cut from ``dep_delay``) as a column and queried it."""
+    flights = TableInfo(schema="air", name="flights", row_count=10, columns=[
+        ColumnInfo(name=c, type="INT") for c in ("flight_id", "dep_delay", "arr_delay", "carrier", "origin", "dest")])
+    line = render_catalog([flights], budget_tokens=1000).text
+    hints = line[line.index("[") + 1:line.index("]")].split(",")
+    assert hints == ["dep_delay", "arr_delay", "carrier", "origin"]
+    assert set(hints) <= {c.name for c in flights.columns} and "dep" not in hints

@@ -156,3 +156,9 @@ def test_project_descriptions_reach_search_and_re_embed_only_their_table(tmp_pat
     assert "re-embedded 1" in r.output, r.output
     r = invoke("schema", "search", "noted", "garden centre invoices", "--json", "-k", "1")
     assert json.loads(r.output)[0]["table"] == "main.tbl_b"
+
+
+def test_discover_goal_bad_input_is_one_line():
+    one_line_error(invoke("discover", "nope", "--goal", "  "), "--goal: give the question")
+    one_line_error(invoke("discover", "--goal", "why do paid customers churn"), "needs a project id")
+    one_line_error(invoke("discover", "nope", "--goal", "why do paid customers churn"), "no project 'nope'")

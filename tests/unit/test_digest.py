@@ -138,3 +138,24 @@ def test_quantiles_and_distinct_equal_numpy(values):
     got = [col.min, col.p25, col.median, col.p75, col.max]
     assert np.allclose(got, [float(f"{w:.6g}") for w in want])
     assert col.distinct == len(np.unique(values))
+
+
+def test_integer_counts_stay_integers():
+    """A real model read ``SUM(visits)`` back as 1234.0: DuckDB's SUM of integers is a numeric(38, 0)
+    (PostgreSQL's a numeric), which the digest rendered as a float. Counts render as integers, in the
+    rows and in the column statistics, exactly; real decimals stay decimals."""
+    import duckdb
+
+    t = duckdb.sql("SELECT g, sum(x) AS visits, count(*) AS n, sum(x * 1.5)::DECIMAL(10, 2) AS cost, "
+                   "sum(x) + 1234567 AS big FROM (SELECT x % 3 AS g, x FROM range(10) r(x)) GROUP BY g "
+                   "ORDER BY g").to_arrow_table()
+    cr = build_compact_result(t)
+    text = digest_json(cr)
+    assert cr.all_rows[0] == {"g": 0, "visits": 18, "n": 4, "cost": 27.0, "big": 1234585}
+    assert '"visits":18,' in text and '"visits":18.0' not in text
+    cols = {c.name: c for c in cr.columns}
+    assert (cols["visits"].min, cols["visits"].max) == (12, 18) and isinstance(cols["visits"].max, int)
+    assert (cols["n"].min, cols["n"].max) == (3, 4) and isinstance(cols["n"].min, int)
+    assert cols["big"].max == 1234585  # exact, not 1.23458e6
+    assert isinstance(cols["cost"].max, float) and cols["cost"].p25 == 20.25
+    assert '"min":12,' in text

@@ -1,0 +1,122 @@
+"""The analysis prompts: the goal as given (or none), the explorer's own summary, prompt defects a real
+model tripped on."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from assay.analysis.analyze import analyze_area, build_area_prompt
+from assay.digest import build_compact_result
+from assay.llm.scripted import ReplayLLM
+from assay.models import ExplorationStep, Insight, LLMConfig, Project, StepAction, WarehouseConfig
+from assay.packs import list_packs, load_pack
+from assay.pipeline import render_exploration_prompt
+from assay.recommend import recommend, recommendation_prompt
+
+GOAL = "Which location has the longest waits, and is it the worst every month?"
+SUMMARY = ("Location B is the worst: highest mean wait in 11 of 12 months (step 6), 41 min against 23 overall "
+           "(step 2); its share of visits is flat (step 4), so it is not volume.")
+
+
+def month_by_location(n=6) -> ExplorationStep:
+    df = pd.DataFrame({"month": [f"2025-{m:02d}" for m in range(1, 13) for _ in "AB"],
+                       "location": list("AB") * 12, "wait": [23.0 + (18 if loc == "B" else 0) for loc in "AB" * 12]})
+    return ExplorationStep(run_id="r", step=n, action=StepAction.query, purpose="mean wait per month and location",
+                           query="SELECT month, location, avg(wait_min) AS wait FROM visits GROUP BY 1, 2",
+                           row_count=24, digest=build_compact_result(df))
+
+
+def ins(i: str, area: str) -> Insight:
+    return Insight(id=i, area=area, name="Location B waits 41 min", description="41 min against 23 overall")
+
+
+def project(pack="generic", goal=None) -> Project:
+    return Project(id="p", pack=pack, goal=goal, warehouse=WarehouseConfig(kind="duckdb", settings={"path": "x"}),
+                   llm=LLMConfig(provider="none"))
+
+
+def three_prompts(pack_name: str, goal: str) -> dict[str, str]:
+    pack = load_pack(pack_name, "match3" if pack_name == "gaming" else None)
+    area = pack.areas[0]
+    return {
+        "exploration": render_exploration_prompt(project(pack_name), pack, "- main.visits (3 cols)", 10, goal=goal),
+        "analysis": build_area_prompt(pack, area, [month_by_location()], previous_context="", profile="",
+                                      dataset="main", goal=goal),
+        "recommendations": recommendation_prompt(pack, [ins(f"{area.id}-1", area.id)],
+                                                 goal=goal),
+    }
+
+
+@pytest.mark.parametrize("pack_name", ["generic", "gaming"])
+def test_no_goal_says_so_and_a_goal_reaches_every_prompt(pack_name):
+    """With no goal the generic pack's own description ("Goal-driven discovery on any warehouse (used by
+    --goal)") stood in as the goal of every prompt; the other packs never showed a goal at all."""
+    pack = load_pack(pack_name, "match3" if pack_name == "gaming" else None)
+    for kind, text in three_prompts(pack_name, "").items():
+        assert "## Goal of this discovery\nNo goal given" in text, kind
+        assert pack.description not in text, kind
+    for kind, text in three_prompts(pack_name, GOAL).items():
+        assert f"## Goal of this discovery\n{GOAL}" in text, kind
+        assert "No goal given" not in text and text.count(GOAL) == 1, kind
+
+
+def test_explorer_summary_reaches_the_area_prompt_labelled():
+    """The explorer's ``done`` summary ties numbers across steps; it reaches the insight prompt as the
+    explorer's own reading, after the results and before the claim discipline, to be checked."""
+    llm = ReplayLLM({"analyze:": [json.dumps({"insights": [{"name": "Location B waits longest in 11 of 12 months",
+                                                            "description": "41 min against 23", "severity": "high",
+                                                            "source_steps": [6]}]})]})
+    pack = load_pack("generic")
+    out = analyze_area(llm, pack, pack.areas[0], [month_by_location()], goal=GOAL, explorer_summary=SUMMARY)
+    prompt = llm.calls[0].system[0].text
+    head = "## The explorer's own summary (to check, not to trust)"
+    assert head in prompt and f"<explorer_summary>\n{SUMMARY}\n</explorer_summary>" in prompt
+    assert prompt.index('"step":6') < prompt.index(head) < prompt.index("## Claim discipline")
+    assert "not evidence" in prompt and "take every number from the results" in prompt
+    assert out.insights[0].source_steps == [6]
+    no_summary = build_area_prompt(pack, pack.areas[0], [month_by_location()], previous_context="", profile="",
+                                   dataset="main", goal=GOAL)
+    assert "explorer's own summary" not in no_summary
+
+
+@pytest.mark.parametrize("pack_name", list_packs())
+def test_recommendations_prompt_asks_only_for_its_own_fields(pack_name):
+    """A real model was told to cite source_steps, which the recommendation format does not have, and not
+    to repeat what "the previous context" recommended, a section no prompt has."""
+    pack = load_pack(pack_name, "match3" if pack_name == "gaming" else None)
+    pool = [ins("a-1", "a")]
+    for previous in ("", "Previously found insights:\n- [2026-01-01] a: x (severity high)"):
+        text = recommendation_prompt(pack, pool, previous_context=previous)
+        assert "source_steps" not in text and "previous context" not in text.lower()
+        assert "related_insight_ids" in text
+        if previous:
+            assert "What earlier discoveries found" in text and "Do not repeat a recommendation" in text
+        else:
+            assert "earlier discoveries" not in text
+
+
+def test_recommend_answer_with_its_format_is_accepted():
+    llm = ReplayLLM({"recommend": [json.dumps({"recommendations": [
+        {"title": "Staff location B", "priority": 1, "related_insight_ids": ["goal-1"]}]})]})
+    out = recommend(llm, load_pack("generic"), [ins("goal-1", "goal")], goal=GOAL)
+    assert [r.related_insight_ids for r in out.recommendations] == [["goal-1"]]
+    assert GOAL in llm.calls[0].system[0].text
+
+
+_DOUBLED = re.compile(r"\b([A-Za-z]+)\s+\1\b", re.IGNORECASE)
+_ARTICLES = re.compile(r"\b(a|an)\s+(a|an|the)\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("pack_name", list_packs())
+def test_no_doubled_words_in_any_prompt(pack_name):
+    """The system prompt said "exploring a a data warehouse"."""
+    pack = load_pack(pack_name, "match3" if pack_name == "gaming" else None)
+    texts = [pack.exploration, pack.base_context, pack.recommendations] + [a.prompt for a in pack.areas]
+    texts += list(three_prompts(pack_name, GOAL).values()) if pack_name in ("generic", "gaming") else []
+    for text in texts:
+        assert not _DOUBLED.search(text), _DOUBLED.search(text).group(0)
+        assert not _ARTICLES.search(text), _ARTICLES.search(text).group(0)
