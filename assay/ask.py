@@ -9,7 +9,7 @@ from . import limits
 from .errors import MissingKey
 from .explore.executor import Executor
 from .explore.loop import Explorer
-from .llm import build_llm, llm_configured
+from .llm import build_llm
 from .llm.base import LLM
 from .models import ExplorationStep, Project, StepAction
 from .packs import render
@@ -74,8 +74,12 @@ class AskAnswer:
 def ask(store: Store, project: Project, question: str, *, turns: int | None = None, llm: LLM | None = None,
         searcher=None) -> AskAnswer:
     if llm is None:
-        if not llm_configured(project.llm):
-            raise MissingKey("assay ask needs an LLM: set ANTHROPIC_API_KEY or the project's llm settings")
+        from .llm.resolve import resolve_llm
+
+        res = resolve_llm(project.llm)
+        if res.cfg is None:
+            raise MissingKey(f"assay ask needs an LLM, and none is available: {res.reason} (set "
+                             "ANTHROPIC_API_KEY, OPENAI_BASE_URL/OPENAI_API_KEY, or the project's llm.provider)")
         llm = build_llm(project.llm)
     from .pipeline import discover_schema
 

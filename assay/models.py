@@ -59,7 +59,7 @@ class WarehouseConfig(_Model):
 
 
 class LLMConfig(_Model):
-    provider: str = "none"  # anthropic | openai | scripted | none
+    provider: str = "auto"  # auto (chosen at run time, see llm/resolve.py) | anthropic | openai | scripted | none
     model: str = ""
     base_url: str | None = None
     api_key_env: str | None = None
@@ -389,6 +389,7 @@ class DiscoveryRun(_Model):
     status: RunStatus = RunStatus.pending
     phase: Phase = Phase.init
     analyst: str = ""
+    analyst_note: str = ""  # which analyst and model ran, and why (the run's first line)
     max_steps: int = 40
     min_steps: int = 0
     areas_requested: list[str] | None = None

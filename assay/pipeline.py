@@ -64,16 +64,23 @@ STATISTICAL_NOTE = (
 
 
 def resolve_analyst(project: Project) -> str:
+    return analyst_choice(project)[0]
+
+
+def analyst_choice(project: Project) -> tuple[str, str]:
+    """(analyst, the run's first line: which analyst and model run, and why), decided now."""
+    from .llm.resolve import describe, resolve_llm
+
+    res = resolve_llm(project.llm)
     if project.analyst == "statistical":
-        return "statistical"
-    if project.analyst == "llm":
-        if not llm_configured(project.llm):
-            raise MissingKey(
-                f"project {project.id}: analyst is 'llm' but no LLM is configured "
-                "(set ANTHROPIC_API_KEY, or llm.provider/llm.api_key_env in the project)"
-            )
-        return "llm"
-    return "llm" if llm_configured(project.llm) else "statistical"
+        return "statistical", "analyst: statistical because the project sets analyst: statistical"
+    if project.analyst == "llm" and res.cfg is None:
+        raise MissingKey(
+            f"project {project.id}: analyst is 'llm' but no LLM is configured ({res.reason}; "
+            "set ANTHROPIC_API_KEY, OPENAI_BASE_URL/OPENAI_API_KEY, or llm.provider in the project)"
+        )
+    analyst = "llm" if res.cfg is not None else "statistical"
+    return analyst, describe(analyst, res)
 
 
 def _profile_text(project: Project) -> str:
@@ -202,13 +209,15 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
         unknown = [a for a in areas if a not in valid]
         if unknown:
             raise ConfigError(f"unknown area {unknown[0]!r} for pack {pack.name} (valid: {', '.join(valid)})")
-    analyst = resolve_analyst(project)
+    analyst, note = analyst_choice(project)
+    log.info("run %s: %s", run_id[:8], note)
     run = DiscoveryRun(
         id=run_id,
         project_id=project.id,
         status=RunStatus.running,
         phase=Phase.init,
         analyst=analyst,
+        analyst_note=note,
         max_steps=max_steps or project.max_steps,
         min_steps=project.min_steps if min_steps is None else min_steps,
         areas_requested=areas or None,
@@ -698,7 +707,8 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
         analyst = resolve_analyst(project)
     except MissingKey:
         analyst = "statistical"
-    if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none"):
+    if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none",
+                                                                                                    "auto"):
         # what the configured model would cost, before the key is set
         analyst = "llm"
         note = "no API key is set yet: a run started now would use the statistical analyst"
