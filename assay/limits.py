@@ -15,6 +15,9 @@ DEFAULT_SEARCH_TOP_K = 10
 MAX_SEARCH_TOP_K = 30
 SAMPLE_ROWS = 3
 MAX_REFORMAT_NUDGES = 3
+LOOKUP_TABLE_BUDGET_CHARS = 1500   # a lookup result's budget grows with the tables asked for: columns are never cut
+LOOKUP_RESULT_MAX_CHARS = 24_000   # beyond this, later tables are deferred (not marked fetched; ask again)
+MAX_FREE_REFUSALS_PER_RUN = 10     # guard refusals that do not cost an exploration step
 MAX_SQL_FIXES = 3
 
 # --- bounded conversation: append-only between compactions, so every request extends the last

@@ -74,7 +74,7 @@ per analysis area. Draft the pack for the warehouse below, using the owner's not
 ## The owner's notes
 {notes}
 
-## Warehouse catalog (one line per table: name, columns, rows, keyword hints, joins)
+## Warehouse catalog (one line per table: name, rows, column names, joins)
 {catalog}
 
 Answer with one JSON object:

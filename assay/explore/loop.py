@@ -24,7 +24,8 @@ from ..schema.provider import SchemaProvider
 from .actions import Action, ActionParseError, from_tool_call, parse_action, reformat_nudge, tool_specs
 from .executor import Executor
 from .hints import empty_hints, error_hints
-from .projection import project
+from .info_schema import answer as answer_info_schema, is_info_schema_query
+from .projection import fit_lookup, project
 
 MAX_CONSECUTIVE_ERRORS = 3
 MODEL_ROWS_SHOWN = 40
@@ -157,9 +158,10 @@ class Explorer:
         return out
 
     def _progress(self, step: int) -> str:
-        left = self.max_steps - step
-        msg = f"Steps used: {step} of {self.max_steps}."
-        if self.min_steps and step < self.min_steps:
+        used = self._counted_steps(upto=step)
+        left = self.max_steps - used
+        msg = f"Steps used: {used} of {self.max_steps} (schema lookups, searches and refused queries are free)."
+        if self.min_steps and used < self.min_steps:
             msg += f" Do not finish before step {self.min_steps}."
         if not self.tools:
             msg += " Answer with one JSON action."
@@ -228,8 +230,31 @@ class Explorer:
 
     # ------------------------------------------------------------------ actions
 
-    def _counted_steps(self) -> int:
-        return sum(1 for s in self.steps if s.action != StepAction.done)
+    @staticmethod
+    def _free_kind(s: ExplorationStep) -> bool:
+        """Schema actions (lookups, searches, information_schema answers) and guard refusals have their own
+        per-run budgets; they do not cost exploration steps."""
+        if s.action in (StepAction.lookup_schema, StepAction.search_tables):
+            return not (s.error and ("exhausted" in s.error or "not available" in s.error))
+        if s.action == StepAction.query:
+            return bool(s.refused) or (not s.charged and s.error is None)
+        return False
+
+    def _counted_steps(self, upto: int | None = None) -> int:
+        cap = limits.MAX_LOOKUPS_PER_RUN + limits.MAX_SEARCHES_PER_RUN + limits.MAX_FREE_REFUSALS_PER_RUN
+        counted = free = refusals = 0
+        for s in self.steps:
+            if s.action == StepAction.done or (upto is not None and s.step > upto):
+                continue
+            is_free = self._free_kind(s) and free < cap
+            if is_free and s.refused:
+                is_free = refusals < limits.MAX_FREE_REFUSALS_PER_RUN
+                refusals += 1
+            if is_free:
+                free += 1
+            else:
+                counted += 1
+        return counted
 
     def _new_step(self, action: StepAction, turn: int, **kw) -> ExplorationStep:
         n = len(self.steps) + 1
@@ -261,7 +286,31 @@ class Explorer:
             view["hints"] = empty_hints(out.sql, self.executor.warehouse.dialect)
         return view
 
+    def _info_schema(self, a: Action, turn: int) -> tuple[ExplorationStep, dict]:
+        """information_schema (tables/columns) answered from the discovered schema: free, like a lookup."""
+        step = self._new_step(StepAction.query, turn, thinking=a.thinking, purpose=a.purpose, query=a.sql,
+                              call_id=a.call_id)
+        step.charged = False
+        try:
+            res = answer_info_schema(a.sql, self.executor.warehouse.dialect, self.tables,
+                                     row_cap=self.executor.cfg.row_cap)
+        except Exception as exc:
+            step.error = f"information_schema query failed: {exc}"
+            return step, {"tool": "query", "ok": False, "error": step.error,
+                          "hints": ["information_schema.tables and information_schema.columns are answered from "
+                                    "the project's schema; or call lookup_schema"]}
+        step.row_count = res.row_count
+        step.digest = build_compact_result(res.table, total_rows=res.total_rows, truncated=res.truncated)
+        self.bump({"information_schema_answers": 1})
+        from types import SimpleNamespace
+
+        view = self._query_view(SimpleNamespace(refused=None, error=None, result=res, sql=a.sql, fixes=0), step)
+        view["data"]["source"] = "the project's discovered schema (information_schema is answered from it)"
+        return step, view
+
     def _do_query(self, a: Action, turn: int, out=None) -> tuple[ExplorationStep, dict]:
+        if out is None and is_info_schema_query(a.sql, self.executor.warehouse.dialect):
+            return self._info_schema(a, turn)
         out = out or self.executor.run(a.sql, purpose=self.purpose)
         step = self._new_step(StepAction.query, turn, thinking=a.thinking, purpose=a.purpose, query=out.sql,
                               call_id=a.call_id)
@@ -296,9 +345,8 @@ class Explorer:
                           "error": f"lookup budget exhausted: {limits.MAX_LOOKUPS_PER_RUN} of "
                                    f"{limits.MAX_LOOKUPS_PER_RUN} calls used this run",
                           "hints": ["use the catalog and the columns of earlier queries"]}
-        res = self.provider.lookup(a.tables)
+        res = self.provider.lookup(a.tables, mark=False)
         step.charged = res.charged
-        step.tables = [t["table"] for t in res.tables] + res.already_fetched
         if res.charged:
             self.lookups_used += 1
             self.bump({"schema_lookup_calls": 1})
@@ -306,7 +354,16 @@ class Explorer:
         data["lookups_left"] = limits.MAX_LOOKUPS_PER_RUN - self.lookups_used
         if res.already_fetched and not res.tables:
             data["note"] = "these tables were already fetched earlier in this run; this call was free"
-        return step, {"tool": "lookup_schema", "ok": not res.not_found or bool(res.tables), "data": data}
+        view = {"tool": "lookup_schema", "ok": not res.not_found or bool(res.tables), "data": data}
+        budget = max(limits.TOOL_RESULT_BUDGET_CHARS, limits.LOOKUP_TABLE_BUDGET_CHARS * max(1, len(res.tables)))
+        view, deferred = fit_lookup(view, budget, max(budget, limits.LOOKUP_RESULT_MAX_CHARS))
+        delivered = [t["table"] for t in view["data"]["tables"]]
+        preview = project(view, max_chars=max(budget, len(project(view, max_chars=10**9))))
+        # a table is fetched only when the model saw it whole
+        self.provider.mark_fetched(delivered)
+        step.tables = delivered + res.already_fetched
+        view["_preview"] = preview
+        return step, view
 
     def _do_search(self, a: Action, turn: int) -> tuple[ExplorationStep, dict]:
         top_k = a.top_k if a.top_k is not None else limits.DEFAULT_SEARCH_TOP_K
@@ -335,7 +392,7 @@ class Explorer:
                                "searches_left": limits.MAX_SEARCHES_PER_RUN - self.searches_used}}
 
     def _finish_step(self, step: ExplorationStep, view: dict) -> None:
-        step.result_preview = project(view)
+        step.result_preview = view.pop("_preview", None) or project(view)
         step.summary = step_summary(step)
         self.steps.append(step)
         self.bump({f"steps_by_action.{step.action.value}": 1})
@@ -419,7 +476,14 @@ class Explorer:
             done = [a for a in actions if a.kind == "done"]
             work = [a for a in actions if a.kind != "done"]
             room = self.max_steps - self._counted_steps()
-            results = self._execute(work[:room], turn)
+            kept: list[Action] = []
+            for a in work:  # only queries spend steps; schema actions have their own budgets
+                if a.kind == "query" and not is_info_schema_query(a.sql, self.executor.warehouse.dialect):
+                    if room <= 0:
+                        continue
+                    room -= 1
+                kept.append(a)
+            results = self._execute(kept, turn)
             for i, (step, view) in enumerate(results):
                 if i == 0:
                     step.usage = step.usage.add(usage)
@@ -449,7 +513,8 @@ class Explorer:
 
     def _execute(self, actions: list[Action], turn: int) -> list[tuple[ExplorationStep, dict]]:
         handlers = {"query": self._do_query, "lookup_schema": self._do_lookup, "search_tables": self._do_search}
-        queries = [a for a in actions if a.kind == "query"]
+        dialect = self.executor.warehouse.dialect
+        queries = [a for a in actions if a.kind == "query" and not is_info_schema_query(a.sql, dialect)]
         parallel = len(queries) > 1 and getattr(self.executor.warehouse, "concurrent_queries", False)
         if not parallel:
             return [handlers[a.kind](a, turn) for a in actions]
@@ -457,5 +522,5 @@ class Explorer:
         with ThreadPoolExecutor(max_workers=min(4, len(queries))) as pool:
             futures = {id(a): pool.submit(self.executor.run, a.sql, purpose=self.purpose) for a in queries}
             outs = {k: f.result() for k, f in futures.items()}
-        return [self._do_query(a, turn, outs[id(a)]) if a.kind == "query" else handlers[a.kind](a, turn)
+        return [self._do_query(a, turn, outs[id(a)]) if id(a) in outs else handlers[a.kind](a, turn)
                 for a in actions]

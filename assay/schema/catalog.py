@@ -19,7 +19,6 @@ _ARCHIVE = re.compile(
     r"|(_(19|20)\d{2}(_?\d{2}){0,2}$)|(_\d{8}$)|(^(tmp|temp|bkp|bak|stg)_)",
     re.IGNORECASE,
 )
-_HINT_WORDS = re.compile(r"[a-z]+")
 
 
 _NUMBERED = re.compile(r"_\d+$")
@@ -68,23 +67,19 @@ def join_hints(tables: list[TableInfo]) -> dict[str, list[str]]:
     return out
 
 
-def _hints(t: TableInfo, limit: int = 4) -> list[str]:
-    words: list[str] = []
-    for c in t.columns:
-        for w in _HINT_WORDS.findall(c.name.lower()):
-            if len(w) > 2 and w not in ("the", "and") and w not in words and w not in t.name.lower():
-                words.append(w)
-    return words[:limit]
-
-
 CATALOG_NOTE_CHARS = 80  # the start of a table's comment, where the warehouse has one
 
 
-def catalog_line(t: TableInfo, joins: list[str]) -> str:
-    kw = ",".join(_hints(t))
+COLUMN_CAPS = (None, 24, 12, 6, 3)  # the column lists shrink, in these steps, before any table is left out
+
+
+def catalog_line(t: TableInfo, joins: list[str], max_cols: int | None = None) -> str:
+    names = [c.name for c in t.columns]
+    shown = names if max_cols is None or len(names) <= max_cols else names[:max_cols]
+    cols = ", ".join(shown) + (f", +{len(names) - len(shown)} more" if len(shown) < len(names) else "")
     j = f" joins:{';'.join(joins)}" if joins else ""
     note = f" \"{clean_comment(t.description, CATALOG_NOTE_CHARS)}\"" if t.description else ""
-    return f"- {t.fqn} ({len(t.columns)} cols, ~{t.row_count:,} rows){note} [{kw}]{j}"
+    return f"- {t.fqn} ({len(names)} cols, ~{t.row_count:,} rows){note}: {cols}{j}"
 
 
 @dataclass
@@ -99,10 +94,13 @@ class Catalog:
 def render_catalog(tables: list[TableInfo], budget_tokens: int = CATALOG_BUDGET_TOKENS) -> Catalog:
     joins = join_hints(tables)
     ordered = sorted(tables, key=lambda t: t.fqn)
-    lines = {t.fqn: catalog_line(t, joins.get(t.fqn, [])) for t in ordered}
     budget_chars = budget_tokens * CHARS_PER_TOKEN
     footer_room = 160
-    total = sum(len(line) + 1 for line in lines.values())
+    for cap in COLUMN_CAPS:
+        lines = {t.fqn: catalog_line(t, joins.get(t.fqn, []), cap) for t in ordered}
+        total = sum(len(line) + 1 for line in lines.values())
+        if total <= budget_chars - footer_room:
+            break
     keep = {t.fqn for t in ordered}
     if total > budget_chars - footer_room:
         # drop order: archive-like first (smallest first among them), then smallest tables
