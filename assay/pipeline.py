@@ -326,11 +326,14 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
 
 def exploration_prompt(s: RunSession) -> str:
     return render_exploration_prompt(s.project, s.pack, s.run.catalog, s.run.max_steps,
-                                     previous_context=s.run.previous_context, goal=s.run.goal or "")
+                                     previous_context=s.run.previous_context, goal=s.run.goal or "",
+                                     tools=bool(getattr(s.llm, "supports_tools", False)))
 
 
 def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, max_steps: int, *,
-                              previous_context: str = "", goal: str = "") -> str:
+                              previous_context: str = "", goal: str = "", tools: bool = True) -> str:
+    from .explore.actions import actions_text
+
     cfg = project.warehouse
     tenant = ""
     if cfg.tenant_filter:
@@ -339,7 +342,8 @@ def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, 
     base = render(pack.base_context, f"{pack.name} base_context", profile=_profile_text(project),
                   previous_context=previous_context, goal=goal or pack.description)
     body = render(pack.exploration, f"{pack.name} exploration", schema_info=catalog,
-                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal)
+                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal,
+                  actions=actions_text(tools))
     return f"{body.strip()}\n\n{base.strip()}"
 
 

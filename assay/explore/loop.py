@@ -454,7 +454,7 @@ class Explorer:
                         extra = [Message("assistant", tool_calls=resp.tool_calls),
                                  Message("user", tool_results=[(c.id, json.dumps({"ok": False, "error": str(exc)}))
                                                                for c in resp.tool_calls],
-                                         content=reformat_nudge(str(exc)))]
+                                         content=reformat_nudge(str(exc), tools=True))]
                     else:
                         extra = [Message("assistant", content=resp.text or "(empty)"),
                                  Message("user", content=reformat_nudge(str(exc)))]
