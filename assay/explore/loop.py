@@ -110,6 +110,7 @@ class Explorer:
         self.requests: list[int] = []
         self.stable: list[int] = []
         self._prev_request: LLMRequest | None = None
+        self._issued = 0  # the highest step number handed out
 
     # ------------------------------------------------------------------ history
 
@@ -257,7 +258,10 @@ class Explorer:
         return counted
 
     def _new_step(self, action: StepAction, turn: int, **kw) -> ExplorationStep:
-        n = len(self.steps) + 1
+        # numbered when created: the actions of one turn are all created before any of them is finished,
+        # so len(self.steps) would give them all the same number (and the store keeps one per number)
+        n = max(len(self.steps), self._issued) + 1
+        self._issued = n
         return ExplorationStep(run_id=self.run_id, step=n, turn=turn, action=action, **kw)
 
     def _query_view(self, out, step: ExplorationStep) -> dict:
