@@ -168,11 +168,14 @@ class ColumnSummary(_Model):
 
 class CompactResult(_Model):
     row_count: int
-    truncated: bool = False
+    truncated: bool = False  # true whenever rows were left out (row cap or digest)
     columns: list[ColumnSummary] = Field(default_factory=list)
-    head_rows: list[dict[str, Any]] = Field(default_factory=list)
-    tail_rows: list[dict[str, Any]] = Field(default_factory=list)
-    all_rows: list[dict[str, Any]] | None = None
+    all_rows: list[dict[str, Any]] | None = None  # every row, when the result is small
+    kept_rows: list[dict[str, Any]] | None = None  # otherwise the rows that carry the signal, each once
+    kept_row_numbers: list[int] | None = None  # their 1-based positions in the result
+    cut: str | None = None  # what was cut, in words: "12 of 38 rows kept (...)", shortened values
+    head_rows: list[dict[str, Any]] | None = None  # digests written before kept_rows existed
+    tail_rows: list[dict[str, Any]] | None = None
 
 
 # --------------------------------------------------------------------------- steps

@@ -14,8 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+import pyarrow as pa
+
 from .. import limits
-from ..digest import build_compact_result, cap_bytes, cell
+from ..digest import build_compact_result, cap_bytes, cell, shortened_columns
+from ..rows import describe_cut, select_rows
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
 from ..models import ExplorationStep, StepAction, TableInfo, TokenUsage
@@ -264,6 +267,34 @@ class Explorer:
         self._issued = n
         return ExplorationStep(run_id=self.run_id, step=n, turn=turn, action=action, **kw)
 
+    def _fit_rows(self, res, masked: set[str]) -> dict:
+        """The rows the model sees: all of them when they fit, else the rows that carry the signal
+        (rows.py), fewer until the result fits its budget; every column always, and every cut said."""
+        table = res.table
+        n = table.num_rows
+        shortened = shortened_columns(table)
+        k = min(n, MODEL_ROWS_SHOWN)
+        while True:
+            positions, how = select_rows(table, k)
+            rows = [{c: (MASK if c in masked and v is not None else cell(v)) for c, v in r.items()}
+                    for r in table.take(pa.array(positions, type=pa.int64())).to_pylist()]
+            data = {"row_count": res.row_count, "columns": table.column_names, "rows": rows}
+            notes = []
+            if len(positions) < res.row_count:
+                data["row_numbers"] = [p + 1 for p in positions] if len(positions) < n else None
+                notes.append(describe_cut(len(positions), res.row_count, how if len(positions) < n else
+                                          f"only the first {n:,} rows were fetched (the row cap)"))
+                if res.truncated:
+                    data["truncated_at_row_cap"] = True
+            if shortened:
+                notes.append(f"long values shortened in column(s): {', '.join(shortened)}")
+            if notes:
+                data["cut"] = "; ".join(notes)
+            data = {k2: v for k2, v in data.items() if v is not None}
+            if k <= 1 or len(json.dumps(data, default=str)) <= limits.TOOL_RESULT_BUDGET_CHARS - 300:
+                return data
+            k = max(1, k * 2 // 3)
+
     def _query_view(self, out, step: ExplorationStep) -> dict:
         data: dict = {}
         hints: list[str] = []
@@ -275,14 +306,8 @@ class Explorer:
             return {"tool": "query", "ok": False, "error": out.error, "hints": hints,
                     "data": {"attempts": len(out.attempts)}}
         res = out.result
-        rows = res.table.slice(0, MODEL_ROWS_SHOWN).to_pylist()
         masked = pii_columns(res.table.column_names, self.pii)
-        rows = [{k: (MASK if k in masked and v is not None else cell(v)) for k, v in r.items()} for r in rows]
-        data = {"row_count": res.row_count, "columns": res.table.column_names, "rows": rows}
-        if res.truncated:
-            data["truncated_at_row_cap"] = True
-        if res.table.num_rows > MODEL_ROWS_SHOWN:
-            data["rows_shown"] = MODEL_ROWS_SHOWN
+        data = self._fit_rows(res, masked)
         if out.fixes:
             data["fixed_sql"] = out.sql
         view = {"tool": "query", "ok": True, "data": data}

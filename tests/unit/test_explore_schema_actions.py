@@ -110,3 +110,24 @@ def test_the_catalog_lists_column_names(wide_db):
     small = render_catalog(tables, budget_tokens=400)
     assert small.tokens <= 400 and small.tables_left_out == 0  # column lists shrink before tables go
     assert "w0_id" in small.text and "more" in small.text
+
+
+def test_a_long_result_keeps_every_column_and_says_what_was_cut(tmp_path):
+    """The real model got a 38-row month x platform result as 19 rows of 2 of its 5 columns, no word said."""
+    path = tmp_path / "series.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE m AS SELECT DATE '2023-01-01' + INTERVAL (i // 2) MONTH AS month,
+                   CASE WHEN i % 2 = 0 THEN 'android' ELSE 'ios' END AS platform, 1000 + i AS carts, 400 + i AS buys,
+                   CASE WHEN i % 2 = 0 AND i >= 40 THEN 0.1 ELSE 0.4 END AS rate FROM range(0, 76) r(i)""")
+    con.close()
+    llm = ReplayLLM({"explore": [q("SELECT month, platform, carts, buys, rate FROM m ORDER BY month, platform"),
+                                 '{"done": true}']})
+    step = make_explorer(path, llm).run().steps[0]
+    view = json.loads(step.result_preview)
+    data = view["data"]
+    assert data["columns"] == ["month", "platform", "carts", "buys", "rate"] and "_truncated_from" not in view
+    assert data["row_count"] == 76 and data["cut"].startswith(f"{len(data['rows'])} of 76 rows kept")
+    assert len(data["row_numbers"]) == len(data["rows"]) and all(len(r) == 5 for r in data["rows"])
+    kept = {(r["month"][:7], r["platform"]) for r in data["rows"]}
+    assert ("2024-08", "android") in kept and ("2024-09", "android") in kept  # both sides of the drop
+    assert step.digest.truncated and step.digest.cut.startswith("12 of 76 rows kept")
