@@ -24,7 +24,9 @@ MAX_SQL_FIXES = 3
 COMPACT_EVERY_TURNS = 10       # older raw turns are folded into summaries this many at a time
 MIN_RAW_TURNS = 2              # the latest turns always stay in full
 TOOL_RESULT_BUDGET_CHARS = 4000  # projected size of one tool result
-SUMMARY_LINE_CHARS = 240        # one-line summary of an older step
+SUMMARY_LINE_CHARS = 700        # summary of an older step: its key figures and the model's own note
+SUMMARY_FIGURE_ROWS = 4         # rows of figures a folded step keeps (the signal rows it showed)
+SUMMARY_NOTE_CHARS = 300        # the model's own note kept per folded turn
 
 # --- catalog
 CATALOG_BUDGET_TOKENS = 30_000

@@ -231,6 +231,7 @@ class ExplorationStep(_Model):
     nudges: int = 0
     probe: dict[str, Any] | None = None  # statistical analyst: what the step measured
     charged: bool = True  # lookups answered from already-fetched tables are free
+    note: str = ""  # the model's own words in the turn (native tools: text beside the calls), on its first step
     call_id: str | None = None  # native tool-call id, to rebuild the conversation
     created_at: dt.datetime = Field(default_factory=utcnow)
 

@@ -47,6 +47,23 @@ class ExploreOutcome:
     stable: list[int] = field(default_factory=list)    # stable-prefix chars per request
 
 
+def _figures(s: ExplorationStep) -> str:
+    """The key figures a query showed: its only rows, or the rows carrying its signal (capped)."""
+    d = s.digest
+    rows = (d.all_rows if d.all_rows is not None else d.kept_rows) if d else None
+    if not rows:
+        return ""
+    k = limits.SUMMARY_FIGURE_ROWS
+    if len(rows) > k:
+        try:
+            table = pa.Table.from_pylist(rows)
+            positions, _ = select_rows(table, k)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
+            positions = list(range(k))
+        rows = [rows[i] for i in positions]
+    return "; ".join(", ".join(f"{c}={v}" for c, v in r.items()) for r in rows)
+
+
 def step_summary(s: ExplorationStep) -> str:
     cap = limits.SUMMARY_LINE_CHARS
     if s.action == StepAction.query:
@@ -55,8 +72,12 @@ def step_summary(s: ExplorationStep) -> str:
         elif s.error:
             body = f"query failed ({s.error[:80]}): {s.purpose}"
         else:
-            cols = ",".join(c.name for c in (s.digest.columns if s.digest else [])[:6])
+            cols = ",".join(c.name for c in (s.digest.columns if s.digest else [])[:8])
             body = f"query: {s.purpose or s.query[:80]} -> {s.row_count} rows [{cols}]"
+            figures = _figures(s)
+            if figures:
+                shown = "" if s.digest is None or s.digest.all_rows is not None else " (signal rows)"
+                body += f" saw{shown}: {figures}"
     elif s.action == StepAction.lookup_schema:
         body = f"lookup_schema: {', '.join(s.tables)}"
     elif s.action == StepAction.search_tables:
@@ -67,6 +88,10 @@ def step_summary(s: ExplorationStep) -> str:
         body = f"done: {s.summary}"
     else:
         body = f"error: {s.error or ''}"
+    note = (s.note or s.thinking or "").strip().replace("\n", " ")
+    if note:
+        n = limits.SUMMARY_NOTE_CHARS
+        body = f"(your note: {note if len(note) <= n else note[: n - 1] + '…'}) " + body
     line = f"#{s.step} {body}"
     return line if len(line) <= cap else line[: cap - 1] + "…"
 
@@ -150,7 +175,7 @@ class Explorer:
         if tool_turn:
             calls = [ToolCall(id=s.call_id, name=self._action_of(s).kind, args=self._action_of(s).tool_args())
                      for s in turn]
-            return [Message("assistant", tool_calls=calls),
+            return [Message("assistant", content=turn[0].note, tool_calls=calls),
                     Message("user", tool_results=[(s.call_id, s.result_preview) for s in turn],
                             content=self._progress(turn[-1].step))]
         out: list[Message] = []
@@ -185,7 +210,8 @@ class Explorer:
         system = [SystemBlock(self.system_prompt, cache=True)]
         if folded:
             lines = [step_summary(s) for t in turns[:folded] for s in t]
-            system.append(SystemBlock("## Earlier steps of this run, summarised (the latest follow in full)\n"
+            system.append(SystemBlock("## Earlier steps of this run, summarised with the figures they showed and "
+                                      "your own notes (the latest steps follow in full)\n"
                                       + "\n".join(lines), cache=True))
         msgs = [Message("user", content=self.intro)]
         for t in turns[folded:]:
@@ -517,6 +543,8 @@ class Explorer:
                 if i == 0:
                     step.usage = step.usage.add(usage)
                     step.nudges = nudges
+                    if self.tools and resp.tool_calls:
+                        step.note = (resp.text or "").strip()[:2000]
                 self._finish_step(step, view)
             if done and not work:
                 a = done[0]
