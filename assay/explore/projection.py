@@ -97,7 +97,10 @@ def project(result: dict[str, Any], max_chars: int = TOOL_RESULT_BUDGET_CHARS) -
     if len(s) <= max_chars:
         return s
     for cap in (400, 160, 60):
-        env = _trim_strings(env, cap)
+        trimmed = _trim_strings(env, cap)
+        if trimmed != env:  # every cut is said: values were shortened
+            trimmed["_values_shortened_to_chars"] = cap
+        env = trimmed
         s = _dumps(env)
         if len(s) <= max_chars:
             return s
@@ -109,7 +112,10 @@ def project(result: dict[str, Any], max_chars: int = TOOL_RESULT_BUDGET_CHARS) -
         s = _dumps(env)
         if len(s) <= max_chars:
             return s
-    env = _trim_strings(env, 24)
+    trimmed = _trim_strings(env, 24)
+    if trimmed != env:
+        trimmed["_values_shortened_to_chars"] = 24
+    env = trimmed
     s = _dumps(env)
     if len(s) <= max_chars:
         return s
