@@ -344,6 +344,8 @@ def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, 
     body = render(pack.exploration, f"{pack.name} exploration", schema_info=catalog,
                   tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal,
                   actions=actions_text(tools))
+    if "actions" not in pack.exploration:  # a pack written before {{ actions }}: the protocol is still described
+        body = f"{body.strip()}\n\n## Actions (this is how to answer)\n{actions_text(tools)}"
     return f"{body.strip()}\n\n{base.strip()}"
 
 
