@@ -46,7 +46,8 @@ def _anthropic(cfg: LLMConfig, env: Mapping[str, str], why: str) -> Resolution:
 
 def _openai(cfg: LLMConfig, env: Mapping[str, str], why: str, provider: str = "openai") -> Resolution:
     base = cfg.base_url or env.get("OPENAI_BASE_URL") or None
-    model = cfg.model or env.get("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
+    # api.openai.com has a sensible default model; a self-hosted server serves the model it was started with
+    model = cfg.model or env.get("OPENAI_MODEL") or ("" if base else DEFAULT_OPENAI_MODEL)
     out = cfg.model_copy(update={"provider": provider, "base_url": base, "model": model})
     if base:
         why += f", OPENAI_BASE_URL={base}"
@@ -80,7 +81,10 @@ def resolve_llm(cfg: LLMConfig, env: Mapping[str, str] | None = None) -> Resolut
         return _anthropic(cfg, env, f"the project names Secret block {cfg.secret_block!r}")
     if env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY"):
         which = "OPENAI_BASE_URL" if env.get("OPENAI_BASE_URL") else "OPENAI_API_KEY"
-        return _openai(cfg, env, f"{which} is set (an OpenAI-compatible server)")
+        res = _openai(cfg, env, f"{which} is set (an OpenAI-compatible server)")
+        if not res.cfg.model:
+            return Resolution(None, f"{which} is set but no model is named (set OPENAI_MODEL or llm.model)")
+        return res
     return Resolution(None, "no ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set")
 
 

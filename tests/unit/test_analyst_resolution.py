@@ -44,6 +44,8 @@ def test_base_urls_are_honoured(monkeypatch):
 
 def test_openai_compatible_server_when_only_its_url_is_set(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    res = resolve_llm(LLMConfig())  # a self-hosted server: its model must be named
+    assert res.cfg is None and "set OPENAI_MODEL" in res.reason
     monkeypatch.setenv("OPENAI_MODEL", "qwen2.5")
     res = resolve_llm(LLMConfig())
     assert res.cfg.provider == "openai" and res.cfg.model == "qwen2.5" and "OPENAI_BASE_URL" in res.reason
