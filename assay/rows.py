@@ -93,31 +93,32 @@ def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
     values = {c: v for c, v in numeric.items() if c != key}
     if shape == "series":
         groups = [c for c in table.column_names if c != key and c not in numeric]
-        frame = pd.DataFrame({c: table.column(c).to_pandas() for c in groups}) if groups else None
-        changes: list[tuple[float, int, int]] = []  # (size, row before, row after)
-        for c, v in values.items():
-            span = np.nanmax(v) - np.nanmin(v) if np.isfinite(v).any() else 0
+        base = pd.DataFrame({c: table.column(c).to_pandas().astype(str) for c in groups}) if groups else \
+            pd.DataFrame(index=range(n))
+        sizes, befores, afters = [], [], []
+        for c, v in values.items():  # vectorised: each row against the previous row of its group
+            finite = np.isfinite(v)
+            span = float(np.nanmax(v) - np.nanmin(v)) if finite.any() else 0.0
             if not span:
                 continue
-            if frame is not None:
-                gid = frame.astype(str).agg("|".join, axis=1).to_numpy()
-            else:
-                gid = np.zeros(n, dtype=object)
-            last: dict = {}
-            for i in range(n):
-                g = gid[i]
-                if g in last and np.isfinite(v[i]) and np.isfinite(v[last[g]]):
-                    changes.append((abs(v[i] - v[last[g]]) / span, last[g], i))
-                if np.isfinite(v[i]):
-                    last[g] = i
-        changes.sort(key=lambda c: (-c[0], c[1]))
+            df = base.loc[finite].copy()
+            df["_i"], df["_v"] = np.arange(n)[finite], v[finite]
+            g = df.groupby(groups, sort=False) if groups else df.groupby(np.zeros(len(df)), sort=False)
+            prev_i, prev_v = g["_i"].shift(1).to_numpy(), g["_v"].shift(1).to_numpy()
+            ok = ~np.isnan(prev_i)
+            sizes.append(np.abs(df["_v"].to_numpy()[ok] - prev_v[ok]) / span)
+            befores.append(prev_i[ok].astype(int))
+            afters.append(df["_i"].to_numpy()[ok])
         n_changes = 0
-        for _, a, b in changes:
-            if len(picked) >= k - 2 * min(len(values), 2):
-                break
-            before = len(picked)
-            add(a, b)
-            n_changes += len(picked) > before
+        if sizes:
+            size, before, after = np.concatenate(sizes), np.concatenate(befores), np.concatenate(afters)
+            order = np.lexsort((before, -size))[: 2 * k]  # largest first; ties by position
+            for j in order:
+                if len(picked) >= k - 2 * min(len(values), 2):
+                    break
+                was = len(picked)
+                add(int(before[j]), int(after[j]))
+                n_changes += len(picked) > was
         how = f"ordered series by {key}: the rows around the {n_changes} largest changes, the first, last and extremes"
     else:
         how = "the first and last rows and each numeric column's extremes"
