@@ -49,8 +49,13 @@ def _numeric(table: pa.Table) -> dict[str, np.ndarray]:
     return out
 
 
+MAX_SERIES_ROWS = 100_000  # beyond this a result is a scan, not a series to read changes from
+
+
 def shape_of(table: pa.Table) -> tuple[str, str | None]:
     """("series", key) | ("ranking", column) | ("table", None)."""
+    if table.num_rows > MAX_SERIES_ROWS:
+        return "table", None
     for name in table.column_names:
         t = table.column(name).type
         if pa.types.is_timestamp(t) or pa.types.is_date(t):
@@ -93,26 +98,30 @@ def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
     values = {c: v for c, v in numeric.items() if c != key}
     if shape == "series":
         groups = [c for c in table.column_names if c != key and c not in numeric]
-        base = pd.DataFrame({c: table.column(c).to_pandas().astype(str) for c in groups}) if groups else \
-            pd.DataFrame(index=range(n))
+        if groups:  # each row is compared with the previous row of its group (month x platform)
+            codes = pd.DataFrame({c: table.column(c).to_pandas() for c in groups}).groupby(
+                groups, sort=False, dropna=False).ngroup().to_numpy()
+        else:
+            codes = np.zeros(n, dtype=np.int64)
+        perm = np.argsort(codes, kind="stable")
+        same = codes[perm][1:] == codes[perm][:-1]
+        prev_rows, rows_ = perm[:-1][same], perm[1:][same]
         sizes, befores, afters = [], [], []
-        for c, v in values.items():  # vectorised: each row against the previous row of its group
+        for c, v in values.items():  # vectorised
             finite = np.isfinite(v)
             span = float(np.nanmax(v) - np.nanmin(v)) if finite.any() else 0.0
             if not span:
                 continue
-            df = base.loc[finite].copy()
-            df["_i"], df["_v"] = np.arange(n)[finite], v[finite]
-            g = df.groupby(groups, sort=False) if groups else df.groupby(np.zeros(len(df)), sort=False)
-            prev_i, prev_v = g["_i"].shift(1).to_numpy(), g["_v"].shift(1).to_numpy()
-            ok = ~np.isnan(prev_i)
-            sizes.append(np.abs(df["_v"].to_numpy()[ok] - prev_v[ok]) / span)
-            befores.append(prev_i[ok].astype(int))
-            afters.append(df["_i"].to_numpy()[ok])
+            dv = v[rows_] - v[prev_rows]
+            ok = np.isfinite(dv)
+            sizes.append(np.abs(dv[ok]) / span)
+            befores.append(prev_rows[ok])
+            afters.append(rows_[ok])
         n_changes = 0
         if sizes:
             size, before, after = np.concatenate(sizes), np.concatenate(befores), np.concatenate(afters)
-            order = np.lexsort((before, -size))[: 2 * k]  # largest first; ties by position
+            top = np.argpartition(-size, 2 * k)[: 2 * k] if size.size > 2 * k else np.arange(size.size)
+            order = top[np.lexsort((before[top], -size[top]))]  # largest first; ties by position
             for j in order:
                 if len(picked) >= k - 2 * min(len(values), 2):
                     break
