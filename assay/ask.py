@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from . import limits
 from .errors import MissingKey
+from .explore.actions import actions_text
 from .explore.executor import Executor
 from .explore.loop import Explorer
-from .llm import build_llm, llm_configured
+from .llm import build_llm
 from .llm.base import LLM
 from .models import ExplorationStep, Project, StepAction
 from .packs import render
@@ -33,11 +34,8 @@ You answer one question about a data warehouse by running SQL. Be exact and brie
 {% endif %}
 
 ## Actions
-Answer every turn with exactly ONE JSON object, one of:
-- {"thinking": "...", "purpose": "...", "query": "SELECT ..."}
-- {"lookup_schema": ["schema.table", ...]}  (columns and {{ limits.sample_rows }} sample rows, up to {{ limits.max_lookup_tables_per_call }} tables)
-- {"search_tables": "description", "top_k": {{ limits.default_search_top_k }}}
-- {"done": true, "summary": "the answer, citing the step numbers of the queries it rests on, e.g. (step 2)"}
+{{ actions }}
+Finish with done; its summary is the answer, citing the step numbers of the queries it rests on, e.g. (step 2).
 
 You have {{ max_steps }} turns. Finish with done as soon as a query has answered the question."""
 
@@ -74,8 +72,12 @@ class AskAnswer:
 def ask(store: Store, project: Project, question: str, *, turns: int | None = None, llm: LLM | None = None,
         searcher=None) -> AskAnswer:
     if llm is None:
-        if not llm_configured(project.llm):
-            raise MissingKey("assay ask needs an LLM: set ANTHROPIC_API_KEY or the project's llm settings")
+        from .llm.resolve import resolve_llm
+
+        res = resolve_llm(project.llm)
+        if res.cfg is None:
+            raise MissingKey(f"assay ask needs an LLM, and none is available: {res.reason} (set "
+                             "ANTHROPIC_API_KEY, OPENAI_BASE_URL/OPENAI_API_KEY, or the project's llm.provider)")
         llm = build_llm(project.llm)
     from .pipeline import discover_schema
 
@@ -87,7 +89,8 @@ def ask(store: Store, project: Project, question: str, *, turns: int | None = No
                   f"{cfg.tenant_filter.value!r}." if cfg.tenant_filter else "")
         budget = turn_budget(question, turns)
         system = render(ASK_PROMPT, "ask prompt", schema_info=render_catalog(tables).text, tenant_rule=tenant,
-                        limits=limits.template_vars(), max_steps=budget)
+                        limits=limits.template_vars(), max_steps=budget,
+                        actions=actions_text(bool(getattr(llm, "supports_tools", False))))
         explorer = Explorer(
             llm=llm, executor=Executor(wh, build_guard(wh, cfg, tables), cfg, llm),
             provider=SchemaProvider(tables, sampler=wh.sample_rows, searcher=searcher, pii=cfg.pii_columns,

@@ -437,6 +437,9 @@ def discover(
     if p.state.value != "ready":
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
+    from .pipeline import analyst_choice
+
+    out.print(analyst_choice(p)[1], soft_wrap=True)  # the run's first line: which analyst and model, and why
     run_id = new_run_id()
     done = _run_flow(project, max_steps, min_steps, area or None, run_id, goal=goal)
     show_result(run_id, done["run"].analyst)
@@ -477,7 +480,11 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
               f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
               f"{result.total_steps} steps · {result.duration_s:.0f}s")
-    if result.recommendation_note and not result.recommendations:  # e.g. no LLM: said once, here
+    if result.analyst == "statistical":  # said once, here, with the reason
+        note = store.get_run(result.run_id).analyst_note or "no LLM was configured"
+        out.print(f"[yellow]The statistical analyst ran ({note.removeprefix('analyst: ')}; set "
+                  "ANTHROPIC_API_KEY or OPENAI_BASE_URL to use an LLM analyst).[/]", soft_wrap=True)
+    elif result.recommendation_note and not result.recommendations:
         out.print(f"[yellow]{result.recommendation_note}[/]", soft_wrap=True)
     for e in result.errors:
         out.print(f"[red]error:[/] {e}", soft_wrap=True)

@@ -24,12 +24,13 @@ import pyarrow.compute as pc
 from .limits import (
     COMPACT_INLINE_THRESHOLD,
     DIGEST_CELL_CHARS,
-    HEAD_TAIL_ROW_COUNT,
+    DIGEST_KEPT_ROWS,
     TOP_VALUE_CARDINALITY,
     TOP_VALUES,
 )
 from .models import ColumnKind, ColumnSummary, CompactResult, ValueCount
 from .pii import MASK, pii_columns
+from .rows import describe_cut, select_rows
 
 
 PARALLEL_ROWS = 100_000  # below this, threads cost more than they save
@@ -282,32 +283,65 @@ def build_compact_result(
         columns = [f.result() for f in futures]
     else:
         columns = [summarise_column(c, table.column(c), n, c in masked, c in mixed) for c in names]
-    head = _rows(table.slice(0, HEAD_TAIL_ROW_COUNT), masked)
-    tail = _rows(table.slice(n - HEAD_TAIL_ROW_COUNT), masked) if n > 2 * HEAD_TAIL_ROW_COUNT else []
-    all_rows = _rows(table, masked) if n <= COMPACT_INLINE_THRESHOLD else None
+    total = total_rows if total_rows is not None else n
+    shortened = shortened_columns(table)
+    notes = []
+    if n <= COMPACT_INLINE_THRESHOLD:
+        all_rows, kept, numbers = _rows(table, masked), None, None
+        if total > n:
+            notes.append(f"{n} of {total} rows kept (the row cap)")
+        if shortened:
+            notes.append(f"long values shortened in column(s): {', '.join(shortened)}")
+    else:
+        positions, how = select_rows(table, DIGEST_KEPT_ROWS)
+        all_rows, kept = None, _rows(table.take(pa.array(positions, type=pa.int64())), masked)
+        numbers = [p + 1 for p in positions]
+        if total > n:
+            how += f"; only the first {n:,} rows were fetched (the row cap)"
+        notes.append(describe_cut(len(positions), total, how, shortened))
     return CompactResult(
-        row_count=total_rows if total_rows is not None else n,
-        truncated=truncated,
+        row_count=total,
+        truncated=truncated or total > n or kept is not None,
         columns=columns,
-        head_rows=head,
-        tail_rows=tail,
         all_rows=all_rows,
+        kept_rows=kept,
+        kept_row_numbers=numbers,
+        cut="; ".join(notes) or None,
     )
 
 
+def shortened_columns(table: pa.Table) -> list[str]:
+    """Columns with a value longer than a digest cell: it is shortened, and the digest says so."""
+    out = []
+    for name in table.column_names:
+        col = table.column(name)
+        t = col.type
+        if pa.types.is_dictionary(t):
+            col, t = col.cast(t.value_type), t.value_type
+        if (pa.types.is_string(t) or pa.types.is_large_string(t)) and table.num_rows:
+            longest = pc.max(pc.utf8_length(col)).as_py()
+            if longest and longest > DIGEST_CELL_CHARS:
+                out.append(name)
+    return out
+
+
 def cap_bytes(cr: CompactResult, max_bytes: int) -> CompactResult:
-    """Shed rows (all rows, then tail, then head) until the digest fits; statistics stay."""
+    """Shed rows until the digest fits (the last kept rows first); statistics stay, and ``cut`` says
+    how many rows are left of how many."""
     if max_bytes <= 0 or len(digest_json(cr).encode()) <= max_bytes:
         return cr
     cr = cr.model_copy(deep=True)
-    for shed in ("all_rows", "tail_rows", "head_rows"):
-        if len(digest_json(cr).encode()) <= max_bytes:
-            break
-        rows = getattr(cr, shed)
-        while rows and len(digest_json(cr).encode()) > max_bytes:
-            rows.pop()
-        if shed == "all_rows" and rows is not None and not rows:
-            cr.all_rows = None
+    if cr.all_rows is not None:
+        cr.kept_rows, cr.kept_row_numbers = cr.all_rows, list(range(1, len(cr.all_rows) + 1))
+        cr.all_rows = None
+    base = cr.cut
+    rows, numbers = cr.kept_rows or [], cr.kept_row_numbers or []
+    while rows and len(digest_json(cr).encode()) > max_bytes:
+        rows.pop()
+        numbers.pop()
+        cr.truncated = True
+        cr.cut = (f"{len(rows)} of {cr.row_count} rows kept (the digest's byte cap)"
+                  + (f"; before the cap: {base}" if base else ""))
     return cr
 
 

@@ -15,13 +15,18 @@ DEFAULT_SEARCH_TOP_K = 10
 MAX_SEARCH_TOP_K = 30
 SAMPLE_ROWS = 3
 MAX_REFORMAT_NUDGES = 3
+LOOKUP_TABLE_BUDGET_CHARS = 1500   # a lookup result's budget grows with the tables asked for: columns are never cut
+LOOKUP_RESULT_MAX_CHARS = 24_000   # beyond this, later tables are deferred (not marked fetched; ask again)
+MAX_FREE_REFUSALS_PER_RUN = 10     # guard refusals that do not cost an exploration step
 MAX_SQL_FIXES = 3
 
 # --- bounded conversation: append-only between compactions, so every request extends the last
 COMPACT_EVERY_TURNS = 10       # older raw turns are folded into summaries this many at a time
 MIN_RAW_TURNS = 2              # the latest turns always stay in full
 TOOL_RESULT_BUDGET_CHARS = 4000  # projected size of one tool result
-SUMMARY_LINE_CHARS = 240        # one-line summary of an older step
+SUMMARY_LINE_CHARS = 700        # summary of an older step: its key figures and the model's own note
+SUMMARY_FIGURE_ROWS = 4         # rows of figures a folded step keeps (the signal rows it showed)
+SUMMARY_NOTE_CHARS = 300        # the model's own note kept per folded turn
 
 # --- catalog
 CATALOG_BUDGET_TOKENS = 30_000
@@ -31,6 +36,7 @@ CHARS_PER_TOKEN = 4
 COMPACT_INLINE_THRESHOLD = 20
 TOP_VALUE_CARDINALITY = 20
 HEAD_TAIL_ROW_COUNT = 5
+DIGEST_KEPT_ROWS = 12           # rows kept from a result over COMPACT_INLINE_THRESHOLD (signal rows, see rows.py)
 TOP_VALUES = 3
 DIGEST_CELL_CHARS = 200
 

@@ -59,7 +59,7 @@ class WarehouseConfig(_Model):
 
 
 class LLMConfig(_Model):
-    provider: str = "none"  # anthropic | openai | scripted | none
+    provider: str = "auto"  # auto (chosen at run time, see llm/resolve.py) | anthropic | openai | scripted | none
     model: str = ""
     base_url: str | None = None
     api_key_env: str | None = None
@@ -168,11 +168,14 @@ class ColumnSummary(_Model):
 
 class CompactResult(_Model):
     row_count: int
-    truncated: bool = False
+    truncated: bool = False  # true whenever rows were left out (row cap or digest)
     columns: list[ColumnSummary] = Field(default_factory=list)
-    head_rows: list[dict[str, Any]] = Field(default_factory=list)
-    tail_rows: list[dict[str, Any]] = Field(default_factory=list)
-    all_rows: list[dict[str, Any]] | None = None
+    all_rows: list[dict[str, Any]] | None = None  # every row, when the result is small
+    kept_rows: list[dict[str, Any]] | None = None  # otherwise the rows that carry the signal, each once
+    kept_row_numbers: list[int] | None = None  # their 1-based positions in the result
+    cut: str | None = None  # what was cut, in words: "12 of 38 rows kept (...)", shortened values
+    head_rows: list[dict[str, Any]] | None = None  # digests written before kept_rows existed
+    tail_rows: list[dict[str, Any]] | None = None
 
 
 # --------------------------------------------------------------------------- steps
@@ -228,6 +231,7 @@ class ExplorationStep(_Model):
     nudges: int = 0
     probe: dict[str, Any] | None = None  # statistical analyst: what the step measured
     charged: bool = True  # lookups answered from already-fetched tables are free
+    note: str = ""  # the model's own words in the turn (native tools: text beside the calls), on its first step
     call_id: str | None = None  # native tool-call id, to rebuild the conversation
     created_at: dt.datetime = Field(default_factory=utcnow)
 
@@ -466,6 +470,7 @@ class DiscoveryRun(_Model):
     status: RunStatus = RunStatus.pending
     phase: Phase = Phase.init
     analyst: str = ""
+    analyst_note: str = ""  # which analyst and model ran, and why (the run's first line)
     max_steps: int = 40
     min_steps: int = 0
     areas_requested: list[str] | None = None

@@ -74,7 +74,7 @@ per analysis area. Draft the pack for the warehouse below, using the owner's not
 ## The owner's notes
 {notes}
 
-## Warehouse catalog (one line per table: name, column count, rows, some of its column names in [ ], joins)
+## Warehouse catalog (one line per table: name, rows, column names, joins)
 {catalog}
 
 Answer with one JSON object:
@@ -99,7 +99,7 @@ AREA_PROMPT = """\
 {focus}
 
 You are given {{{{ total_queries }}}} exploration results from the {{{{ dataset }}}} warehouse, as compact digests
-(per-column statistics, the first and last rows, or every row of small results):
+(per-column statistics, and every row of a small result or, for a larger one, the rows that carry its signal; `cut` says what was left out):
 
 {{{{ query_results }}}}
 

@@ -51,6 +51,7 @@ TEMPLATE_VARS: dict[str, Any] = {
     "goal": "",
     "tenant_rule": "",
     "max_steps": 1,
+    "actions": "",  # the actions in the provider's protocol (explore/actions.py actions_text)
 }
 
 

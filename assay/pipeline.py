@@ -66,16 +66,23 @@ STATISTICAL_NOTE = (
 
 
 def resolve_analyst(project: Project) -> str:
+    return analyst_choice(project)[0]
+
+
+def analyst_choice(project: Project) -> tuple[str, str]:
+    """(analyst, the run's first line: which analyst and model run, and why), decided now."""
+    from .llm.resolve import describe, resolve_llm
+
+    res = resolve_llm(project.llm)
     if project.analyst == "statistical":
-        return "statistical"
-    if project.analyst == "llm":
-        if not llm_configured(project.llm):
-            raise MissingKey(
-                f"project {project.id}: analyst is 'llm' but no LLM is configured "
-                "(set ANTHROPIC_API_KEY, or llm.provider/llm.api_key_env in the project)"
-            )
-        return "llm"
-    return "llm" if llm_configured(project.llm) else "statistical"
+        return "statistical", "analyst: statistical because the project sets analyst: statistical"
+    if project.analyst == "llm" and res.cfg is None:
+        raise MissingKey(
+            f"project {project.id}: analyst is 'llm' but no LLM is configured ({res.reason}; "
+            "set ANTHROPIC_API_KEY, OPENAI_BASE_URL/OPENAI_API_KEY, or llm.provider in the project)"
+        )
+    analyst = "llm" if res.cfg is not None else "statistical"
+    return analyst, describe(analyst, res)
 
 
 def _profile_text(project: Project) -> str:
@@ -206,13 +213,15 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
         unknown = [a for a in areas if a not in valid]
         if unknown:
             raise ConfigError(f"unknown area {unknown[0]!r} for pack {pack.name} (valid: {', '.join(valid)})")
-    analyst = resolve_analyst(project)
+    analyst, note = analyst_choice(project)
+    log.info("run %s: %s", run_id[:8], note)
     run = DiscoveryRun(
         id=run_id,
         project_id=project.id,
         status=RunStatus.running,
         phase=Phase.init,
         analyst=analyst,
+        analyst_note=note,
         max_steps=max_steps or project.max_steps,
         min_steps=project.min_steps if min_steps is None else min_steps,
         areas_requested=areas or None,
@@ -323,11 +332,14 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
 
 def exploration_prompt(s: RunSession) -> str:
     return render_exploration_prompt(s.project, s.pack, s.run.catalog, s.run.max_steps,
-                                     previous_context=s.run.previous_context, goal=s.run.goal or "")
+                                     previous_context=s.run.previous_context, goal=s.run.goal or "",
+                                     tools=bool(getattr(s.llm, "supports_tools", False)))
 
 
 def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, max_steps: int, *,
-                              previous_context: str = "", goal: str = "") -> str:
+                              previous_context: str = "", goal: str = "", tools: bool = True) -> str:
+    from .explore.actions import actions_text
+
     cfg = project.warehouse
     tenant = ""
     if cfg.tenant_filter:
@@ -336,7 +348,10 @@ def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, 
     base = render(pack.base_context, f"{pack.name} base_context", profile=_profile_text(project),
                   previous_context=previous_context, goal=goal_text(goal))
     body = render(pack.exploration, f"{pack.name} exploration", schema_info=catalog,
-                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal_text(goal))
+                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal_text(goal),
+                  actions=actions_text(tools))
+    if "actions" not in pack.exploration:  # a pack written before {{ actions }}: the protocol is still described
+        body = f"{body.strip()}\n\n## Actions (this is how to answer)\n{actions_text(tools)}"
     return "\n\n".join(p.strip() for p in (body, goal_section(goal), base) if p.strip())
 
 
@@ -728,7 +743,8 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
         analyst = resolve_analyst(project)
     except MissingKey:
         analyst = "statistical"
-    if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none"):
+    if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none",
+                                                                                                    "auto"):
         # what the configured model would cost, before the key is set
         analyst = "llm"
         note = "no API key is set yet: a run started now would use the statistical analyst"

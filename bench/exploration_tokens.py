@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from assay import limits  # noqa: E402
 from assay.demo import generate  # noqa: E402
 from assay.digest import cell  # noqa: E402
+from assay.explore.actions import actions_text  # noqa: E402
 from assay.explore.executor import Executor  # noqa: E402
 from assay.explore.loop import Explorer  # noqa: E402
 from assay.llm.bench_script import BenchScript  # noqa: E402
@@ -44,7 +45,7 @@ def main() -> None:
         cfg = WarehouseConfig(kind="duckdb", settings={"path": str(db)})
         pack = load_pack("ecommerce", "multi_category")
         system = render(pack.exploration, "bench", schema_info=render_catalog(tables).text, tenant_rule="",
-                        max_steps=STEPS, limits=limits.template_vars())
+                        max_steps=STEPS, limits=limits.template_vars(), actions=actions_text(False))
         system += "\n\n" + render(pack.base_context, "bench", profile="", previous_context="")
         script = BenchScript(steps_before_done=STEPS, rows_limit=200)
         llm = ScriptedLLM(script)

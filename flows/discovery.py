@@ -68,7 +68,7 @@ async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
                             flow_run_id=str(current_flow_run.id), goal=params.goal)
     except UserError as exc:
         return Failed(message=str(exc))
-    logger.info("run %s of project %s", run_id, params.project)
+    logger.info("run %s of project %s; %s", run_id, params.project, store.get_run(run_id).analyst_note)
     try:  # the boot-time sweep: collections of runs killed before their hooks ran
         from assay.vectors.index import open_index
 

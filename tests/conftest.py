@@ -22,7 +22,8 @@ os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.pop("MONGODB_URI", None)
 os.environ.pop("QDRANT_URL", None)
-os.environ.pop("ANTHROPIC_API_KEY", None)
+for _k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+    os.environ.pop(_k, None)
 
 REQUIRE_SERVICES = os.environ.get("ASSAY_REQUIRE_SERVICES") == "1"
 PG_DSN = os.environ.get("ASSAY_TEST_PG_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=test")

@@ -205,8 +205,44 @@ def from_tool_call(call: ToolCall, allowed: tuple[str, ...] | None = None) -> Ac
     return act
 
 
-def reformat_nudge(reason: str, allowed: tuple[str, ...] | None = None) -> str:
+JSON_SHAPES = {
+    "query": ('{"thinking": "...", "purpose": "what this answers", "query": "SELECT ..."}',
+              "runs one read-only SQL statement"),
+    "lookup_schema": ('{"lookup_schema": ["schema.table", "schema.other_table"]}', None),
+    "search_tables": ('{"search_tables": "what the table holds, in English", "top_k": 10}', None),
+    "done": ('{"done": true, "summary": "what you learned, with the numbers and the step numbers they come from"}',
+             "ends exploration"),
+}
+
+
+def actions_text(tools: bool, allowed: tuple[str, ...] | None = None) -> str:
+    """The prompt's description of the actions, in the one protocol the provider speaks: tool names and
+    argument names from ``tool_specs`` with native tools, the JSON shapes otherwise."""
     allowed = allowed or ALL_ACTIONS
+    specs = {t.name: t for t in tool_specs(allowed)}
+    lines = []
+    if tools:
+        lines.append("Call the tools below (several in one turn when they are independent); do not write JSON "
+                     "actions in text.")
+        for name in allowed:
+            t = specs[name]
+            props = t.parameters.get("properties", {})
+            req = set(t.parameters.get("required", []))
+            args = ", ".join(a if a in req else f"{a}?" for a in props)
+            lines.append(f"- `{name}({args})`: {t.description}")
+    else:
+        lines.append("Answer every turn with exactly ONE JSON object and nothing else, one of:")
+        for name in allowed:
+            shape, what = JSON_SHAPES[name]
+            lines.append(f"- `{shape}`: {what or specs[name].description}")
+    return "\n".join(lines)
+
+
+def reformat_nudge(reason: str, allowed: tuple[str, ...] | None = None, tools: bool = False) -> str:
+    allowed = allowed or ALL_ACTIONS
+    if tools:
+        return (f"Your last reply could not be used: {reason}.\n"
+                f"Call one of the tools: {', '.join(allowed)}.")
     shapes = {
         "query": '{"thinking": "...", "purpose": "...", "query": "SELECT ..."}',
         "lookup_schema": '{"lookup_schema": ["schema.table"]}',

@@ -14,8 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+import pyarrow as pa
+
 from .. import limits
-from ..digest import build_compact_result, cap_bytes, cell
+from ..digest import build_compact_result, cap_bytes, cell, shortened_columns
+from ..rows import describe_cut, select_rows
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
 from ..models import ExplorationStep, StepAction, TableInfo, TokenUsage
@@ -24,7 +27,8 @@ from ..schema.provider import SchemaProvider
 from .actions import Action, ActionParseError, from_tool_call, parse_action, reformat_nudge, tool_specs
 from .executor import Executor
 from .hints import empty_hints, error_hints
-from .projection import project
+from .info_schema import answer as answer_info_schema, is_info_schema_query
+from .projection import fit_lookup, project
 
 MAX_CONSECUTIVE_ERRORS = 3
 MODEL_ROWS_SHOWN = 40
@@ -43,6 +47,23 @@ class ExploreOutcome:
     stable: list[int] = field(default_factory=list)    # stable-prefix chars per request
 
 
+def _figures(s: ExplorationStep) -> str:
+    """The key figures a query showed: its only rows, or the rows carrying its signal (capped)."""
+    d = s.digest
+    rows = (d.all_rows if d.all_rows is not None else d.kept_rows) if d else None
+    if not rows:
+        return ""
+    k = limits.SUMMARY_FIGURE_ROWS
+    if len(rows) > k:
+        try:
+            table = pa.Table.from_pylist(rows)
+            positions, _ = select_rows(table, k)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
+            positions = list(range(k))
+        rows = [rows[i] for i in positions]
+    return "; ".join(", ".join(f"{c}={v}" for c, v in r.items()) for r in rows)
+
+
 def step_summary(s: ExplorationStep) -> str:
     cap = limits.SUMMARY_LINE_CHARS
     if s.action == StepAction.query:
@@ -51,8 +72,12 @@ def step_summary(s: ExplorationStep) -> str:
         elif s.error:
             body = f"query failed ({s.error[:80]}): {s.purpose}"
         else:
-            cols = ",".join(c.name for c in (s.digest.columns if s.digest else [])[:6])
+            cols = ",".join(c.name for c in (s.digest.columns if s.digest else [])[:8])
             body = f"query: {s.purpose or s.query[:80]} -> {s.row_count} rows [{cols}]"
+            figures = _figures(s)
+            if figures:
+                shown = "" if s.digest is None or s.digest.all_rows is not None else " (signal rows)"
+                body += f" saw{shown}: {figures}"
     elif s.action == StepAction.lookup_schema:
         body = f"lookup_schema: {', '.join(s.tables)}"
     elif s.action == StepAction.search_tables:
@@ -63,6 +88,10 @@ def step_summary(s: ExplorationStep) -> str:
         body = f"done: {s.summary}"
     else:
         body = f"error: {s.error or ''}"
+    note = (s.note or s.thinking or "").strip().replace("\n", " ")
+    if note:
+        n = limits.SUMMARY_NOTE_CHARS
+        body = f"(your note: {note if len(note) <= n else note[: n - 1] + '…'}) " + body
     line = f"#{s.step} {body}"
     return line if len(line) <= cap else line[: cap - 1] + "…"
 
@@ -109,6 +138,7 @@ class Explorer:
         self.requests: list[int] = []
         self.stable: list[int] = []
         self._prev_request: LLMRequest | None = None
+        self._issued = 0  # the highest step number handed out
 
     # ------------------------------------------------------------------ history
 
@@ -145,7 +175,7 @@ class Explorer:
         if tool_turn:
             calls = [ToolCall(id=s.call_id, name=self._action_of(s).kind, args=self._action_of(s).tool_args())
                      for s in turn]
-            return [Message("assistant", tool_calls=calls),
+            return [Message("assistant", content=turn[0].note, tool_calls=calls),
                     Message("user", tool_results=[(s.call_id, s.result_preview) for s in turn],
                             content=self._progress(turn[-1].step))]
         out: list[Message] = []
@@ -157,9 +187,10 @@ class Explorer:
         return out
 
     def _progress(self, step: int) -> str:
-        left = self.max_steps - step
-        msg = f"Steps used: {step} of {self.max_steps}."
-        if self.min_steps and step < self.min_steps:
+        used = self._counted_steps(upto=step)
+        left = self.max_steps - used
+        msg = f"Steps used: {used} of {self.max_steps} (schema lookups, searches and refused queries are free)."
+        if self.min_steps and used < self.min_steps:
             msg += f" Do not finish before step {self.min_steps}."
         if not self.tools:
             msg += " Answer with one JSON action."
@@ -179,7 +210,8 @@ class Explorer:
         system = [SystemBlock(self.system_prompt, cache=True)]
         if folded:
             lines = [step_summary(s) for t in turns[:folded] for s in t]
-            system.append(SystemBlock("## Earlier steps of this run, summarised (the latest follow in full)\n"
+            system.append(SystemBlock("## Earlier steps of this run, summarised with the figures they showed and "
+                                      "your own notes (the latest steps follow in full)\n"
                                       + "\n".join(lines), cache=True))
         msgs = [Message("user", content=self.intro)]
         for t in turns[folded:]:
@@ -228,12 +260,66 @@ class Explorer:
 
     # ------------------------------------------------------------------ actions
 
-    def _counted_steps(self) -> int:
-        return sum(1 for s in self.steps if s.action != StepAction.done)
+    @staticmethod
+    def _free_kind(s: ExplorationStep) -> bool:
+        """Schema actions (lookups, searches, information_schema answers) and guard refusals have their own
+        per-run budgets; they do not cost exploration steps."""
+        if s.action in (StepAction.lookup_schema, StepAction.search_tables):
+            return not (s.error and ("exhausted" in s.error or "not available" in s.error))
+        if s.action == StepAction.query:
+            return bool(s.refused) or (not s.charged and s.error is None)
+        return False
+
+    def _counted_steps(self, upto: int | None = None) -> int:
+        cap = limits.MAX_LOOKUPS_PER_RUN + limits.MAX_SEARCHES_PER_RUN + limits.MAX_FREE_REFUSALS_PER_RUN
+        counted = free = refusals = 0
+        for s in self.steps:
+            if s.action == StepAction.done or (upto is not None and s.step > upto):
+                continue
+            is_free = self._free_kind(s) and free < cap
+            if is_free and s.refused:
+                is_free = refusals < limits.MAX_FREE_REFUSALS_PER_RUN
+                refusals += 1
+            if is_free:
+                free += 1
+            else:
+                counted += 1
+        return counted
 
     def _new_step(self, action: StepAction, turn: int, **kw) -> ExplorationStep:
-        n = len(self.steps) + 1
+        # numbered when created: the actions of one turn are all created before any of them is finished,
+        # so len(self.steps) would give them all the same number (and the store keeps one per number)
+        n = max(len(self.steps), self._issued) + 1
+        self._issued = n
         return ExplorationStep(run_id=self.run_id, step=n, turn=turn, action=action, **kw)
+
+    def _fit_rows(self, res, masked: set[str]) -> dict:
+        """The rows the model sees: all of them when they fit, else the rows that carry the signal
+        (rows.py), fewer until the result fits its budget; every column always, and every cut said."""
+        table = res.table
+        n = table.num_rows
+        shortened = shortened_columns(table)
+        k = min(n, MODEL_ROWS_SHOWN)
+        while True:
+            positions, how = select_rows(table, k)
+            rows = [{c: (MASK if c in masked and v is not None else cell(v)) for c, v in r.items()}
+                    for r in table.take(pa.array(positions, type=pa.int64())).to_pylist()]
+            data = {"row_count": res.row_count, "columns": table.column_names, "rows": rows}
+            notes = []
+            if len(positions) < res.row_count:
+                data["row_numbers"] = [p + 1 for p in positions] if len(positions) < n else None
+                notes.append(describe_cut(len(positions), res.row_count, how if len(positions) < n else
+                                          f"only the first {n:,} rows were fetched (the row cap)"))
+                if res.truncated:
+                    data["truncated_at_row_cap"] = True
+            if shortened:
+                notes.append(f"long values shortened in column(s): {', '.join(shortened)}")
+            if notes:
+                data["cut"] = "; ".join(notes)
+            data = {k2: v for k2, v in data.items() if v is not None}
+            if k <= 1 or len(json.dumps(data, default=str)) <= limits.TOOL_RESULT_BUDGET_CHARS - 300:
+                return data
+            k = max(1, k * 2 // 3)
 
     def _query_view(self, out, step: ExplorationStep) -> dict:
         data: dict = {}
@@ -246,14 +332,8 @@ class Explorer:
             return {"tool": "query", "ok": False, "error": out.error, "hints": hints,
                     "data": {"attempts": len(out.attempts)}}
         res = out.result
-        rows = res.table.slice(0, MODEL_ROWS_SHOWN).to_pylist()
         masked = pii_columns(res.table.column_names, self.pii)
-        rows = [{k: (MASK if k in masked and v is not None else cell(v)) for k, v in r.items()} for r in rows]
-        data = {"row_count": res.row_count, "columns": res.table.column_names, "rows": rows}
-        if res.truncated:
-            data["truncated_at_row_cap"] = True
-        if res.table.num_rows > MODEL_ROWS_SHOWN:
-            data["rows_shown"] = MODEL_ROWS_SHOWN
+        data = self._fit_rows(res, masked)
         if out.fixes:
             data["fixed_sql"] = out.sql
         view = {"tool": "query", "ok": True, "data": data}
@@ -261,7 +341,31 @@ class Explorer:
             view["hints"] = empty_hints(out.sql, self.executor.warehouse.dialect)
         return view
 
+    def _info_schema(self, a: Action, turn: int) -> tuple[ExplorationStep, dict]:
+        """information_schema (tables/columns) answered from the discovered schema: free, like a lookup."""
+        step = self._new_step(StepAction.query, turn, thinking=a.thinking, purpose=a.purpose, query=a.sql,
+                              call_id=a.call_id)
+        step.charged = False
+        try:
+            res = answer_info_schema(a.sql, self.executor.warehouse.dialect, self.tables,
+                                     row_cap=self.executor.cfg.row_cap)
+        except Exception as exc:
+            step.error = f"information_schema query failed: {exc}"
+            return step, {"tool": "query", "ok": False, "error": step.error,
+                          "hints": ["information_schema.tables and information_schema.columns are answered from "
+                                    "the project's schema; or call lookup_schema"]}
+        step.row_count = res.row_count
+        step.digest = build_compact_result(res.table, total_rows=res.total_rows, truncated=res.truncated)
+        self.bump({"information_schema_answers": 1})
+        from types import SimpleNamespace
+
+        view = self._query_view(SimpleNamespace(refused=None, error=None, result=res, sql=a.sql, fixes=0), step)
+        view["data"]["source"] = "the project's discovered schema (information_schema is answered from it)"
+        return step, view
+
     def _do_query(self, a: Action, turn: int, out=None) -> tuple[ExplorationStep, dict]:
+        if out is None and is_info_schema_query(a.sql, self.executor.warehouse.dialect):
+            return self._info_schema(a, turn)
         out = out or self.executor.run(a.sql, purpose=self.purpose)
         step = self._new_step(StepAction.query, turn, thinking=a.thinking, purpose=a.purpose, query=out.sql,
                               call_id=a.call_id)
@@ -296,9 +400,8 @@ class Explorer:
                           "error": f"lookup budget exhausted: {limits.MAX_LOOKUPS_PER_RUN} of "
                                    f"{limits.MAX_LOOKUPS_PER_RUN} calls used this run",
                           "hints": ["use the catalog and the columns of earlier queries"]}
-        res = self.provider.lookup(a.tables)
+        res = self.provider.lookup(a.tables, mark=False)
         step.charged = res.charged
-        step.tables = [t["table"] for t in res.tables] + res.already_fetched
         if res.charged:
             self.lookups_used += 1
             self.bump({"schema_lookup_calls": 1})
@@ -306,7 +409,16 @@ class Explorer:
         data["lookups_left"] = limits.MAX_LOOKUPS_PER_RUN - self.lookups_used
         if res.already_fetched and not res.tables:
             data["note"] = "these tables were already fetched earlier in this run; this call was free"
-        return step, {"tool": "lookup_schema", "ok": not res.not_found or bool(res.tables), "data": data}
+        view = {"tool": "lookup_schema", "ok": not res.not_found or bool(res.tables), "data": data}
+        budget = max(limits.TOOL_RESULT_BUDGET_CHARS, limits.LOOKUP_TABLE_BUDGET_CHARS * max(1, len(res.tables)))
+        view, deferred = fit_lookup(view, budget, max(budget, limits.LOOKUP_RESULT_MAX_CHARS))
+        delivered = [t["table"] for t in view["data"]["tables"]]
+        preview = project(view, max_chars=max(budget, len(project(view, max_chars=10**9))))
+        # a table is fetched only when the model saw it whole
+        self.provider.mark_fetched(delivered)
+        step.tables = delivered + res.already_fetched
+        view["_preview"] = preview
+        return step, view
 
     def _do_search(self, a: Action, turn: int) -> tuple[ExplorationStep, dict]:
         top_k = a.top_k if a.top_k is not None else limits.DEFAULT_SEARCH_TOP_K
@@ -335,7 +447,7 @@ class Explorer:
                                "searches_left": limits.MAX_SEARCHES_PER_RUN - self.searches_used}}
 
     def _finish_step(self, step: ExplorationStep, view: dict) -> None:
-        step.result_preview = project(view)
+        step.result_preview = view.pop("_preview", None) or project(view)
         step.summary = step_summary(step)
         self.steps.append(step)
         self.bump({f"steps_by_action.{step.action.value}": 1})
@@ -397,7 +509,7 @@ class Explorer:
                         extra = [Message("assistant", tool_calls=resp.tool_calls),
                                  Message("user", tool_results=[(c.id, json.dumps({"ok": False, "error": str(exc)}))
                                                                for c in resp.tool_calls],
-                                         content=reformat_nudge(str(exc)))]
+                                         content=reformat_nudge(str(exc), tools=True))]
                     else:
                         extra = [Message("assistant", content=resp.text or "(empty)"),
                                  Message("user", content=reformat_nudge(str(exc)))]
@@ -419,11 +531,20 @@ class Explorer:
             done = [a for a in actions if a.kind == "done"]
             work = [a for a in actions if a.kind != "done"]
             room = self.max_steps - self._counted_steps()
-            results = self._execute(work[:room], turn)
+            kept: list[Action] = []
+            for a in work:  # only queries spend steps; schema actions have their own budgets
+                if a.kind == "query" and not is_info_schema_query(a.sql, self.executor.warehouse.dialect):
+                    if room <= 0:
+                        continue
+                    room -= 1
+                kept.append(a)
+            results = self._execute(kept, turn)
             for i, (step, view) in enumerate(results):
                 if i == 0:
                     step.usage = step.usage.add(usage)
                     step.nudges = nudges
+                    if self.tools and resp.tool_calls:
+                        step.note = (resp.text or "").strip()[:2000]
                 self._finish_step(step, view)
             if done and not work:
                 a = done[0]
@@ -449,7 +570,8 @@ class Explorer:
 
     def _execute(self, actions: list[Action], turn: int) -> list[tuple[ExplorationStep, dict]]:
         handlers = {"query": self._do_query, "lookup_schema": self._do_lookup, "search_tables": self._do_search}
-        queries = [a for a in actions if a.kind == "query"]
+        dialect = self.executor.warehouse.dialect
+        queries = [a for a in actions if a.kind == "query" and not is_info_schema_query(a.sql, dialect)]
         parallel = len(queries) > 1 and getattr(self.executor.warehouse, "concurrent_queries", False)
         if not parallel:
             return [handlers[a.kind](a, turn) for a in actions]
@@ -457,5 +579,5 @@ class Explorer:
         with ThreadPoolExecutor(max_workers=min(4, len(queries))) as pool:
             futures = {id(a): pool.submit(self.executor.run, a.sql, purpose=self.purpose) for a in queries}
             outs = {k: f.result() for k, f in futures.items()}
-        return [self._do_query(a, turn, outs[id(a)]) if a.kind == "query" else handlers[a.kind](a, turn)
+        return [self._do_query(a, turn, outs[id(a)]) if id(a) in outs else handlers[a.kind](a, turn)
                 for a in actions]

@@ -97,7 +97,10 @@ def project(result: dict[str, Any], max_chars: int = TOOL_RESULT_BUDGET_CHARS) -
     if len(s) <= max_chars:
         return s
     for cap in (400, 160, 60):
-        env = _trim_strings(env, cap)
+        trimmed = _trim_strings(env, cap)
+        if trimmed != env:  # every cut is said: values were shortened
+            trimmed["_values_shortened_to_chars"] = cap
+        env = trimmed
         s = _dumps(env)
         if len(s) <= max_chars:
             return s
@@ -109,7 +112,10 @@ def project(result: dict[str, Any], max_chars: int = TOOL_RESULT_BUDGET_CHARS) -
         s = _dumps(env)
         if len(s) <= max_chars:
             return s
-    env = _trim_strings(env, 24)
+    trimmed = _trim_strings(env, 24)
+    if trimmed != env:
+        trimmed["_values_shortened_to_chars"] = 24
+    env = trimmed
     s = _dumps(env)
     if len(s) <= max_chars:
         return s
@@ -117,3 +123,65 @@ def project(result: dict[str, Any], max_chars: int = TOOL_RESULT_BUDGET_CHARS) -
     if len(s) <= max_chars:
         return s
     return '{"_overflow":true}' if max_chars >= 18 else "{}"
+
+
+LOOKUP_SAMPLE_CELL_CHARS = 40
+
+
+def _compact_table(t: dict) -> dict:
+    out = dict(t)
+    cols = []
+    for c in t.get("columns", []):
+        if isinstance(c, dict):
+            s = f"{c.get('name')} {c.get('type', '')}".strip()
+            if c.get("description"):
+                s += f" -- {c['description']}"
+            cols.append(s)
+        else:
+            cols.append(c)
+    out["columns"] = cols
+    return out
+
+
+def _cut_cells(rows: list, cap: int) -> list:
+    return [{k: (v[: cap - 1] + "…" if isinstance(v, str) and len(v) > cap else v) for k, v in r.items()}
+            if isinstance(r, dict) else r for r in rows]
+
+
+def fit_lookup(view: dict[str, Any], budget: int, hard_cap: int) -> tuple[dict[str, Any], list[str]]:
+    """Fit a lookup_schema result: every table keeps its full column list; sample rows shrink first,
+    then long descriptions. Tables past ``hard_cap`` are deferred whole (returned by name, not marked
+    fetched) rather than cut. Returns (view, deferred table names)."""
+    data = dict(view.get("data") or {})
+    tables = [_compact_table(t) for t in data.get("tables", [])]
+    full_samples = [list(t.get("sample_rows") or []) for t in tables]
+
+    def size() -> int:
+        return len(_dumps(_sanitize({**view, "data": {**data, "tables": tables}})))
+
+    steps = [(None, None), (3, LOOKUP_SAMPLE_CELL_CHARS), (2, LOOKUP_SAMPLE_CELL_CHARS), (1, 24), (0, 0)]
+    for n, cap in steps:
+        if n is not None:
+            for t, rows in zip(tables, full_samples):
+                t["sample_rows"] = _cut_cells(rows[:n], cap) if n else []
+                if not n:
+                    t.pop("sample_rows", None)
+        if size() <= budget:
+            break
+    if size() > budget:
+        for t in tables:
+            if isinstance(t.get("description"), str) and len(t["description"]) > 200:
+                t["description"] = t["description"][:199] + "…"
+            t["columns"] = [c if len(c) <= 120 else c[:119] + "…" for c in t["columns"]]
+    deferred: list[str] = []
+    while len(tables) > 1 and size() > hard_cap:
+        deferred.insert(0, tables.pop()["table"])
+    if any(n and len(t.get("sample_rows", [])) < min(n, len(rows)) for t, rows, n in
+           zip(tables, full_samples, [len(r) for r in full_samples])):
+        data["sample_rows_note"] = "sample rows were shortened to fit; every column is listed"
+    data["tables"] = tables
+    if deferred:
+        data["deferred"] = deferred
+        data["deferred_note"] = (f"{len(deferred)} table(s) did not fit in this answer and were NOT fetched: "
+                                 "call lookup_schema again for them")
+    return {**view, "data": data}, deferred

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 from ..errors import ConfigError
 from ..models import LLMConfig
 from .base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall, ToolSpec
 
-PROVIDERS = ("anthropic", "openai", "openai-json", "scripted", "none")
+PROVIDERS = ("auto", "anthropic", "openai", "openai-json", "scripted", "replay", "none")
 
 _scripted_factories: dict[str, Callable[[LLMConfig], LLM]] = {}
 
@@ -20,19 +19,20 @@ def register_scripted(name: str, factory: Callable[[LLMConfig], LLM]) -> None:
 
 
 def llm_configured(cfg: LLMConfig) -> bool:
-    if cfg.provider == "none":
-        return False
-    if cfg.provider == "anthropic":
-        return bool(os.environ.get(cfg.api_key_env or "ANTHROPIC_API_KEY") or cfg.secret_block)
-    return True
+    from .resolve import resolve_llm
+
+    return resolve_llm(cfg).cfg is not None
 
 
 def build_llm(cfg: LLMConfig) -> LLM | None:
     from .. import secrets
+    from .resolve import resolve_llm
 
-    p = cfg.provider
-    if p == "none":
+    resolved = resolve_llm(cfg).cfg  # auto picks the provider; base URLs come from the environment
+    if resolved is None and cfg.provider in ("auto", "none"):
         return None
+    cfg = resolved or cfg
+    p = cfg.provider
     if p == "anthropic":
         from .anthropic import AnthropicLLM
 
@@ -52,6 +52,10 @@ def build_llm(cfg: LLMConfig) -> LLM | None:
             known = ", ".join(sorted(_scripted_factories)) or "none registered"
             raise ConfigError(f"llm.model: unknown scripted LLM {cfg.model!r} (registered: {known})")
         return factory(cfg)
+    if p == "replay":
+        from .replay import replay_llm
+
+        return replay_llm(cfg)
     raise ConfigError(f"llm.provider: unknown provider {p!r} (valid: {', '.join(PROVIDERS)})")
 
 

@@ -11,6 +11,36 @@ from .base import LLMRequest, LLMResponse, ToolCall
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
 
+def wire_messages(req: LLMRequest) -> list[dict]:
+    """The request's messages in the Messages API shape (also what the replay LLM compares)."""
+    out = []
+    for m in req.messages:
+        if m.role == "assistant":
+            blocks: list[dict] = []
+            if m.content:
+                blocks.append({"type": "text", "text": m.content})
+            for c in m.tool_calls:
+                blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": c.args})
+            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "."}]})
+        else:
+            blocks = [{"type": "tool_result", "tool_use_id": cid, "content": text} for cid, text in m.tool_results]
+            if m.content:
+                blocks.append({"type": "text", "text": m.content})
+            out.append({"role": "user", "content": blocks})
+    return out
+
+
+def wire_body(req: LLMRequest, model: str = "") -> dict:
+    """The whole Messages API body of a request, without cache markers."""
+    body: dict = {"model": model, "max_tokens": req.max_tokens,
+                  "system": [{"type": "text", "text": b.text} for b in req.system],
+                  "messages": wire_messages(req)}
+    if req.tools:
+        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                         for t in req.tools]
+    return body
+
+
 class AnthropicLLM:
     name = "anthropic"
     supports_tools = True
@@ -27,21 +57,7 @@ class AnthropicLLM:
                                           base_url=base_url)
 
     def _messages(self, req: LLMRequest) -> list[dict]:
-        out = []
-        for m in req.messages:
-            if m.role == "assistant":
-                blocks: list[dict] = []
-                if m.content:
-                    blocks.append({"type": "text", "text": m.content})
-                for c in m.tool_calls:
-                    blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": c.args})
-                out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "."}]})
-            else:
-                blocks = [{"type": "tool_result", "tool_use_id": cid, "content": text} for cid, text in m.tool_results]
-                if m.content:
-                    blocks.append({"type": "text", "text": m.content})
-                out.append({"role": "user", "content": blocks})
-        return out
+        return wire_messages(req)
 
     def complete(self, req: LLMRequest) -> LLMResponse:
         system = []

@@ -67,20 +67,19 @@ def join_hints(tables: list[TableInfo]) -> dict[str, list[str]]:
     return out
 
 
-def _hints(t: TableInfo, limit: int = 4) -> list[str]:
-    """A few of the table's columns, by their real names (a hint the model can query as written);
-    keys are left to the joins."""
-    return [c.name for c in t.columns if c.name.lower() != "id" and not c.name.lower().endswith("_id")][:limit]
-
-
 CATALOG_NOTE_CHARS = 80  # the start of a table's comment, where the warehouse has one
 
 
-def catalog_line(t: TableInfo, joins: list[str]) -> str:
-    kw = ",".join(_hints(t))
+COLUMN_CAPS = (None, 24, 12, 6, 3)  # the column lists shrink, in these steps, before any table is left out
+
+
+def catalog_line(t: TableInfo, joins: list[str], max_cols: int | None = None) -> str:
+    names = [c.name for c in t.columns]
+    shown = names if max_cols is None or len(names) <= max_cols else names[:max_cols]
+    cols = ", ".join(shown) + (f", +{len(names) - len(shown)} more" if len(shown) < len(names) else "")
     j = f" joins:{';'.join(joins)}" if joins else ""
     note = f" \"{clean_comment(t.description, CATALOG_NOTE_CHARS)}\"" if t.description else ""
-    return f"- {t.fqn} ({len(t.columns)} cols, ~{t.row_count:,} rows){note} [{kw}]{j}"
+    return f"- {t.fqn} ({len(names)} cols, ~{t.row_count:,} rows){note}: {cols}{j}"
 
 
 @dataclass
@@ -95,10 +94,13 @@ class Catalog:
 def render_catalog(tables: list[TableInfo], budget_tokens: int = CATALOG_BUDGET_TOKENS) -> Catalog:
     joins = join_hints(tables)
     ordered = sorted(tables, key=lambda t: t.fqn)
-    lines = {t.fqn: catalog_line(t, joins.get(t.fqn, [])) for t in ordered}
     budget_chars = budget_tokens * CHARS_PER_TOKEN
     footer_room = 160
-    total = sum(len(line) + 1 for line in lines.values())
+    for cap in COLUMN_CAPS:
+        lines = {t.fqn: catalog_line(t, joins.get(t.fqn, []), cap) for t in ordered}
+        total = sum(len(line) + 1 for line in lines.values())
+        if total <= budget_chars - footer_room:
+            break
     keep = {t.fqn for t in ordered}
     if total > budget_chars - footer_room:
         # drop order: archive-like first (smallest first among them), then smallest tables

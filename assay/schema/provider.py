@@ -123,7 +123,13 @@ class SchemaProvider:
         out["sample_rows"] = self._sample(t)
         return out
 
-    def lookup(self, refs: list[str]) -> LookupResult:
+    def mark_fetched(self, fqns: list[str]) -> None:
+        with self._lock:
+            self.fetched.update(fqns)
+
+    def lookup(self, refs: list[str], *, mark: bool = True) -> LookupResult:
+        """Detail of the tables asked for. With ``mark=False`` the caller marks the tables it delivered
+        whole (``mark_fetched``): a table cut from the answer must not be reported as fetched later."""
         out = LookupResult()
         uniq: list[str] = []
         for r in refs:
@@ -144,7 +150,8 @@ class SchemaProvider:
                 continue
             with self._lock:
                 seen = t.fqn in self.fetched
-                self.fetched.add(t.fqn)
+                if mark:
+                    self.fetched.add(t.fqn)
             if seen:
                 out.already_fetched.append(t.fqn)
             else:

@@ -158,3 +158,27 @@ def test_openai_invalid_tool_arguments_get_a_nudge(server, db):
 def test_tool_spec_shapes():
     spec = ToolSpec("q", "d", {"type": "object", "properties": {}})
     assert spec.parameters["type"] == "object"
+
+
+def test_ask_uses_claude_from_the_environment_alone(server, db, monkeypatch):
+    """A project saved with the default llm settings: the key and base URL in the environment are enough."""
+    from assay.ask import ask
+    from assay.models import Project, WarehouseConfig
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wire")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    server.answers = [
+        (200, anthropic_msg([{"type": "tool_use", "id": "tu_1", "name": "query",
+                              "input": {"sql": "SELECT count(*) AS n FROM orders", "purpose": "orders"}}],
+                            stop="tool_use")),
+        (200, anthropic_msg([{"type": "tool_use", "id": "tu_2", "name": "done",
+                              "input": {"summary": "1000 orders (step 1)"}}], stop="tool_use")),
+    ]
+    p = Project(id="wire-ask", pack="ecommerce", warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
+    ans = ask(open_store(load_settings()), p, "How many orders?")
+    assert ans.finished == "done" and ans.answer == "1000 orders (step 1)"
+    assert "sk-wire" in " ".join(server.requests[0]["headers"].values())  # the key from the environment
+    assert {t["name"] for t in server.requests[0]["body"]["tools"]} == {"query", "lookup_schema", "search_tables",
+                                                                         "done"}

@@ -49,5 +49,8 @@ def test_out_of_turns_says_so(project):
 
 
 def test_needs_an_llm(project):
-    with pytest.raises(MissingKey, match="assay ask needs an LLM"):
+    with pytest.raises(MissingKey, match="assay ask needs an LLM, and none is available: no ANTHROPIC_API_KEY"):
         ask(open_store(load_settings()), project, "q")
+    pinned = project.model_copy(update={"llm": project.llm.model_copy(update={"provider": "none"})})
+    with pytest.raises(MissingKey, match="llm.provider is 'none' in the project"):
+        ask(open_store(load_settings()), pinned, "q")

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from assay.digest import build_compact_result, digest_json
-from assay.limits import COMPACT_INLINE_THRESHOLD, HEAD_TAIL_ROW_COUNT
+from assay.limits import COMPACT_INLINE_THRESHOLD, DIGEST_KEPT_ROWS
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden"
 
@@ -21,18 +21,58 @@ def frame(n: int) -> pd.DataFrame:
     return pd.DataFrame({"i": np.arange(n), "s": [f"v{k % 3}" for k in range(n)]})
 
 
-@pytest.mark.parametrize("n, head, tail, all_rows", [
-    (0, 0, 0, 0), (1, 1, 0, 1), (10, 5, 0, 10), (11, 5, 5, 11), (20, 5, 5, 20), (21, 5, 5, None),
+@pytest.mark.parametrize("n, all_rows, kept", [
+    (0, 0, None), (1, 1, None), (10, 10, None), (20, 20, None), (21, None, DIGEST_KEPT_ROWS),
 ])
-def test_row_boundaries(n, head, tail, all_rows):
+def test_row_boundaries(n, all_rows, kept):
     cr = build_compact_result(frame(n))
     assert cr.row_count == n
-    assert len(cr.head_rows) == head
-    assert len(cr.tail_rows) == tail
     assert (None if cr.all_rows is None else len(cr.all_rows)) == all_rows
-    if tail:
-        assert cr.tail_rows[-1]["i"] == n - 1
-    assert HEAD_TAIL_ROW_COUNT == 5 and COMPACT_INLINE_THRESHOLD == 20
+    assert (None if cr.kept_rows is None else len(cr.kept_rows)) == kept
+    assert cr.head_rows is None and cr.tail_rows is None  # each row is sent once
+    assert cr.truncated == (kept is not None)  # never false when rows were dropped
+    if kept:
+        assert cr.cut.startswith(f"{kept} of {n} rows kept") and cr.kept_row_numbers[-1] == n
+    assert COMPACT_INLINE_THRESHOLD == 20
+
+
+def test_a_small_result_is_sent_once():
+    """The real model saw a 13-row result three times (rows, head and tail)."""
+    df = pd.DataFrame({"month": pd.date_range("2025-11-01", periods=13, freq="MS"), "rate": np.linspace(0.3, 0.4, 13)})
+    text = digest_json(build_compact_result(df))
+    assert text.count("2026-06-01T00:00:00") == 1 and "head_rows" not in text and "tail_rows" not in text
+
+
+def test_a_long_series_keeps_the_rows_around_the_change():
+    """A 38-month series kept only head 5 and tail 5 and lost the month where android fell."""
+    months = pd.date_range("2023-01-01", periods=38, freq="MS")
+    rows = []
+    for i, m in enumerate(months):
+        for platform in ("android", "ios"):
+            drop = platform == "android" and i >= 20
+            rows.append({"month": m, "platform": platform, "rate": 0.10 if drop else 0.40 + 0.001 * (i % 3)})
+    cr = build_compact_result(pd.DataFrame(rows))
+    assert cr.row_count == 76 and cr.truncated and cr.cut.startswith(f"{DIGEST_KEPT_ROWS} of 76 rows kept")
+    kept = {(r["month"][:7], r["platform"]) for r in cr.kept_rows}
+    assert ("2024-08", "android") in kept and ("2024-09", "android") in kept  # both sides of the break
+    assert "ordered series by month" in cr.cut
+    assert cr.kept_row_numbers == sorted(cr.kept_row_numbers) and len(cr.kept_rows) == DIGEST_KEPT_ROWS
+
+
+def test_a_ranking_keeps_top_and_bottom():
+    df = pd.DataFrame({"product": [f"p{i}" for i in range(40)], "revenue": np.arange(40, 0, -1) * 10.0})
+    cr = build_compact_result(df)
+    names = [r["product"] for r in cr.kept_rows]
+    assert names[:6] == [f"p{i}" for i in range(6)] and names[-6:] == [f"p{i}" for i in range(34, 40)]
+    assert "ranking by revenue" in cr.cut and "of 40 rows kept" in cr.cut
+
+
+def test_every_cut_is_labelled():
+    long = pd.DataFrame({"note": ["x" * 500, "short"], "n": [1, 2]})
+    cr = build_compact_result(long)
+    assert cr.cut == "long values shortened in column(s): note" and cr.all_rows[0]["note"].endswith("…")
+    capped = build_compact_result(frame(16), total_rows=5000, truncated=True)
+    assert capped.truncated and capped.cut == "16 of 5000 rows kept (the row cap)"
 
 
 def test_number_stats_exclude_nan_and_inf():
@@ -70,7 +110,7 @@ def test_pii_columns_masked_in_rows_and_top():
     cr = build_compact_result(df, pii=["secret_code"])
     text = digest_json(cr)
     assert "a@x.io" not in text and "k1" not in text
-    assert cr.head_rows[0]["email"] == "[masked]" and cr.head_rows[0]["n"] == 1
+    assert cr.all_rows[0]["email"] == "[masked]" and cr.all_rows[0]["n"] == 1
 
 
 def test_deterministic_bytes():
@@ -90,7 +130,7 @@ def test_duplicate_column_names_are_kept_apart():
     t = pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["id", "id"])
     cr = build_compact_result(t)
     assert [c.name for c in cr.columns] == ["id", "id_2"]
-    assert cr.head_rows == [{"id": 1, "id_2": 2}]
+    assert cr.all_rows == [{"id": 1, "id_2": 2}]
 
 
 def test_json_has_no_nan():
@@ -124,7 +164,8 @@ def test_bytes_cap_sheds_rows_never_statistics():
     capped = cap_bytes(cr, 1000)
     assert len(digest_json(capped).encode()) <= 1000
     assert capped.columns == cr.columns and capped.row_count == 15  # statistics kept
-    assert capped.all_rows is None and len(capped.head_rows) < 5
+    assert capped.all_rows is None and len(capped.kept_rows) < 15 and capped.truncated
+    assert capped.cut == f"{len(capped.kept_rows)} of 15 rows kept (the digest's byte cap)"
     assert cap_bytes(cr, 10**6) is cr  # under the cap: untouched
 
 

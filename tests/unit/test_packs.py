@@ -39,8 +39,11 @@ def test_exploration_prompt_renders_limits_from_code():
     from assay import limits
     from assay.packs import render
 
-    text = render(load_pack("ecommerce").exploration, "x", limits=limits.template_vars(), max_steps=10)
-    assert f"up to {limits.MAX_LOOKUP_TABLES_PER_CALL} tables per call" in text
+    from assay.explore.actions import actions_text
+
+    text = render(load_pack("ecommerce").exploration, "x", limits=limits.template_vars(), max_steps=10,
+                  actions=actions_text(False))
+    assert f"up to {limits.MAX_LOOKUP_TABLES_PER_CALL} fully qualified tables" in text
     assert f"{limits.MAX_SEARCHES_PER_RUN} calls per run" in text
 
 

@@ -1,0 +1,230 @@
+"""A replay LLM: serves a recorded real-model transcript, answer by answer, and fails loudly on drift.
+
+A transcript is the directory the model bridge writes (``NNNN.request.json`` as sent on the wire,
+``NNNN.response.json`` as ``{"text": ..., "tool_calls": [{"name": ..., "arguments": {...}}]}``),
+optionally trimmed by ``bench/record_transcript.py``: trimmed requests keep the request's *skeleton*
+(``_skeleton``) instead of its full text. Answer N is served for the product's request N only when
+the two requests agree on what matters:
+
+- the phase (exploration with tools, verification, SQL fix, area analysis, recommendations),
+- the tool set offered,
+- the shape of the last user turn (how many tool results, for which calls),
+- every tool call of the previous answer comes back with its result.
+
+Prompt wording, results and history folding may change freely: they are what the transcript guards
+against breaking, not what it pins. A request past the end, or a run that ends before the
+transcript does (``assert_consumed``), is a failure too. Requests are matched in order: replay runs
+the inline pipeline (areas one after another).
+
+Register with ``llm: {provider: replay, model: NAME}``: NAME is a folder under
+``tests/fixtures/transcripts/`` or a path.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..models import LLMConfig, TokenUsage
+from .base import LLMRequest, LLMResponse, ToolCall, estimate_tokens
+
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "transcripts"
+
+
+class TranscriptMismatch(AssertionError):
+    """The product sent a request the recorded model never saw."""
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict):
+                if b.get("type") == "text":
+                    parts.append(b.get("text", ""))
+                elif b.get("type") == "tool_result":
+                    parts.append(_text_of(b.get("content")))
+        return "\n".join(parts)
+    return ""
+
+
+def _turns(body: dict) -> tuple[str, list[dict]]:
+    """(system text, turns as [{"role", "text", "tool_uses": [(id, name)], "tool_results": [id]}]) for the
+    Anthropic Messages and the OpenAI chat formats alike."""
+    system = _text_of(body.get("system"))
+    turns: list[dict] = []
+    for m in body.get("messages", []):
+        role, content = m.get("role"), m.get("content")
+        if role == "system":
+            system += _text_of(content)
+            continue
+        if role == "tool":  # OpenAI: one message per tool result, folded into a user turn
+            role = "user"
+            turn = {"role": "user", "text": "", "tool_uses": [], "tool_results": [m.get("tool_call_id")]}
+        else:
+            turn = {"role": role, "text": _text_of(content) if role == "user" or isinstance(content, str) else "",
+                    "tool_uses": [], "tool_results": []}
+            if isinstance(content, list):
+                for b in content:
+                    if b.get("type") == "tool_use":
+                        turn["tool_uses"].append((b.get("id"), b.get("name")))
+                    elif b.get("type") == "tool_result":
+                        turn["tool_results"].append(b.get("tool_use_id"))
+                    elif b.get("type") == "text" and role == "assistant":
+                        turn["text"] += b.get("text", "")
+            for c in m.get("tool_calls") or []:
+                turn["tool_uses"].append((c.get("id"), c["function"]["name"]))
+        if turns and turns[-1]["role"] == role == "user":
+            prev = turns[-1]
+            prev["text"] = (prev["text"] + "\n" + turn["text"]).strip()
+            prev["tool_results"] += turn["tool_results"]
+        else:
+            turns.append(turn)
+    return system, turns
+
+
+def _phase(system: str, turns: list[dict], tools: list[str]) -> str:
+    if tools:
+        return "tools:" + ",".join(sorted(tools))
+    first = turns[0]["text"] if turns else ""
+    last = turns[-1]["text"] if turns else ""
+    if first.startswith("Claim to verify"):
+        return "verify"
+    if "```sql" in last and "Error:" in last:
+        return "fix"
+    everything = system + "\n" + first
+    for key, phase in (('{"recommendations"', "recommend"), ('{"insights"', "analyze"),
+                       ('{"lookup_schema"', "explore-json"), ('{"pack"', "pack")):
+        if key in everything:
+            return phase
+    return "text"
+
+
+def skeleton(body: dict) -> dict:
+    """What a request must agree on with its recording (see the module doc)."""
+    if "_skeleton" in body:
+        return body["_skeleton"]
+    tools = [t.get("function", t).get("name") for t in body.get("tools") or []]
+    system, turns = _turns(body)
+    last = turns[-1] if turns else {"role": "user", "tool_results": []}
+    prev_calls = [name for _, name in turns[-2]["tool_uses"]] if len(turns) >= 2 else []
+    return {"phase": _phase(system, turns, tools), "tools": sorted(tools),
+            "last_tool_results": len(last.get("tool_results", [])), "previous_calls": prev_calls}
+
+
+def _unanswered(turns: list[dict]) -> list[str]:
+    """Tool calls in the history whose result never came back."""
+    missing = []
+    for i, t in enumerate(turns):
+        if t["role"] == "assistant" and t["tool_uses"]:
+            answered = set(turns[i + 1]["tool_results"]) if i + 1 < len(turns) else set()
+            missing += [f"{name} ({cid})" for cid, name in t["tool_uses"] if cid not in answered]
+    return missing
+
+
+class TranscriptLLM:
+    name = "replay"
+
+    def __init__(self, folder: Path, model: str = ""):
+        self.folder = Path(folder)
+        reqs = sorted(self.folder.glob("*.request.json"))
+        if not reqs:
+            raise ConfigError(f"replay: no NNNN.request.json in {self.folder}")
+        self.entries: list[tuple[str, dict, dict]] = []
+        for r in reqs:
+            n = r.name.split(".")[0]
+            resp = self.folder / f"{n}.response.json"
+            if not resp.is_file():
+                raise ConfigError(f"replay: {resp.name} is missing in {self.folder}")
+            self.entries.append((n, json.loads(r.read_text()), json.loads(resp.read_text())))
+        self.supports_tools = any(skeleton(b)["tools"] for _, b, _ in self.entries)
+        self.model = model or str(self.entries[0][1].get("model") or "replay")
+        self.pos = 0
+        self.calls: list[LLMRequest] = []
+        self._lock = threading.Lock()
+
+    def _fail(self, n: str, req: LLMRequest, what: str) -> None:
+        raise TranscriptMismatch(f"replay {self.folder.name} request {n} ({req.purpose}): {what}")
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        from .anthropic import wire_body
+
+        with self._lock:
+            if self.pos >= len(self.entries):
+                raise TranscriptMismatch(f"replay {self.folder.name}: the product sent request {self.pos + 1} "
+                                         f"({request.purpose}) but the transcript has {len(self.entries)}")
+            n, recorded, answer = self.entries[self.pos]
+            self.pos += 1
+            self.calls.append(request)
+        body = wire_body(request, self.model)
+        got, want = skeleton(body), skeleton(recorded)
+        if got["phase"] != want["phase"]:
+            self._fail(n, request, f"phase {got['phase']!r}, the recording has {want['phase']!r}")
+        if got["tools"] != want["tools"]:
+            self._fail(n, request, f"tools {got['tools']}, the recording offered {want['tools']}")
+        if got["last_tool_results"] != want["last_tool_results"] or got["previous_calls"] != want["previous_calls"]:
+            self._fail(n, request, f"last turn carries {got['last_tool_results']} tool result(s) for calls "
+                                   f"{got['previous_calls']}; the recording had {want['last_tool_results']} for "
+                                   f"{want['previous_calls']}")
+        missing = _unanswered(_turns(body)[1])
+        if missing:
+            self._fail(n, request, f"tool calls without a result: {', '.join(missing)}")
+        return self._response(n, request, answer)
+
+    def _response(self, n: str, request: LLMRequest, answer: dict) -> LLMResponse:
+        calls = [ToolCall(id=f"toolu_replay_{n}_{i}", name=c["name"], args=dict(c.get("arguments") or {}))
+                 for i, c in enumerate(answer.get("tool_calls") or [])]
+        text = answer.get("text") or ""
+        chars = request.chars()
+        usage = TokenUsage(input_tokens=int(answer.get("input_tokens") or estimate_tokens(chars)),
+                           output_tokens=int(answer.get("output_tokens")
+                                             or estimate_tokens(len(text) + sum(len(json.dumps(c.args))
+                                                                                for c in calls))),
+                           cached_tokens=estimate_tokens(int(request.meta.get("prefix_chars") or 0)),
+                           input_chars=chars)
+        return LLMResponse(text=text, tool_calls=calls, usage=usage,
+                           stop_reason="tool_use" if calls else "end_turn")
+
+    def remaining(self) -> int:
+        return len(self.entries) - self.pos
+
+    def assert_consumed(self) -> None:
+        if self.remaining():
+            n = self.entries[self.pos][0]
+            raise TranscriptMismatch(f"replay {self.folder.name}: the run ended with {self.remaining()} recorded "
+                                     f"answer(s) unused, from request {n} "
+                                     f"({skeleton(self.entries[self.pos][1])['phase']})")
+
+
+_instances: dict[str, TranscriptLLM] = {}
+
+
+def transcript_folder(name: str) -> Path:
+    p = Path(name).expanduser()
+    folder = p if p.is_dir() else TRANSCRIPTS / name
+    if not folder.is_dir():
+        known = ", ".join(sorted(d.name for d in TRANSCRIPTS.iterdir() if d.is_dir())) if TRANSCRIPTS.is_dir() else ""
+        raise ConfigError(f"llm.model: no transcript {name!r} (known: {known or 'none'})")
+    return folder
+
+
+def replay_llm(cfg: LLMConfig) -> TranscriptLLM:
+    """One replay per transcript and process, so every phase of a run draws from the same queue."""
+    folder = transcript_folder(cfg.model)
+    key = str(folder.resolve())
+    if key not in _instances:
+        _instances[key] = TranscriptLLM(folder)
+    return _instances[key]
+
+
+def reset(name: str | None = None) -> None:
+    """Forget served positions (tests replay a transcript more than once)."""
+    if name is None:
+        _instances.clear()
+    else:
+        _instances.pop(str(transcript_folder(name).resolve()), None)

@@ -1,0 +1,149 @@
+"""Which rows of a result to keep when not all of them can be sent: the ones that carry the signal.
+
+- An ordered series (a time or sorted key column, possibly per group such as month x platform):
+  the rows on both sides of the largest changes of its value columns, and each value's extremes.
+- A ranking (sorted by a numeric column): the top and the bottom.
+- Anything else: the first and last rows, and each numeric column's extremes.
+
+Pure and deterministic: positions come back sorted, the same input gives the same rows. The caller
+says what was cut (``describe_cut``), always with the original count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+
+def _monotone(values: np.ndarray) -> int:
+    """1 ascending, -1 descending, 0 neither (nulls break monotony)."""
+    if len(values) < 3:
+        return 0
+    d = np.diff(values)
+    if np.all(d >= 0) and np.any(d > 0):
+        return 1
+    if np.all(d <= 0) and np.any(d < 0):
+        return -1
+    return 0
+
+
+def _as_sortable(col: pa.ChunkedArray) -> np.ndarray | None:
+    t = col.type
+    if col.null_count:
+        return None
+    if pa.types.is_timestamp(t) or pa.types.is_date(t):
+        return pd.to_datetime(pd.Series(col.to_pandas())).astype("int64").to_numpy()
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return col.to_numpy(zero_copy_only=False).astype("float64")
+    return None
+
+
+def _numeric(table: pa.Table) -> dict[str, np.ndarray]:
+    out = {}
+    for name in table.column_names:
+        t = table.column(name).type
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+            out[name] = pd.to_numeric(pd.Series(table.column(name).to_pandas()), errors="coerce").to_numpy(
+                dtype="float64")
+    return out
+
+
+MAX_SERIES_ROWS = 100_000  # beyond this a result is a scan, not a series to read changes from
+
+
+def shape_of(table: pa.Table) -> tuple[str, str | None]:
+    """("series", key) | ("ranking", column) | ("table", None)."""
+    if table.num_rows > MAX_SERIES_ROWS:
+        return "table", None
+    for name in table.column_names:
+        t = table.column(name).type
+        if pa.types.is_timestamp(t) or pa.types.is_date(t):
+            v = _as_sortable(table.column(name))
+            if v is not None and _monotone(v):
+                return "series", name
+    for name in table.column_names[:1]:  # an ordered numeric first column is a key (day number, bucket)
+        v = _as_sortable(table.column(name))
+        if v is not None and _monotone(v) and len(np.unique(v)) > len(v) // 2:
+            num = [c for c in table.column_names[1:] if c in _numeric(table)]
+            if num:
+                return "series", name
+    for name, v in _numeric(table).items():
+        if not np.isnan(v).any() and _monotone(v):
+            return "ranking", name
+    return "table", None
+
+
+def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
+    """Positions (sorted) of at most ``k`` rows that carry the signal, and how they were chosen."""
+    n = table.num_rows
+    if n <= k:
+        return list(range(n)), "all rows"
+    shape, key = shape_of(table)
+    picked: list[int] = []
+
+    def add(*idx: int) -> None:
+        for i in idx:
+            if 0 <= i < n and i not in picked and len(picked) < k:
+                picked.append(int(i))
+
+    numeric = _numeric(table)
+    if shape == "ranking":
+        head = (k + 1) // 2
+        add(*range(head))
+        add(*range(n - (k - head), n))
+        how = f"ranking by {key}: the top {head} and the bottom {k - head}"
+        return sorted(picked), how
+    add(0, n - 1)
+    values = {c: v for c, v in numeric.items() if c != key}
+    if shape == "series":
+        groups = [c for c in table.column_names if c != key and c not in numeric]
+        if groups:  # each row is compared with the previous row of its group (month x platform)
+            codes = pd.DataFrame({c: table.column(c).to_pandas() for c in groups}).groupby(
+                groups, sort=False, dropna=False).ngroup().to_numpy()
+        else:
+            codes = np.zeros(n, dtype=np.int64)
+        perm = np.argsort(codes, kind="stable")
+        same = codes[perm][1:] == codes[perm][:-1]
+        prev_rows, rows_ = perm[:-1][same], perm[1:][same]
+        sizes, befores, afters = [], [], []
+        for c, v in values.items():  # vectorised
+            finite = np.isfinite(v)
+            span = float(np.nanmax(v) - np.nanmin(v)) if finite.any() else 0.0
+            if not span:
+                continue
+            dv = v[rows_] - v[prev_rows]
+            ok = np.isfinite(dv)
+            sizes.append(np.abs(dv[ok]) / span)
+            befores.append(prev_rows[ok])
+            afters.append(rows_[ok])
+        n_changes = 0
+        if sizes:
+            size, before, after = np.concatenate(sizes), np.concatenate(befores), np.concatenate(afters)
+            top = np.argpartition(-size, 2 * k)[: 2 * k] if size.size > 2 * k else np.arange(size.size)
+            order = top[np.lexsort((before[top], -size[top]))]  # largest first; ties by position
+            for j in order:
+                if len(picked) >= k - 2 * min(len(values), 2):
+                    break
+                was = len(picked)
+                add(int(before[j]), int(after[j]))
+                n_changes += len(picked) > was
+        how = f"ordered series by {key}: the rows around the {n_changes} largest changes, the first, last and extremes"
+    else:
+        how = "the first and last rows and each numeric column's extremes"
+    for c, v in values.items():
+        if np.isfinite(v).any():
+            add(int(np.nanargmax(v)), int(np.nanargmin(v)))
+    i, j = 1, n - 2
+    while len(picked) < k and i <= j:  # fill from both ends
+        add(i)
+        add(j)
+        i, j = i + 1, j - 1
+    return sorted(picked), how
+
+
+def describe_cut(kept: int, total: int, how: str, shortened: list[str] | None = None) -> str:
+    text = f"{kept} of {total} rows kept ({how})"
+    if shortened:
+        text += f"; long values shortened in column(s): {', '.join(shortened)}"
+    return text

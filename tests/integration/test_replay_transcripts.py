@@ -1,0 +1,74 @@
+"""Recorded model transcripts replayed end to end through the pipeline (tests/fixtures/transcripts).
+
+A transcript is a real (or hand-played) model run recorded through the model bridge; the replay LLM
+serves its answers in order and fails when the product asks something the recorded model never saw.
+A prompt or loop change that would have confused the model shows up here as a failure, not a drift.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay.explore import actions
+from assay.llm import replay
+from assay.llm.replay import TranscriptMismatch
+from assay.models import LLMConfig, Project, StepAction, WarehouseConfig
+from assay.pipeline import new_run_id, run_discovery_inline
+from assay.settings import load_settings
+from assay.store import open_store
+
+NAME = "demo-ecommerce-8-steps"
+
+
+def _project(demo_dir, pid):
+    truth = json.loads((demo_dir / "ecommerce_truth.json").read_text())
+    p = Project(id=pid, pack=truth["pack"], category=truth["category"], max_steps=8,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "ecommerce.duckdb")},
+                                          pii_columns=["email", "full_name"]),
+                llm=LLMConfig(provider="replay", model=NAME))
+    open_store(load_settings()).save_project(p)
+    return p
+
+
+def test_demo_ecommerce_transcript_replays_end_to_end(demo_dir):
+    replay.reset(NAME)
+    p = _project(demo_dir, "replay-ecommerce")
+    result = run_discovery_inline(p.id, new_run_id())
+    llm = replay.replay_llm(p.llm)
+    llm.assert_consumed()  # every recorded answer was asked for, in order
+    steps = open_store(load_settings()).steps(result.run_id)
+    assert [s.action for s in steps].count(StepAction.query) == 8
+    assert sum(1 for s in steps if s.action == StepAction.lookup_schema) == 1  # free: 8 queries still ran
+    assert result.run_type.value == "full"
+    names = " | ".join(i.name for i in result.insights)
+    assert "Android cart-to-purchase fell" in names and "paid_social" in names
+    assert all(i.validation and i.validation.status.value == "confirmed" for i in result.insights)
+    assert len(result.recommendations) == 3
+    assert result.recommendations[0].related_insight_ids == ["conversion-1"]
+
+
+def test_a_changed_tool_set_fails_loudly(demo_dir, monkeypatch):
+    replay.reset(NAME)
+    real = actions.tool_specs
+    monkeypatch.setattr("assay.explore.loop.tool_specs",
+                        lambda allowed=None: [t for t in real(allowed) if t.name != "search_tables"])
+    p = _project(demo_dir, "replay-ecommerce-drift")
+    with pytest.raises(TranscriptMismatch, match=r"request 0001 .*'tools:done,lookup_schema,query', the recording has"):
+        run_discovery_inline(p.id, new_run_id())
+
+
+def test_a_dropped_tool_result_fails_loudly(demo_dir, monkeypatch):
+    replay.reset(NAME)
+    from assay.explore.loop import Explorer
+
+    real = Explorer._execute
+
+    def drop_lookups(self, acts, turn):  # a loop bug: schema actions silently skipped
+        return real(self, [a for a in acts if a.kind != "lookup_schema"], turn)
+
+    monkeypatch.setattr(Explorer, "_execute", drop_lookups)
+    p = _project(demo_dir, "replay-ecommerce-dropped")
+    with pytest.raises(TranscriptMismatch, match=r"request 0002 .*tool result"):
+        run_discovery_inline(p.id, new_run_id())

@@ -1,0 +1,133 @@
+"""What a real model hit learning the schema (#15 item 2), replayed with a scripted LLM on real DuckDB.
+
+The real run: one lookup_schema of several tables came back as 3 tables x 3 columns, the rest were
+marked fetched anyway (asking again returned nothing), information_schema queries were refused, and
+every one of those turns cost an exploration step.
+"""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from assay import limits
+from assay.llm.scripted import ReplayLLM
+from assay.models import StepAction
+from assay.schema.catalog import render_catalog
+from assay.warehouse.duckdb import DuckDBWarehouse
+from tests.helpers import make_explorer
+
+WIDE = [f"w{i}" for i in range(6)]
+
+
+@pytest.fixture(scope="module")
+def wide_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("wide") / "wide.duckdb"
+    con = duckdb.connect(str(path))
+    cols = ", ".join(f"'some fairly long text value number ' || i || ' for c{j}' AS descriptive_column_{j}"
+                     for j in range(14))
+    for t in WIDE:
+        con.execute(f"CREATE TABLE {t} AS SELECT i AS {t}_id, {cols} FROM range(1, 51) r(i)")
+    con.close()
+    return path
+
+
+def q(sql, purpose="p"):
+    return json.dumps({"thinking": "t", "purpose": purpose, "query": sql})
+
+
+def test_a_lookup_of_many_wide_tables_delivers_every_column(wide_db):
+    llm = ReplayLLM({"explore": [json.dumps({"lookup_schema": [f"main.{t}" for t in WIDE]}),
+                                 json.dumps({"lookup_schema": ["main.w5"]}), '{"done": true}']})
+    ex = make_explorer(wide_db, llm, max_steps=5)
+    steps = ex.run().steps
+    data = json.loads(steps[0].result_preview)["data"]
+    assert [t["table"] for t in data["tables"]] == [f"main.{t}" for t in WIDE]
+    for t in data["tables"]:
+        assert len(t["columns"]) == 15  # every column of every table
+        assert t["columns"][1].startswith("descriptive_column_0 ")
+    assert "_truncated_from" not in steps[0].result_preview
+    assert sorted(steps[0].tables) == [f"main.{t}" for t in WIDE]
+    assert json.loads(steps[1].result_preview)["data"]["already_fetched"] == ["main.w5"]
+
+
+def test_a_table_that_does_not_fit_is_not_marked_fetched(wide_db, monkeypatch):
+    monkeypatch.setattr(limits, "LOOKUP_TABLE_BUDGET_CHARS", 300)
+    monkeypatch.setattr(limits, "TOOL_RESULT_BUDGET_CHARS", 300)
+    monkeypatch.setattr(limits, "LOOKUP_RESULT_MAX_CHARS", 2500)
+    llm = ReplayLLM({"explore": [json.dumps({"lookup_schema": [f"main.{t}" for t in WIDE]}),
+                                 json.dumps({"lookup_schema": ["main.w5"]}), '{"done": true}']})
+    steps = make_explorer(wide_db, llm, max_steps=5).run().steps
+    first = json.loads(steps[0].result_preview)["data"]
+    delivered = [t["table"] for t in first["tables"]]
+    assert 1 <= len(delivered) < len(WIDE) and first["deferred"] and "main.w5" in first["deferred"]
+    assert all(len(t["columns"]) == 15 for t in first["tables"])  # what is delivered is whole
+    again = json.loads(steps[1].result_preview)["data"]
+    assert [t["table"] for t in again["tables"]] == ["main.w5"]  # asked again: delivered now, not "already fetched"
+
+
+def test_schema_actions_and_refusals_do_not_spend_steps(wide_db):
+    llm = ReplayLLM({"explore": [
+        json.dumps({"lookup_schema": ["main.w0"]}),
+        json.dumps({"search_tables": "wide things"}),
+        q("DROP TABLE w0"),
+        q("SELECT column_name FROM information_schema.columns WHERE table_name = 'w1' ORDER BY ordinal_position"),
+        q("SELECT count(*) AS n FROM w0"),
+        q("SELECT count(*) AS n FROM w1"),
+        '{"done": true, "summary": "never reached: max_steps is 2"}',
+    ]})
+    out = make_explorer(wide_db, llm, max_steps=2).run()
+    assert out.finished == "max_steps"
+    assert [s.action for s in out.steps] == [StepAction.lookup_schema, StepAction.search_tables] + [StepAction.query] * 4
+    assert out.steps[2].refused
+    assert [s.ok for s in out.steps[4:]] == [True, True]  # both real queries ran
+    assert "Steps used: 0 of 2" in llm.calls[4].messages[-1].content
+    assert "Steps used: 1 of 2" in llm.calls[5].messages[-1].content
+
+
+def test_information_schema_is_answered_from_the_discovered_schema(wide_db):
+    llm = ReplayLLM({"explore": [
+        q("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'w1' "
+          "ORDER BY ordinal_position"),
+        q("SELECT table_name FROM information_schema.tables ORDER BY 1"),
+        '{"done": true}']})
+    ex = make_explorer(wide_db, llm, max_steps=5)
+    steps = ex.run().steps
+    first = json.loads(steps[0].result_preview)
+    assert first["ok"] and first["data"]["row_count"] == 15 and not steps[0].refused
+    assert first["data"]["rows"][0] == {"column_name": "w1_id", "data_type": "BIGINT"}
+    names = [r["table_name"] for r in json.loads(steps[1].result_preview)["data"]["rows"]]
+    assert names == sorted(WIDE)  # the project's tables, not DuckDB's own catalog
+    assert ex.counters.get("guard_refusals", 0) == 0 and ex.counters["information_schema_answers"] == 2
+
+
+def test_the_catalog_lists_column_names(wide_db):
+    tables = DuckDBWarehouse(str(wide_db)).list_tables()
+    text = render_catalog(tables).text
+    assert "descriptive_column_13" in text and "w0_id" in text
+    small = render_catalog(tables, budget_tokens=400)
+    assert small.tokens <= 400 and small.tables_left_out == 0  # column lists shrink before tables go
+    assert "w0_id" in small.text and "more" in small.text
+
+
+def test_a_long_result_keeps_every_column_and_says_what_was_cut(tmp_path):
+    """The real model got a 38-row month x platform result as 19 rows of 2 of its 5 columns, no word said."""
+    path = tmp_path / "series.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE m AS SELECT DATE '2023-01-01' + INTERVAL (i // 2) MONTH AS month,
+                   CASE WHEN i % 2 = 0 THEN 'android' ELSE 'ios' END AS platform, 1000 + i AS carts, 400 + i AS buys,
+                   CASE WHEN i % 2 = 0 AND i >= 40 THEN 0.1 ELSE 0.4 END AS rate FROM range(0, 76) r(i)""")
+    con.close()
+    llm = ReplayLLM({"explore": [q("SELECT month, platform, carts, buys, rate FROM m ORDER BY month, platform"),
+                                 '{"done": true}']})
+    step = make_explorer(path, llm).run().steps[0]
+    view = json.loads(step.result_preview)
+    data = view["data"]
+    assert data["columns"] == ["month", "platform", "carts", "buys", "rate"] and "_truncated_from" not in view
+    assert data["row_count"] == 76 and data["cut"].startswith(f"{len(data['rows'])} of 76 rows kept")
+    assert len(data["row_numbers"]) == len(data["rows"]) and all(len(r) == 5 for r in data["rows"])
+    kept = {(r["month"][:7], r["platform"]) for r in data["rows"]}
+    assert ("2024-08", "android") in kept and ("2024-09", "android") in kept  # both sides of the drop
+    assert step.digest.truncated and step.digest.cut.startswith("12 of 76 rows kept")

@@ -1,0 +1,50 @@
+"""One protocol per provider (#15 item 3): the real model was asked for JSON-only answers while native
+tools with other argument names were offered. Every exploration prompt is rendered for each protocol
+and every action and argument it names is checked against the tool schemas."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assay import limits
+from assay.ask import ASK_PROMPT
+from assay.explore.actions import ALL_ACTIONS, _json_objects, actions_text, parse_action, tool_specs
+from assay.models import Project, WarehouseConfig
+from assay.packs import goal_pack, list_packs, load_pack, render
+from assay.pipeline import render_exploration_prompt
+
+SPECS = {t.name: t for t in tool_specs()}
+
+
+def _prompts(tools: bool) -> list[tuple[str, str]]:
+    out = []
+    for name in list_packs():
+        pack = load_pack(name)
+        p = Project(id="x", pack=name, warehouse=WarehouseConfig(kind="duckdb"))
+        out.append((name, render_exploration_prompt(p, pack, "- main.t (1 cols, ~1 rows): a", 10, tools=tools)))
+    p = Project(id="g", pack="goal", goal="why do orders fall", warehouse=WarehouseConfig(kind="duckdb"))
+    out.append(("goal", render_exploration_prompt(p, goal_pack("why do orders fall"), "", 10, tools=tools)))
+    out.append(("ask", render(ASK_PROMPT, schema_info="", tenant_rule="", limits=limits.template_vars(),
+                              max_steps=5, actions=actions_text(tools))))
+    return out
+
+
+@pytest.mark.parametrize("name,text", _prompts(tools=True))
+def test_native_tools_prompt_names_the_tool_schemas(name, text):
+    calls = re.findall(r"`(\w+)\(([^)]*)\)`", text)
+    assert {c for c, _ in calls} == set(ALL_ACTIONS), name
+    for tool, args in calls:
+        named = {a.strip().rstrip("?") for a in args.split(",") if a.strip()}
+        assert named == set(SPECS[tool].parameters["properties"]), (name, tool)
+    assert not _json_objects(text), f"{name}: JSON action shapes in a native-tools prompt"
+    assert "JSON object" not in text
+
+
+@pytest.mark.parametrize("name,text", _prompts(tools=False))
+def test_json_prompt_shows_shapes_the_parser_accepts(name, text):
+    shapes = _json_objects(text)
+    kinds = [parse_action(__import__("json").dumps(o)).kind for o in shapes]
+    assert sorted(kinds) == sorted(ALL_ACTIONS), name
+    assert not re.search(r"`\w+\([^)]*\)`", text), f"{name}: tool-call syntax in a JSON-protocol prompt"

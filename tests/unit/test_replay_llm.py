@@ -1,0 +1,77 @@
+"""The replay LLM reads a bridge directory as the bridge writes it, and tells drift from wording."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay.llm.anthropic import wire_body
+from assay.llm.base import LLMRequest, Message, SystemBlock, ToolCall
+from assay.llm.openai_compat import OpenAICompatLLM
+from assay.llm.replay import TranscriptLLM, TranscriptMismatch, skeleton
+from assay.llm.scripted import ScriptedLLM
+from assay.explore.actions import tool_specs
+from tests.helpers import make_explorer, small_warehouse
+
+ANSWERS = [
+    {"text": "Two things at once.", "tool_calls": [
+        {"name": "query", "arguments": {"sql": "SELECT count(*) AS n FROM orders", "purpose": "orders"}},
+        {"name": "lookup_schema", "arguments": {"tables": ["main.customers"]}}]},
+    {"text": "", "tool_calls": [{"name": "query", "arguments": {
+        "sql": "SELECT channel, count(*) AS n FROM customers GROUP BY 1", "purpose": "mix"}}]},
+    {"text": "", "tool_calls": [{"name": "done", "arguments": {"summary": "1000 orders; organic 134, paid 66"}}]},
+]
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return small_warehouse(tmp_path_factory.mktemp("replay") / "w.duckdb")
+
+
+@pytest.fixture
+def bridge_dir(db, tmp_path):
+    """What the bridge writes for a run: the wire request, and the answer file beside it."""
+    answers = iter(ANSWERS)
+
+    def record(req):
+        n = len(llm.calls)
+        (tmp_path / f"{n:04d}.request.json").write_text(json.dumps(wire_body(req, "claude-x")))
+        a = next(answers)
+        (tmp_path / f"{n:04d}.response.json").write_text(json.dumps(a))
+        return [ToolCall(f"toolu_{n}_{i}", c["name"], c["arguments"]) for i, c in enumerate(a["tool_calls"])]
+
+    llm = ScriptedLLM(record, tools=True)
+    make_explorer(db, llm).run()
+    return tmp_path
+
+
+def test_an_untrimmed_bridge_directory_replays(db, bridge_dir):
+    llm = TranscriptLLM(bridge_dir)
+    assert llm.supports_tools and llm.model == "claude-x"
+    out = make_explorer(db, llm).run()
+    assert [s.action.value for s in out.steps] == ["query", "lookup_schema", "query", "done"]
+    assert out.summary == "1000 orders; organic 134, paid 66"
+    llm.assert_consumed()
+
+
+def test_wording_may_change_but_not_the_tools_or_the_length(db, bridge_dir):
+    ex = make_explorer(db, TranscriptLLM(bridge_dir))
+    ex.system_prompt = "A reworded prompt."  # prompt wording is free
+    ex.run()
+    short = TranscriptLLM(bridge_dir)
+    make_explorer(db, short, max_steps=1).run()  # the loop stops early: answers are left over
+    with pytest.raises(TranscriptMismatch, match="2 recorded answer\\(s\\) unused"):
+        short.assert_consumed()
+
+
+def test_the_openai_wire_gives_the_same_skeleton():
+    req = LLMRequest(purpose="explore", system=[SystemBlock("sys")], tools=tool_specs(), messages=[
+        Message("user", "go"), Message("assistant", content="hm", tool_calls=[ToolCall("a", "query", {"sql": "x"})]),
+        Message("user", tool_results=[("a", "{}")], content="Steps used: 1")])
+    oa = {"model": "m", "messages": OpenAICompatLLM._messages(None, req),
+          "tools": [{"type": "function", "function": {"name": t.name}} for t in req.tools]}
+    assert skeleton(oa) == skeleton(wire_body(req)) == {
+        "phase": "tools:done,lookup_schema,query,search_tables", "tools": ["done", "lookup_schema", "query",
+                                                                          "search_tables"],
+        "last_tool_results": 1, "previous_calls": ["query"]}
