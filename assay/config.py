@@ -91,6 +91,7 @@ _BOUNDS: list[tuple[str, float, bool]] = [
     ("warehouse.row_cap", 1, False),
     ("warehouse.digest_bytes_cap", 1, False),
     ("llm.max_tokens", 1, False),
+    ("llm.timeout_s", 0, True),
     ("llm.analysis_budget_tokens", 1, False),
     ("max_steps", 1, False),
     ("min_steps", 0, False),

@@ -65,6 +65,7 @@ class LLMConfig(_Model):
     api_key_env: str | None = None
     secret_block: str | None = None
     max_tokens: int = 4096
+    timeout_s: float = 300.0  # one request's wait for the model (the SDK retries past it)
     analysis_budget_tokens: int = 200_000
     # USD per million tokens ({input, output, cache_read}); overrides the built-in price list
     prices: dict[str, float] | None = None

@@ -37,7 +37,7 @@ def build_llm(cfg: LLMConfig) -> LLM | None:
         from .anthropic import AnthropicLLM
 
         key = secrets.resolve(cfg.api_key_env or "ANTHROPIC_API_KEY", cfg.secret_block, what="anthropic")
-        return AnthropicLLM(cfg.model, api_key=key, base_url=cfg.base_url)
+        return AnthropicLLM(cfg.model, api_key=key, base_url=cfg.base_url, timeout_s=cfg.timeout_s)
     if p in ("openai", "openai-json"):
         from .openai_compat import OpenAICompatLLM
 
@@ -45,7 +45,8 @@ def build_llm(cfg: LLMConfig) -> LLM | None:
                               required=cfg.base_url is None)
         if not cfg.model:
             raise ConfigError("llm.model: required for the openai provider")
-        return OpenAICompatLLM(cfg.model, base_url=cfg.base_url, api_key=key, tools=p == "openai")
+        return OpenAICompatLLM(cfg.model, base_url=cfg.base_url, api_key=key, tools=p == "openai",
+                               timeout_s=cfg.timeout_s)
     if p == "scripted":
         factory = _scripted_factories.get(cfg.model)
         if factory is None:
