@@ -482,8 +482,9 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
               f"{result.total_steps} steps · {result.duration_s:.0f}s")
     if result.analyst == "statistical":  # said once, here, with the reason
         note = store.get_run(result.run_id).analyst_note or "no LLM was configured"
+        recs = "" if result.recommendations else " Recommendations need an LLM and were not generated."
         out.print(f"[yellow]The statistical analyst ran ({note.removeprefix('analyst: ')}; set "
-                  "ANTHROPIC_API_KEY or OPENAI_BASE_URL to use an LLM analyst).[/]", soft_wrap=True)
+                  f"ANTHROPIC_API_KEY or OPENAI_BASE_URL to use an LLM analyst).{recs}[/]", soft_wrap=True)
     elif result.recommendation_note and not result.recommendations:
         out.print(f"[yellow]{result.recommendation_note}[/]", soft_wrap=True)
     for e in result.errors:

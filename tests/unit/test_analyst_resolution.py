@@ -16,7 +16,8 @@ from assay.store import open_store
 
 
 def _project(**llm) -> Project:
-    return Project(id="resolve-p", pack="ecommerce", warehouse=WarehouseConfig(kind="duckdb"), llm=LLMConfig(**llm))
+    return Project(id="resolve-p", pack="ecommerce", warehouse=WarehouseConfig(kind="duckdb", settings={"path": "/nowhere/w.duckdb"}),
+                   llm=LLMConfig(**llm))
 
 
 def test_default_is_auto_and_a_key_picks_claude(monkeypatch):
