@@ -29,7 +29,7 @@ def guard():
 
 @pytest.fixture
 def tenant_guard():
-    return SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7))
+    return SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]))
 
 
 def corpus(name: str) -> list[dict]:
@@ -41,7 +41,7 @@ def corpus(name: str) -> list[dict]:
 def test_corpus_refused_in_every_dialect(case, dialect):
     # an attack written for one engine must not pass the guard of another
     g = SQLGuard(dialect, tables=tables(), default_schema="main",
-                 tenant=TenantFilter(column="tenant_id", value=7) if case.get("tenant") else None)
+                 tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]) if case.get("tenant") else None)
     v = g.check(case["sql"])
     assert not v.allowed, case["sql"]
     assert v.reason  # a refusal always says why
@@ -50,7 +50,7 @@ def test_corpus_refused_in_every_dialect(case, dialect):
 @pytest.mark.parametrize("case", corpus("allow.json"), ids=lambda c: c["sql"][:60])
 def test_corpus_allowed(case):
     g = SQLGuard(case.get("dialect", "duckdb"), tables=tables(), default_schema="main",
-                 tenant=TenantFilter(column="tenant_id", value=7) if case.get("tenant") else None)
+                 tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]) if case.get("tenant") else None)
     v = g.check(case["sql"])
     assert v.allowed, f"{case['sql']} -> {v.reason}"
 
@@ -120,7 +120,7 @@ def test_tenant_injection_rewrites_every_scope():
     assert v.allowed
     assert "o.tenant_id = 7" in v.sql and "c.tenant_id = 7" in v.sql
     # the rewritten statement passes the strict guard
-    strict = SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7))
+    strict = SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]))
     assert strict.check(v.sql).allowed
 
 
