@@ -52,8 +52,8 @@ _DUCKDB = """
 median quantile quantile_cont quantile_disc approx_quantile reservoir_quantile approx_count_distinct
 arg_max arg_min argmax argmin max_by min_by histogram list first last fsum sumkahan kahan_sum favg
 kurtosis kurtosis_pop skewness entropy product count_star count_if countif geomean geometric_mean mad
-group_concat listagg list_agg bitstring_agg
-datediff date_diff datesub date_sub dateadd date_add datepart datetrunc strftime strptime epoch epoch_ms
+group_concat listagg bitstring_agg
+datediff date_diff datesub date_sub date_add datepart datetrunc strftime strptime epoch epoch_ms
 epoch_us epoch_ns make_timestamptz last_day dayname monthname yearweek isodow isoyear dayofmonth
 dayofweek dayofyear weekday weekofyear week year month day hour minute second millisecond microsecond
 quarter era century decade millennium time_bucket today get_current_timestamp get_current_time
@@ -75,7 +75,7 @@ json_extract json_extract_string json_extract_path json_extract_path_text json_v
 json_valid json_type json_keys json_array_length json_structure json_contains json json_object
 json_array json_group_array json_group_object json_group_structure json_merge_patch to_json
 json_serialize_sql
-if ifnull nvl typeof hash md5_number sha1 sha256 isfinite even signbit factorial bit_count xor
+if typeof hash md5_number sha1 sha256 isfinite even signbit factorial bit_count xor
 generate_series range unnest greatest_common_divisor least_common_multiple
 """
 _POSTGRES = """
@@ -118,10 +118,21 @@ def _words(*blocks: str) -> frozenset[str]:
 
 
 _CORE = _words(_AGG, _WINDOW, _MATH, _STRING, _DATE, _COND, _JSON, _ARRAY)
+# SQL keywords sqlglot renders as calls (no engine function of that name is looked up)
+KEYWORD_CALLS = frozenset({"cast", "try_cast", "coalesce", "exists", "extract", "nullif", "greatest", "least",
+                           "trim", "position", "substring", "overlay", "current_date", "current_time",
+                           "current_timestamp", "localtime", "localtimestamp"})
+# names of the common lists that an engine does not have (kept off so that nothing else answers to them)
+_ABSENT = {
+    "duckdb": _words("btrim every initcap make_interval regexp_count regexp_instr regexp_like regexp_substr "
+                     "to_char to_date width_bucket"),
+    "postgres": _words("any_value isinf isnan log2"),
+    "snowflake": frozenset(),
+}
 ALLOWED: dict[str, frozenset[str]] = {
-    "duckdb": _CORE | _words(_DUCKDB),
-    "postgres": _CORE | _words(_POSTGRES),
-    "snowflake": _CORE | _words(_SNOWFLAKE),
+    "duckdb": (_CORE | _words(_DUCKDB)) - _ABSENT["duckdb"],
+    "postgres": (_CORE | _words(_POSTGRES)) - _ABSENT["postgres"],
+    "snowflake": (_CORE | _words(_SNOWFLAKE)) - _ABSENT["snowflake"],
 }
 # Functions that may stand in FROM as a relation (they read no table and produce bounded rows).
 TABLE_FUNCTIONS = frozenset({"unnest", "generate_series", "range"})
@@ -138,6 +149,7 @@ _HINT = ("use aggregates (count, sum, avg, min, max, percentile_cont, ...), wind
 # operators (AND, =, ||, ...) that sqlglot types as Func; checked by name when they render as a call
 _OPERATORS = (exp.Binary, exp.Connector, exp.Unary, exp.Predicate)
 _CALL = re.compile(r"^\s*([A-Za-z_][\w$]*)\s*\(")
+_QUOTED_CALL = re.compile(r'^\s*"((?:[^"]|"")*)"\s*\(')
 
 
 class FunctionRefused(Exception):
@@ -147,11 +159,19 @@ class FunctionRefused(Exception):
 def engine_name(node: exp.Func, dialect: str) -> tuple[str | None, bool]:
     """(lowercase name the engine calls, quoted) or (None, False) when the node renders as syntax."""
     if isinstance(node, exp.Anonymous):
-        ident = node.this
-        if isinstance(ident, exp.Identifier):
-            raw, quoted = ident.this, bool(ident.quoted)
+        # judged on the rendering, which is what is sent (sqlglot may change a quoted name's case)
+        try:
+            text = node.sql(dialect=dialect)
+        except Exception:
+            return str(node.name).lower(), False
+        m = _QUOTED_CALL.match(text)
+        if m:
+            raw, quoted = m.group(1).replace('""', '"'), True
         else:
-            raw, quoted = str(ident), False
+            m = _CALL.match(text)
+            if not m:
+                return str(node.name).lower() + " (unrecognised)", False
+            raw, quoted = m.group(1), False
         if quoted and dialect != "duckdb":
             # a quoted name is taken verbatim: it resolves to the built-in only in the folded case
             folded = raw.upper() if dialect == "snowflake" else raw.lower()

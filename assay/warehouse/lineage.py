@@ -121,6 +121,12 @@ class _Tracer:
             return any(t for _, t in outs)
         raise LineageError(f"column {alias}.{name} not found in its source")
 
+    def _row_taint(self, alias: str, scope: Scope) -> bool:
+        for s in _chain(scope):
+            if alias in s.selected_sources or alias in s.sources:
+                return self._whole_row(s, alias)
+        return True
+
     def _whole_row(self, scope: Scope, alias: str) -> bool:
         src = scope.sources.get(alias)
         if isinstance(src, exp.Table):
@@ -158,6 +164,9 @@ class _Tracer:
             if isinstance(n, exp.Star) or (isinstance(n, exp.Column) and isinstance(n.this, exp.Star)):
                 if self._any_pii(scope):
                     raise LineageError("a * could not be expanded")
+                continue
+            if isinstance(n, exp.TableColumn):  # a whole-row reference (SELECT c / to_json(c) FROM t c)
+                tainted |= self._row_taint(n.name, scope)
                 continue
             if isinstance(n, exp.Column):
                 tainted |= self._column_taint(n, scope)

@@ -16,8 +16,9 @@ DATA = Path(__file__).parent.parent / "data" / "guard"
 def tables():
     cols = lambda *names: [ColumnInfo(name=n, type="INTEGER") for n in names]  # noqa: E731
     return [
-        TableInfo(schema="main", name="orders", columns=cols("id", "tenant_id", "customer_id", "amount")),
-        TableInfo(schema="main", name="customers", columns=cols("id", "tenant_id", "country")),
+        TableInfo(schema="main", name="orders", columns=cols("id", "tenant_id", "customer_id", "amount", "created_at",
+                                                             "status", "payload")),
+        TableInfo(schema="main", name="customers", columns=cols("id", "tenant_id", "country", "signup_date")),
         TableInfo(schema="main", name="products", columns=cols("id", "price")),
     ]
 
