@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.schema import MappingSchema
 
 
 class LineageError(Exception):
@@ -41,12 +42,14 @@ def compute(root: exp.Expression, dialect: str, schema: dict, pii: dict[str, set
             pii_names: set[str]) -> Lineage:
     """``root``: a statement whose real tables carry their resolved schema (``db``) and no catalog.
 
-    ``schema``: {schema: {table: {column: type}}} of every real table, or {} without a catalog.
+    ``schema``: {schema: {table: {column: type}}} of every real table, or {} without a catalog, with
+    the catalog's exact names (not normalised: the tables in ``root`` are quoted the same way).
     ``pii``: lowercase ``schema.table`` -> lowercase PII column names. ``pii_names``: PII column
     names that apply to any table not in ``pii`` (the catalog-less mode).
     """
+    mapping = MappingSchema(schema, dialect=dialect, normalize=False) if schema else None
     try:
-        q = qualify(root.copy(), schema=schema or None, dialect=dialect, validate_qualify_columns=bool(schema),
+        q = qualify(root.copy(), schema=mapping, dialect=dialect, validate_qualify_columns=bool(schema),
                     quote_identifiers=False, identify=False, expand_stars=True)
         scopes = traverse_scope(q)
     except Exception as exc:
@@ -100,6 +103,13 @@ class _Tracer:
                 if col.name in s.selected_sources or col.name in s.sources:
                     return self._whole_row(s, col.name)
             s = s.parent
+        if not col.table and len(scope.selected_sources) == 1:
+            # left unqualified (no catalog): the engine binds it to the scope's only relation
+            (alias,) = scope.selected_sources
+            try:
+                return self._from_source(scope, alias, name)
+            except LineageError:
+                pass
         if not col.table:
             # unresolved: tainted if anything visible carries PII
             return any(self._any_pii(sc) for sc in _chain(scope))

@@ -1,0 +1,124 @@
+"""PII by lineage: which output columns derive from a PII column (the executor masks them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.models import ColumnInfo, TableInfo
+from assay.warehouse.guard import SQLGuard
+
+DIALECTS = ["duckdb", "postgres", "snowflake"]
+
+
+def tables(dialect="duckdb"):
+    up = str.upper if dialect == "snowflake" else str  # Snowflake's catalog names are upper case
+    cols = lambda *names: [ColumnInfo(name=up(n), type="TEXT") for n in names]  # noqa: E731
+    return [
+        TableInfo(schema=up("main"), name=up("customers"),
+                  columns=cols("id", "country", "email", "full_name", "segment")),
+        TableInfo(schema=up("main"), name=up("orders"), columns=cols("id", "customer_id", "amount")),
+    ]
+
+
+def guard(dialect="duckdb", **kw):
+    # segment is declared PII by the project; email / full_name are recognised by name
+    return SQLGuard(dialect, tables=tables(dialect), default_schema="main", pii_columns=["segment"], **kw)
+
+
+CASES = [
+    ("SELECT email AS contact, country FROM customers", [0]),
+    ("SELECT id, lower(email) FROM customers", [1]),
+    ("SELECT country, string_agg(email, ',') FROM customers GROUP BY country", [1]),
+    ("SELECT min(email), max(full_name), count(*) FROM customers", [0, 1]),
+    ("SELECT CASE WHEN id > '1' THEN email ELSE 'x' END FROM customers", [0]),
+    ("SELECT concat(country, full_name) FROM customers", [0]),
+    ("SELECT segment FROM customers", [0]),
+    ("SELECT count(email), count(DISTINCT email), count(*) FROM customers", []),
+    ("SELECT country FROM customers WHERE email LIKE 'a%'", []),
+    ("SELECT * FROM customers", [2, 3, 4]),
+    ("SELECT c.*, o.amount FROM customers c JOIN orders o ON o.customer_id = c.id", [2, 3, 4]),
+    ("WITH x AS (SELECT email AS e, country FROM customers) SELECT country, e FROM x", [1]),
+    ("WITH x AS (SELECT email FROM customers) SELECT upper(email) FROM (SELECT email FROM x) s", [0]),
+    ("SELECT id FROM orders UNION ALL SELECT email FROM customers", [0]),
+    ("SELECT email FROM customers UNION SELECT country FROM customers", [0]),
+    ("SELECT (SELECT max(email) FROM customers) AS m, 1 AS one", [0]),
+    ("SELECT o.id, (SELECT c.full_name FROM customers c WHERE c.id = o.customer_id) FROM orders o", [1]),
+    ("SELECT o.amount, c.email FROM orders o JOIN customers c ON c.id = o.customer_id", [1]),
+    ("SELECT s.a FROM (SELECT email AS a FROM customers) AS s", [0]),
+    ("SELECT id, first_value(email) OVER (PARTITION BY country ORDER BY id) FROM customers", [1]),
+    ("SELECT id, count(*) OVER (PARTITION BY email) FROM customers", []),
+    ("SELECT EXISTS (SELECT 1 FROM customers WHERE email = 'a@b.c')", []),
+    ("SELECT amount FROM orders", []),
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("sql,masked", CASES)
+def test_outputs_derived_from_pii_are_masked(dialect, sql, masked):
+    v = guard(dialect).check(sql)
+    assert v.allowed, v.reason
+    assert v.masked_outputs == masked
+
+
+@pytest.mark.parametrize("sql,masked", [
+    ("SELECT to_json(c) FROM customers c", [0]),
+    ("SELECT c FROM customers c", [0]),
+    ("SELECT list(email) FROM customers", [0]),
+    ("SELECT * EXCLUDE (email) FROM customers", [2, 3]),
+    ("SELECT email AS e, lower(e) AS l, country FROM customers", [0, 1]),
+    ("SELECT array_agg(full_name ORDER BY id) FROM customers", [0]),
+    ("SELECT x.n FROM (SELECT full_name FROM customers) AS x(n)", [0]),
+])
+def test_duckdb_forms(sql, masked):
+    v = guard("duckdb").check(sql)
+    assert v.allowed, v.reason
+    assert v.masked_outputs == masked
+
+
+def test_postgres_json_builders_carry_taint():
+    g = guard("postgres")
+    assert g.check("SELECT to_json(c) FROM customers c").masked_outputs == [0]
+    assert g.check("SELECT json_build_object('e', email) FROM customers").masked_outputs == [0]
+    assert g.check("SELECT json_agg(full_name) FROM customers").masked_outputs == [0]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_touches_pii(dialect):
+    g = guard(dialect)
+    assert g.check("SELECT country FROM customers WHERE email LIKE 'a%'").touches_pii
+    assert g.check("SELECT count(DISTINCT email) FROM customers").touches_pii
+    assert g.check("SELECT email FROM customers").touches_pii
+    assert not g.check("SELECT country FROM customers").touches_pii
+    assert not g.check("SELECT amount FROM orders").touches_pii
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM customers PIVOT (count(*) FOR email IN ('a@b.c'))",
+    "PIVOT customers ON email USING count(*)",
+    "SELECT * FROM customers UNPIVOT (v FOR k IN (email, full_name))",
+])
+def test_pivot_on_pii_relations_is_refused(sql):
+    assert not guard("duckdb").check(sql).allowed
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT customers FROM customers",  # whole-row reference without an alias
+    "SELECT (SELECT 1) AS x, c.* FROM customers AS c, customers",  # ambiguous, cannot be traced
+])
+def test_untraceable_statements_over_pii_are_refused(sql):
+    v = guard("duckdb").check(sql)
+    assert not v.allowed or v.masked_outputs, v
+
+
+def test_catalog_less_mode_uses_declared_names_and_refuses_stars():
+    g = SQLGuard("postgres", pii_columns=["email"])
+    v = g.check("SELECT lower(email), id FROM people")
+    assert v.allowed and v.masked_outputs == [0]
+    assert not g.check("SELECT * FROM people").allowed
+    assert SQLGuard("postgres").check("SELECT * FROM people").allowed  # no PII declared
+
+
+def test_declared_qualified_pii_column_applies_to_its_table_only():
+    g = SQLGuard("duckdb", tables=tables(), default_schema="main", pii_columns=["orders.amount"])
+    assert g.check("SELECT amount FROM orders").masked_outputs == [0]
+    assert g.check("SELECT country FROM customers").masked_outputs == []
