@@ -13,8 +13,10 @@ aggregate that does not carry taint. A set operation's output is tainted when
 any branch's is. Filtering by a PII column (``WHERE email LIKE 'a%'``) does
 not taint an output (the statement still ``touches_pii``).
 
-When lineage cannot be computed (qualification fails, a star cannot be
-expanded), ``LineageError`` is raised: the guard refuses the statement when a
+A column the catalog cannot resolve (misspelt, ambiguous) is treated as
+tainted when anything its scope reads carries PII: the engine binds it or
+fails, and either way its value is masked. When lineage cannot be computed
+(qualification fails, a star cannot be expanded), ``LineageError`` is raised: the guard refuses the statement when a
 relation it reads has PII columns.
 """
 
@@ -49,7 +51,7 @@ def compute(root: exp.Expression, dialect: str, schema: dict, pii: dict[str, set
     """
     mapping = MappingSchema(schema, dialect=dialect, normalize=False) if schema else None
     try:
-        q = qualify(root.copy(), schema=mapping, dialect=dialect, validate_qualify_columns=bool(schema),
+        q = qualify(root.copy(), schema=mapping, dialect=dialect, validate_qualify_columns=False,
                     quote_identifiers=False, identify=False, expand_stars=True)
         scopes = traverse_scope(q)
     except Exception as exc:
@@ -111,8 +113,11 @@ class _Tracer:
             except LineageError:
                 pass
         if not col.table:
-            # unresolved: tainted if anything visible carries PII
-            return any(self._any_pii(sc) for sc in _chain(scope))
+            # unresolved (a column the catalog does not know, an ambiguous name): the engine will
+            # bind it or fail; tainted if anything visible carries PII (masked rather than refused)
+            hit = any(self._any_pii(sc) for sc in _chain(scope))
+            self.touches |= hit
+            return hit
         raise LineageError(f"column {col.sql(dialect=self.dialect)} could not be resolved")
 
     def _from_source(self, scope: Scope, alias: str, name: str) -> bool:

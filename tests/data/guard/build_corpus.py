@@ -257,7 +257,7 @@ duck_more = [
     "SELECT created_at::DATE - INTERVAL 30 DAY FROM orders",
     "SELECT last_day(created_at), make_date(2026, 1, 1) FROM orders",
     "SELECT if(amount > 10, 'big', 'small') FROM orders",
-    "SELECT list_transform([1, 2, 3], x -> x * 2)",
+    "SELECT list_transform([1, 2, 3], lambda x: x * 2)",
     "SELECT struct_pack(a := 1, b := 'x')",
     "SELECT {'a': 1, 'b': 2} AS s",
     "SELECT count_if(amount > 10), bool_or(amount < 0) FROM orders",
