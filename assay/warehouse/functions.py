@@ -74,7 +74,6 @@ map_extract map_keys map_values element_at cardinality
 json_extract json_extract_string json_extract_path json_extract_path_text json_value json_exists
 json_valid json_type json_keys json_array_length json_structure json_contains json json_object
 json_array json_group_array json_group_object json_group_structure json_merge_patch to_json
-json_serialize_sql
 if typeof hash md5_number sha1 sha256 isfinite even signbit factorial bit_count xor
 generate_series range unnest greatest_common_divisor least_common_multiple
 """

@@ -88,6 +88,8 @@ SYSTEM_SCHEMAS = {
     "information_schema", "pg_catalog", "pg_toast", "sys", "system", "temp", "main.pg_catalog",
     "account_usage", "snowflake", "pg_temp", "snowflake_sample_data",
 }
+# casts to these run catalog lookups or parsers with external references (XML entities)
+_REFUSED_TYPES = {exp.DataType.Type.USERDEFINED, exp.DataType.Type.XML}
 _SYSTEM_PREFIXES = ("pg_", "duckdb_", "sqlite_", "pragma_")
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 
@@ -103,6 +105,9 @@ class GuardVerdict:
     masked_outputs: list[int] = field(default_factory=list)
     # the statement reads a PII column anywhere (then error text from the engine is scrubbed)
     touches_pii: bool = False
+    # number of output columns the lineage traced (None: not traced, no PII relation read); an
+    # executor that sees another width in the result should mask every column
+    output_count: int | None = None
 
     def as_dict(self) -> dict:
         return {"allowed": self.allowed, "reason": self.reason}
@@ -217,9 +222,9 @@ class SQLGuard:
         out = root
         if self.tenant is not None:
             out = self._check_tenant(root, scopes, real, infos)
-        masked, touches = self._lineage(root, real, infos)
+        masked, touches, width = self._lineage(root, real, infos)
         return GuardVerdict(True, "", out.sql(dialect=self.dialect), referenced,
-                            masked_outputs=masked, touches_pii=touches)
+                            masked_outputs=masked, touches_pii=touches, output_count=width)
 
     # ------------------------------------------------------------------ nodes and functions
 
@@ -228,7 +233,7 @@ class SQLGuard:
             if isinstance(node, _FORBIDDEN_NODES):
                 raise GuardRefusal(f"{type(node).__name__.upper()} is not allowed in a read-only query")
             if isinstance(node, exp.ObjectIdentifier) or (
-                isinstance(node, exp.DataType) and node.this == exp.DataType.Type.USERDEFINED
+                isinstance(node, exp.DataType) and node.this in _REFUSED_TYPES
             ):
                 raise GuardRefusal(
                     f"cast to {node.sql(dialect=self.dialect)} is not allowed (catalog and user-defined types); "
@@ -459,7 +464,7 @@ class SQLGuard:
     # ------------------------------------------------------------------ PII lineage
 
     def _lineage(self, root: exp.Expression, real: list[exp.Table],
-                 infos: dict[int, TableInfo | None]) -> tuple[list[int], bool]:
+                 infos: dict[int, TableInfo | None]) -> tuple[list[int], bool, int | None]:
         with_pii = []
         for t in real:
             info = infos.get(id(t))
@@ -468,7 +473,7 @@ class SQLGuard:
             elif info is None and (self._pii_bare or self._pii_qualified):
                 with_pii.append(t.sql(dialect=self.dialect))  # catalog-less: any table may hold them
         if not with_pii:
-            return [], False
+            return [], False, None
         if any(isinstance(n, exp.Pivot) for n in root.walk()):
             raise GuardRefusal(
                 f"PIVOT/UNPIVOT is not allowed on tables with PII columns ({', '.join(sorted(set(with_pii)))}); "
@@ -498,4 +503,4 @@ class SQLGuard:
                 f"outputs derive from them could not be traced ({exc}); select explicit columns "
                 "(no *, no whole-row references) from plainly joined tables"
             ) from None
-        return lin.masked_outputs, lin.touches_pii
+        return lin.masked_outputs, lin.touches_pii, lin.output_count

@@ -38,6 +38,7 @@ class LineageError(Exception):
 class Lineage:
     masked_outputs: list[int]
     touches_pii: bool
+    output_count: int
 
 
 def compute(root: exp.Expression, dialect: str, schema: dict, pii: dict[str, set[str]],
@@ -208,7 +209,7 @@ class _Tracer:
         root = scopes[-1]
         outs = self.outputs[id(root)]
         masked = [i for i, (_, t) in enumerate(outs) if t]
-        return Lineage(masked_outputs=masked, touches_pii=self.touches or bool(masked))
+        return Lineage(masked_outputs=masked, touches_pii=self.touches or bool(masked), output_count=len(outs))
 
     def _scope_outputs(self, s: Scope) -> list[tuple[str, bool]]:
         e = s.expression
@@ -226,6 +227,14 @@ class _Tracer:
             for p in e.expressions:
                 out.append((p.alias_or_name, self._expr_taint(p, s)))
             return out
+        if isinstance(e, exp.Lateral):  # LATERAL (SELECT ...): the inner SELECT's outputs (traced before)
+            inner = e.this
+            while isinstance(inner, exp.Subquery):
+                inner = inner.this
+            sub = self.by_expr.get(id(inner))
+            if sub is not None:
+                return self.outputs[id(sub)]
+            return [("*", self._expr_taint(e.this, s))]
         if isinstance(e, exp.Values) or isinstance(e, exp.Unnest) or isinstance(e, exp.Table):
             # VALUES rows are literals; UNNEST / table functions carry their argument's taint
             taint = self._expr_taint(e, s) if not isinstance(e, exp.Values) else False

@@ -145,7 +145,8 @@ def test_only_series_and_unnest_may_stand_in_from(dialect, fn):
     assert not guard(dialect).check(f"SELECT * FROM {fn} AS t").allowed
 
 
-@pytest.mark.parametrize("cast", ["'pg_shadow'::regclass", "'f'::regproc", "1::regrole", "x::my_type"])
+@pytest.mark.parametrize("cast", ["'pg_shadow'::regclass", "'f'::regproc", "1::regrole", "x::my_type",
+                                  "'<!DOCTYPE a SYSTEM \"file:///etc/passwd\">'::xml"])
 def test_casts_to_catalog_or_user_types_are_refused(cast):
     assert not guard("postgres").check(f"SELECT {cast} FROM orders AS x").allowed
 

@@ -122,3 +122,27 @@ def test_declared_qualified_pii_column_applies_to_its_table_only():
     g = SQLGuard("duckdb", tables=tables(), default_schema="main", pii_columns=["orders.amount"])
     assert g.check("SELECT amount FROM orders").masked_outputs == [0]
     assert g.check("SELECT country FROM customers").masked_outputs == []
+
+
+@pytest.mark.parametrize("dialect,sql,masked", [
+    ("postgres", "SELECT x.e, c.id FROM customers c, LATERAL (SELECT c.email AS e) x", [0]),
+    ("postgres", "SELECT x.e FROM customers c CROSS JOIN LATERAL (SELECT upper(c.full_name) AS e) x", [0]),
+    ("postgres", "SELECT u.x FROM customers, unnest(ARRAY[email]) AS u(x)", [0]),
+    ("postgres", "SELECT (c).email FROM customers c", [0]),
+    ("duckdb", "SELECT u.x FROM customers, unnest([email]) AS u(x)", [0]),
+    ("duckdb", "SELECT * REPLACE (lower(email) AS email) FROM customers", [2, 3, 4]),
+    ("duckdb", "SELECT {'e': email} AS s FROM customers", [0]),
+    ("duckdb", "SELECT id IN (SELECT email FROM customers) FROM orders", [0]),
+    ("duckdb", "SELECT * FROM customers JOIN orders USING (id)", [2, 3, 4]),
+])
+def test_lateral_unnest_and_star_forms(dialect, sql, masked):
+    v = guard(dialect).check(sql)
+    assert v.allowed, v.reason
+    assert v.masked_outputs == masked
+
+
+def test_output_count_is_the_traced_width():
+    g = guard("duckdb")
+    assert g.check("SELECT * FROM customers").output_count == 5
+    assert g.check("SELECT c.*, o.amount FROM customers c JOIN orders o ON o.customer_id = c.id").output_count == 6
+    assert g.check("SELECT amount FROM orders").output_count is None  # no PII relation: not traced
