@@ -62,8 +62,8 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ..errors import GuardRefusal
 from ..models import TableInfo, TenantFilter
 from ..pii import looks_like_pii
-from .functions import FunctionRefused, check_call
-from .lineage import LineageError, compute
+from .functions import ALLOWED, FunctionRefused, check_call
+from .lineage import LineageError, _chain, compute
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to Command" is our refusal to make
 
@@ -91,6 +91,9 @@ SYSTEM_SCHEMAS = {
 # casts to these run catalog lookups or parsers with external references (XML entities)
 _REFUSED_TYPES = {exp.DataType.Type.USERDEFINED, exp.DataType.Type.XML}
 _SYSTEM_PREFIXES = ("pg_", "duckdb_", "sqlite_", "pragma_")
+# functions PostgreSQL can call in field notation on a whole row (t.to_json), refused without a catalog
+_PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "json_populate_record", "record_out",
+                                           "pg_column_size", "pg_typeof", "quote_literal", "quote_nullable"}
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 
 
@@ -217,6 +220,8 @@ class SQLGuard:
             raise GuardRefusal("could not resolve the query's scopes; simplify it")
         real = self._real_tables(root, scopes)
         infos = {id(t): self._check_table(t) for t in real}
+        if self.dialect == "postgres":
+            self._check_field_notation(root, scopes, infos)
         referenced = sorted({(i.fqn if i else self._fallback_name(t)) for t, i in
                              ((t, infos[id(t)]) for t in real)})
         out = root
@@ -320,6 +325,57 @@ class SQLGuard:
         if info is None:
             raise GuardRefusal(f"unknown table {shown}: not in the project's catalog")
         return info
+
+    # ------------------------------------------------------------------ PostgreSQL field notation
+
+    def _check_field_notation(self, root: exp.Expression, scopes: list[Scope],
+                              infos: dict[int, TableInfo | None]) -> None:
+        """PostgreSQL reads ``t.f`` / ``(t).f`` as ``f(t)`` when ``f`` is no column of ``t``: a function
+        call (``c.to_json`` serialises the whole row) that no function check sees. Only real columns pass."""
+        for node in root.find_all(exp.Dot):
+            if isinstance(node.this, exp.Paren):
+                raise GuardRefusal(
+                    f"field selection {node.sql(dialect=self.dialect)[:80]} is not allowed (PostgreSQL may read it "
+                    "as a function call); select the column as alias.column"
+                )
+        for scope in scopes:
+            for col in scope.columns:
+                if not col.table:
+                    continue
+                src = None
+                for sc in _chain(scope):
+                    if col.table in sc.sources:
+                        src = sc.sources[col.table]
+                        break
+                name = col.name.lower()
+                if isinstance(src, exp.Table) and isinstance(src.this, exp.Identifier):
+                    info = infos.get(id(src))
+                    if info is not None:
+                        ok = name in {c.name.lower() for c in info.columns}
+                    else:
+                        ok = name not in _PG_ROW_FUNCTIONS
+                    where = info.fqn if info is not None else src.name
+                elif isinstance(src, Scope) and isinstance(src.expression, (exp.Select, exp.SetOperation)):
+                    e = src.expression
+                    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+                           for p in e.selects):
+                        ok = name not in _PG_ROW_FUNCTIONS
+                    else:
+                        ta = src.expression.parent.args.get("alias") if src.expression.parent else None
+                        names = [c.name for c in ta.columns] if isinstance(ta, exp.TableAlias) and ta.columns \
+                            else e.named_selects
+                        ok = name in {n.lower() for n in names}
+                    where = col.table
+                else:
+                    continue
+                if not ok:
+                    known = not (isinstance(src, exp.Table) and infos.get(id(src)) is None)
+                    raise GuardRefusal(
+                        f"{col.sql(dialect=self.dialect)} is not a column of {where} (PostgreSQL would call "
+                        f"{col.name}({col.table}) on the whole row); check the column name" if known else
+                        f"{col.sql(dialect=self.dialect)} may be a function call on the whole row (PostgreSQL field "
+                        "notation) and the guard has no catalog to tell; use a project's guard (--project)"
+                    )
 
     # ------------------------------------------------------------------ tenant filter
 

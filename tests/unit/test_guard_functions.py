@@ -161,3 +161,27 @@ def test_duckdb_allow_list_is_pure_and_exists():
     assert missing == []
     impure = sorted(n for n in ALLOWED["duckdb"] if effects.get(n) and n != "random")
     assert impure == []
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT o.to_json FROM orders o",  # PostgreSQL: to_json(o), the whole row
+    "SELECT orders.row_to_json FROM orders",
+    "SELECT main.orders.to_jsonb FROM main.orders",
+    "SELECT (o).to_json FROM orders o",
+    "SELECT (o.*).name FROM orders o",
+    "SELECT s.to_json FROM (SELECT name FROM orders) s",
+    "WITH s AS (SELECT name FROM orders) SELECT s.row_to_json FROM s",
+    "SELECT o.id FROM orders o WHERE o.to_json::text LIKE '%x%'",
+])
+@pytest.mark.parametrize("catalog", [True, False])
+def test_postgres_field_notation_calls_are_refused(sql, catalog):
+    g = guard("postgres") if catalog else SQLGuard("postgres", default_schema="main")
+    v = g.check(sql)
+    assert not v.allowed, v.sql
+
+
+def test_postgres_real_columns_in_field_notation_pass():
+    g = guard("postgres")
+    assert g.check("SELECT o.name, o.amount FROM orders o").allowed
+    assert g.check("SELECT s.n FROM (SELECT name AS n FROM orders) s").allowed
+    assert g.check("SELECT s.x FROM (SELECT name FROM orders) s(x)").allowed

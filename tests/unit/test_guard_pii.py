@@ -128,7 +128,6 @@ def test_declared_qualified_pii_column_applies_to_its_table_only():
     ("postgres", "SELECT x.e, c.id FROM customers c, LATERAL (SELECT c.email AS e) x", [0]),
     ("postgres", "SELECT x.e FROM customers c CROSS JOIN LATERAL (SELECT upper(c.full_name) AS e) x", [0]),
     ("postgres", "SELECT u.x FROM customers, unnest(ARRAY[email]) AS u(x)", [0]),
-    ("postgres", "SELECT (c).email FROM customers c", [0]),
     ("duckdb", "SELECT u.x FROM customers, unnest([email]) AS u(x)", [0]),
     ("duckdb", "SELECT * REPLACE (lower(email) AS email) FROM customers", [2, 3, 4]),
     ("duckdb", "SELECT {'e': email} AS s FROM customers", [0]),
