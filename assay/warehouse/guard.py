@@ -252,9 +252,16 @@ class SQLGuard:
                     check_call(node, self.dialect, in_from=in_from)
                 except FunctionRefused as r:
                     raise GuardRefusal(str(r)) from None
+            if isinstance(node, getattr(exp, "Operator", ())):
+                raise GuardRefusal("OPERATOR(schema.op) is not allowed; write the operator itself (a + b)")
             if isinstance(node, exp.Table):
                 if not isinstance(node.this, (exp.Identifier, exp.Func)):
                     raise GuardRefusal("file readers, URLs and table expressions are not allowed in FROM")
+                if isinstance(node.this, exp.Func) and (node.args.get("db") or node.args.get("catalog")):
+                    raise GuardRefusal(
+                        f"qualified table function {node.sql(dialect=self.dialect)[:80]} is not allowed; "
+                        "call it by its plain name"
+                    )
                 ta = node.args.get("alias")
                 if isinstance(node.this, exp.Identifier) and isinstance(ta, exp.TableAlias) and ta.columns:
                     raise GuardRefusal(

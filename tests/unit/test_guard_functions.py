@@ -185,3 +185,13 @@ def test_postgres_real_columns_in_field_notation_pass():
     assert g.check("SELECT o.name, o.amount FROM orders o").allowed
     assert g.check("SELECT s.n FROM (SELECT name AS n FROM orders) s").allowed
     assert g.check("SELECT s.x FROM (SELECT name FROM orders) s(x)").allowed
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM pg_catalog.generate_series(1, 3) g",
+    "SELECT * FROM public.generate_series(1, 3) g",
+    "SELECT 1 OPERATOR(pg_catalog.+) 2",
+    "SELECT 1 OPERATOR(public.+) 2",
+])
+def test_qualified_table_functions_and_operators_are_refused(sql):
+    assert not guard("postgres").check(sql).allowed
