@@ -551,8 +551,9 @@ class SQLGuard:
                 continue
             info = infos.get(id(orig))
             if info is not None:
-                node.set("db", exp.to_identifier(info.schema_name, quoted=True))
-                node.set("this", exp.to_identifier(info.name, quoted=True))
+                # unquoted: the guard resolves names case-insensitively, and so does the schema below
+                node.set("db", exp.to_identifier(info.schema_name, quoted=False))
+                node.set("this", exp.to_identifier(info.name, quoted=False))
                 schema.setdefault(info.schema_name, {})[info.name] = {c.name: "TEXT" for c in info.columns}
             node.set("catalog", None)
         pii = {}

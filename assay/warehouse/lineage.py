@@ -45,12 +45,12 @@ def compute(root: exp.Expression, dialect: str, schema: dict, pii: dict[str, set
             pii_names: set[str]) -> Lineage:
     """``root``: a statement whose real tables carry their resolved schema (``db``) and no catalog.
 
-    ``schema``: {schema: {table: {column: type}}} of every real table, or {} without a catalog, with
-    the catalog's exact names (not normalised: the tables in ``root`` are quoted the same way).
+    ``schema``: {schema: {table: {column: type}}} of every real table, or {} without a catalog
+    (normalised as the dialect folds unquoted names, like the tables in ``root``).
     ``pii``: lowercase ``schema.table`` -> lowercase PII column names. ``pii_names``: PII column
     names that apply to any table not in ``pii`` (the catalog-less mode).
     """
-    mapping = MappingSchema(schema, dialect=dialect, normalize=False) if schema else None
+    mapping = MappingSchema(schema, dialect=dialect, normalize=True) if schema else None
     try:
         q = qualify(root.copy(), schema=mapping, dialect=dialect, validate_qualify_columns=False,
                     quote_identifiers=False, identify=False, expand_stars=True)
