@@ -58,7 +58,7 @@ def test_corpus_allowed(case):
 
 def test_corpus_sizes():
     assert len(corpus("refuse.json")) >= 300
-    assert len(corpus("allow.json")) >= 100
+    assert len(corpus("allow.json")) >= 150
 
 
 def test_stacked_statement_reason(guard):
