@@ -6,7 +6,7 @@ substrings, and every check refuses what it does not recognise.
 What the guard guarantees (for the statement it returns, which is sqlglot's rendering
 of the parsed tree, so what is checked is exactly what runs):
 
-- one statement; a read-only query (SELECT / WITH / set operation); no DDL, DML, COPY,
+- one statement of at most 100,000 characters; a read-only query (SELECT / WITH / set operation); no DDL, DML, COPY,
   PRAGMA, ATTACH, SET, CALL, transaction control or unparsed command anywhere in the tree.
 - functions: only those on the dialect's ALLOW-list of pure functions
   (``functions.py``), by the name the engine will execute (quotes and case as the engine
@@ -34,6 +34,8 @@ of the parsed tree, so what is checked is exactly what runs):
   ``masked_outputs``, and ``touches_pii`` says whether a PII column is read anywhere. PIVOT
   over PII relations is refused; when lineage cannot be computed and a relation read has PII
   columns, the statement is refused.
+
+Any failure inside the guard itself (a sqlglot error, a recursion limit) is a refusal.
 
 What it does NOT guarantee:
 
@@ -82,6 +84,8 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
     )
     if isinstance(t, type)
 )
+
+MAX_STATEMENT_CHARS = 100_000
 
 # Schemas no query may read even if the project allows "everything".
 SYSTEM_SCHEMAS = {
@@ -173,6 +177,9 @@ class SQLGuard:
             return self._check(sql)
         except GuardRefusal as r:
             return GuardVerdict(False, r.reason)
+        except Exception as exc:  # fail closed: a check that breaks refuses
+            return GuardVerdict(False, f"the guard could not analyse this statement ({type(exc).__name__}); "
+                                       "simplify it")
 
     def enforce(self, sql: str) -> str:
         """Return the statement to run, or raise GuardRefusal."""
@@ -190,6 +197,8 @@ class SQLGuard:
     def _parse(self, sql: str) -> exp.Expression:
         if not isinstance(sql, str) or not sql.strip():
             raise GuardRefusal("empty statement")
+        if len(sql) > MAX_STATEMENT_CHARS:
+            raise GuardRefusal(f"statement longer than {MAX_STATEMENT_CHARS:,} characters; split the question")
         try:
             statements = [s for s in sqlglot.parse(sql, read=self.dialect) if s is not None]
         except (ParseError, TokenError) as exc:

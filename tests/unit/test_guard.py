@@ -156,3 +156,18 @@ def test_corpus_allowed_when_columns_are_pii():
         if not v.allowed:
             refused.append((case["sql"], v.reason))
     assert refused == []
+
+
+def test_internal_failures_refuse(guard, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("sqlglot broke")
+
+    monkeypatch.setattr("assay.warehouse.guard.check_call", boom)
+    v = guard.check("SELECT count(id) FROM orders")
+    assert not v.allowed and v.reason
+
+
+def test_deeply_nested_statement_is_refused_not_crashed(guard):
+    sql = "SELECT " + "(" * 3000 + "1" + ")" * 3000
+    assert not guard.check(sql).allowed
+    assert not guard.check("SELECT 1 + " + "1 + " * 40_000 + "1").allowed  # too long
