@@ -524,7 +524,12 @@ class SQLGuard:
                 continue
             if self.inject_tenant:
                 pred = exp.EQ(this=exp.column(self.tenant.column, table=alias), expression=self._tenant_literal())
-                select.where(pred, append=True, copy=False)
+                join = table.parent if isinstance(table.parent, exp.Join) else None
+                if join is not None and (join.side or "").upper() == "LEFT" and join.args.get("on") is not None:
+                    # the joined side of a LEFT JOIN: in its ON, so the left rows are kept as the query meant
+                    join.set("on", exp.and_(join.args["on"], pred, copy=False))
+                else:
+                    select.where(pred, append=True, copy=False)
                 continue
             raise GuardRefusal(
                 f"table {table.sql(dialect=self.dialect)} must be filtered by "

@@ -114,3 +114,12 @@ def test_injection_rewrites_unfiltered_relations_and_result_passes_strict_mode()
     assert v.allowed
     assert guard("duckdb").check(v.sql).allowed
     assert v.sql.count("tenant_id = 7") == 3
+
+
+def test_injection_keeps_left_join_semantics():
+    v = guard("postgres", inject=True).check(
+        "SELECT o.id, c.country FROM orders o LEFT JOIN customers c ON c.id = o.customer_id")
+    assert v.allowed
+    assert "c.tenant_id = 7" in v.sql.split("WHERE")[0]  # in the ON, not the WHERE
+    assert "o.tenant_id = 7" in v.sql.split("WHERE")[1]
+    assert guard("postgres").check(v.sql).allowed
