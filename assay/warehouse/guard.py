@@ -41,6 +41,9 @@ What it does NOT guarantee:
 
 - resource use: a cross join or a huge aggregate is allowed; the statement timeout, memory
   limit and row cap of the adapter (and the engine) bound it.
+- PII inside a JSON/struct column is caught only when the whole column is declared PII; a
+  column that appears after the schema was cached is not in the catalog (``output_count``
+  lets the executor notice a wider result and mask everything).
 - inference: filters and counts over PII (``WHERE email LIKE 'a%'``, ``count(DISTINCT
   email)``) are allowed; only values are masked. Error text is scrubbed by the executor
   when ``touches_pii`` is set, not here.
