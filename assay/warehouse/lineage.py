@@ -29,6 +29,8 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
+from ..pii import looks_like_pii
+
 
 class LineageError(Exception):
     pass
@@ -59,11 +61,15 @@ def compute(root: exp.Expression, dialect: str, schema: dict, pii: dict[str, set
         raise LineageError(f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}") from None
     if not scopes:
         raise LineageError("no scope")
-    return _Tracer(dialect, pii, pii_names, bool(schema)).run(scopes)
+    known = {f"{db.lower()}.{t.lower()}": {c.lower() for c in cols} for db, ts in schema.items()
+             for t, cols in ts.items()}
+    return _Tracer(dialect, pii, pii_names, bool(schema), known).run(scopes)
 
 
 class _Tracer:
-    def __init__(self, dialect: str, pii: dict[str, set[str]], pii_names: set[str], has_schema: bool):
+    def __init__(self, dialect: str, pii: dict[str, set[str]], pii_names: set[str], has_schema: bool,
+                 known: dict[str, set[str]] | None = None):
+        self.known = known or {}
         self.dialect = dialect
         self.pii = pii
         self.pii_names = {p.lower() for p in pii_names}
@@ -124,7 +130,12 @@ class _Tracer:
     def _from_source(self, scope: Scope, alias: str, name: str) -> bool:
         src = scope.sources.get(alias)
         if isinstance(src, exp.Table):
-            hit = name in self._table_pii(src)
+            key = f"{(src.db or '').lower()}.{src.name.lower()}"
+            if key in self.known and name not in self.known[key]:
+                # a column the cached catalog does not know (added since): judged by its name
+                hit = name in self.pii_names or looks_like_pii(name)
+            else:
+                hit = name in self._table_pii(src)
             self.touches |= hit
             return hit
         outs = self._source_outputs(scope, alias)

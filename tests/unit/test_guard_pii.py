@@ -145,3 +145,11 @@ def test_output_count_is_the_traced_width():
     assert g.check("SELECT * FROM customers").output_count == 5
     assert g.check("SELECT c.*, o.amount FROM customers c JOIN orders o ON o.customer_id = c.id").output_count == 6
     assert g.check("SELECT amount FROM orders").output_count is None  # no PII relation: not traced
+
+
+def test_columns_the_cached_catalog_does_not_know_are_judged_by_name():
+    g = guard("duckdb")
+    assert g.check("SELECT backup_email, id FROM customers").masked_outputs == [0]
+    v = g.check("SELECT c.phone_number FROM customers c")  # qualified: sqlglot knows it is unknown
+    assert not v.allowed and "phone_number" in v.reason
+    assert g.check("SELECT nickname FROM customers").masked_outputs == []
