@@ -120,6 +120,37 @@ refuse += [
     {"sql": "SELECT * FROM orders WHERE id = 1;--", "kind": "ok-trailing"},
 ]
 refuse = [r for r in refuse if r["kind"] != "ok-trailing"]
+# issue 18's classes: quoted/qualified names, functions that run SQL text or write, shadowing,
+# blow-ups, tenant renames and pivots (each refused in every dialect)
+calls = ["pg_read_file('/etc/passwd', 0, 200)", "ts_stat('select * from orders')",
+         "ts_rewrite('a'::tsquery, 'select 1')", "query_to_xml_and_xmlschema('select 1', true, true, '')",
+         "table_to_xml('orders', true, true, '')", "lo_creat(-1)", "lo_from_bytea(0, 'x')",
+         "pg_logical_emit_message(true, 'p', 'x')", "pg_try_advisory_lock(1)", "pg_stat_reset()",
+         "set_config('statement_timeout', '0', false)", "pg_terminate_backend(1)", "current_setting('x')"]
+for c in calls:
+    name, rest = c.split("(", 1)
+    for form in (c, f'"{name}"({rest}', f"pg_catalog.{c}", f'pg_catalog."{name}"({rest}', c.upper()):
+        refuse.append({"sql": f"SELECT {form}", "kind": "function"})
+    refuse.append({"sql": f"SELECT id FROM orders WHERE id IN (SELECT 1 FROM (SELECT {c}) x)", "kind": "function"})
+for q in ["SELECT repeat('x', 100000000)", "SELECT space(100000000)", "SELECT lpad('a', 100000000, 'b')",
+          "SELECT rpad('a', 2147483647)", "SELECT repeat(country, 1000000) FROM customers",
+          "SELECT * FROM generate_series(1, 1000000000000) g", "SELECT count(*) FROM range(10000000000) r",
+          "SELECT 'abc'.upper()", "SELECT main.lower('x')", "SELECT * FROM pg_catalog.generate_series(1, 3) g"]:
+    refuse.append({"sql": q, "kind": "function"})
+for q in ["SELECT * FROM pg_shadow, (WITH pg_shadow AS (SELECT 1) SELECT 1) x",
+          "SELECT * FROM (WITH secrets AS (SELECT 1 AS a) SELECT * FROM secrets) x, secrets",
+          "WITH a AS (SELECT * FROM pg_authid), pg_authid AS (SELECT 1 AS x) SELECT * FROM a",
+          "SELECT (WITH information_schema AS (SELECT 1) SELECT 1), * FROM information_schema.tables"]:
+    refuse.append({"sql": q, "kind": "shadow"})
+for q in ["SELECT * FROM orders AS o(id, amount, customer_id, tenant_id) WHERE o.tenant_id = 7",
+          "SELECT * FROM orders o(a, tenant_id) WHERE tenant_id = 7",
+          "SELECT * FROM orders PIVOT (sum(amount) FOR customer_id IN (1, 2)) WHERE tenant_id = 7",
+          "SELECT 7 AS tenant_id, id FROM orders WHERE tenant_id = 7",
+          "SELECT * FROM (SELECT id, 7 AS tenant_id FROM orders) s WHERE s.tenant_id = 7",
+          "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE tenant_id = 7 AND c.tenant_id = 7",
+          "SELECT * FROM orders o WHERE EXISTS (SELECT 1 FROM customers c WHERE o.tenant_id = 7 AND c.tenant_id = 7)",
+          "SELECT * FROM unknown_orders WHERE tenant_id = 7"]:
+    refuse.append({"sql": q, "kind": "tenant", "tenant": True})
 
 allow = []
 base = [
