@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import duckdb
 import pytest
 
 from assay.models import ColumnInfo, TableInfo
@@ -153,3 +156,39 @@ def test_columns_the_cached_catalog_does_not_know_are_judged_by_name():
     v = g.check("SELECT c.phone_number FROM customers c")  # qualified: sqlglot knows it is unknown
     assert not v.allowed and "phone_number" in v.reason
     assert g.check("SELECT nickname FROM customers").masked_outputs == []
+
+
+# Executed on a real DuckDB seeded with PII values: every result column that carries a seeded value
+# (raw or transformed) must be among masked_outputs, and the traced width must be the result's.
+ENGINE_QUERIES = [q for q, _ in CASES] + [
+    "SELECT o.*, c.* FROM orders o JOIN customers c ON o.customer_id = c.id",
+    "SELECT * FROM customers JOIN orders USING (id)", "SELECT * FROM orders JOIN customers USING (id)",
+    "SELECT * FROM customers NATURAL JOIN orders", "SELECT t.* FROM (SELECT * FROM customers) t",
+    "SELECT * FROM (SELECT email, id FROM customers) s(a, b)", "SELECT to_json(c) FROM customers c",
+    "SELECT reverse(email), replace(full_name, 'e', 'E') FROM customers",
+    "SELECT * EXCLUDE (id) FROM customers", "SELECT * REPLACE (upper(email) AS email) FROM customers",
+    "SELECT c FROM customers c", "SELECT list(email) FROM customers", "SELECT {'e': email} FROM customers",
+    "SELECT email AS e, lower(e) FROM customers", "SELECT unnest([email, full_name]) FROM customers",
+    "SELECT count(email), email FROM customers GROUP BY email",
+]
+
+
+def test_masked_outputs_cover_every_seeded_value_on_duckdb():
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA IF NOT EXISTS main")
+    con.execute("CREATE TABLE customers (id TEXT, country TEXT, email TEXT, full_name TEXT, segment TEXT)")
+    con.execute("CREATE TABLE orders (id TEXT, customer_id TEXT, amount TEXT)")
+    con.execute("INSERT INTO customers VALUES ('1', 'DE', 'seed@pii.test', 'Seedy Name', 'vipseed')")
+    con.execute("INSERT INTO orders VALUES ('1', '1', '5')")
+    g = guard("duckdb")
+    leaks = []
+    for q in ENGINE_QUERIES:
+        v = g.check(q)
+        assert v.allowed, (q, v.reason)
+        cur = con.execute(v.sql)
+        rows, width = cur.fetchall(), len(cur.description)
+        seeded = {i for r in rows for i, val in enumerate(r)
+                  if any(s in json.dumps(val, default=str).lower() for s in ("seed", "ydees", "tset.iip"))}
+        if seeded - set(v.masked_outputs) or (v.output_count is not None and v.output_count != width):
+            leaks.append((q, sorted(seeded), v.masked_outputs, width, v.output_count))
+    assert leaks == []
