@@ -148,6 +148,7 @@ class SQLGuard:
         self.dialect = dialect
         self.database = (database or "").lower() or None
         self.schemas = {s.lower() for s in (schemas or [])}
+        self._search_path = [s.lower() for s in (schemas or [])]  # PostgreSQL: the adapter's search_path
         self.default_schema = (default_schema or "").lower() or None
         self.tenant = tenant
         self.inject_tenant = inject_tenant
@@ -312,9 +313,15 @@ class SQLGuard:
         if db:
             return self._by_fqn.get(f"{db}.{name}")
         cands = self._by_name.get(name, [])
-        if self.default_schema:
+        # a bare name means what the engine's search order finds first: the configured schemas in
+        # order (PostgreSQL's search_path), else the default schema
+        order = self._search_path if self.dialect == "postgres" and self._search_path else \
+            [self.default_schema] if self.default_schema else []
+        if self.dialect == "postgres" and not self._search_path and len(cands) > 1:
+            return None  # "$user" may come before public: which one the engine reads is unknown
+        for schema in order:
             for c in cands:
-                if c.schema_name.lower() == self.default_schema:
+                if c.schema_name.lower() == schema:
                     return c
         return cands[0] if len(cands) == 1 else None
 
@@ -342,6 +349,10 @@ class SQLGuard:
             return None
         info = self.resolve(t)
         if info is None:
+            cands = self._by_name.get(t.name.lower(), []) if not t.db else []
+            if len(cands) > 1:
+                raise GuardRefusal(f"table name {shown} is ambiguous ({', '.join(sorted(c.fqn for c in cands))}); "
+                                   "qualify it with its schema")
             raise GuardRefusal(f"unknown table {shown}: not in the project's catalog")
         return info
 

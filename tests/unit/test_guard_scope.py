@@ -69,3 +69,18 @@ def test_catalog_less_mode_refuses_file_like_names(dialect, name):
 
 def test_unknown_table_in_catalog_mode():
     assert "not in the project's catalog" in guard("duckdb").check("SELECT * FROM users_backup").reason
+
+
+def test_bare_names_resolve_in_the_engines_search_order():
+    cols = [ColumnInfo(name=n, type="INTEGER") for n in ("id", "tenant_id")]
+    tabs = [TableInfo(schema="sales", name="orders", columns=cols),
+            TableInfo(schema="archive", name="orders", columns=cols[:1])]
+    # PostgreSQL searches the configured schemas in order (the adapter's search_path)
+    g = SQLGuard("postgres", tables=tabs, schemas=["archive", "sales"], default_schema="archive")
+    assert g.check("SELECT * FROM orders").tables == ["archive.orders"]
+    g = SQLGuard("postgres", tables=tabs, schemas=["sales", "archive"], default_schema="sales")
+    assert g.check("SELECT * FROM orders").tables == ["sales.orders"]
+    # without configured schemas "$user" may precede public: an ambiguous bare name is refused
+    v = SQLGuard("postgres", tables=tabs, default_schema="public").check("SELECT * FROM orders")
+    assert not v.allowed and "ambiguous" in v.reason
+    assert SQLGuard("postgres", tables=tabs, default_schema="public").check("SELECT * FROM sales.orders").allowed
