@@ -90,6 +90,11 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
 
 MAX_STATEMENT_CHARS = 100_000
 
+# #3 (DuckDB) and $1 (Snowflake) read a column by position, invisibly to column checks; ? and $1 elsewhere
+# are parameters the executor never binds
+_POSITIONAL = tuple(t for t in (getattr(exp, n, None) for n in ("PositionalColumn", "Parameter", "Placeholder"))
+                    if isinstance(t, type))
+
 # Schemas no query may read even if the project allows "everything".
 SYSTEM_SCHEMAS = {
     "information_schema", "pg_catalog", "pg_toast", "sys", "system", "temp", "main.pg_catalog",
@@ -265,6 +270,11 @@ class SQLGuard:
                     check_call(node, self.dialect, in_from=in_from)
                 except FunctionRefused as r:
                     raise GuardRefusal(str(r)) from None
+            if isinstance(node, _POSITIONAL):
+                raise GuardRefusal(
+                    f"positional references and parameters ({node.sql(dialect=self.dialect)[:20]}) are not allowed; "
+                    "name the column (and write values as literals)"
+                )
             if isinstance(node, getattr(exp, "Operator", ())):
                 raise GuardRefusal("OPERATOR(schema.op) is not allowed; write the operator itself (a + b)")
             if isinstance(node, exp.Table):

@@ -192,3 +192,15 @@ def test_masked_outputs_cover_every_seeded_value_on_duckdb():
         if seeded - set(v.masked_outputs) or (v.output_count is not None and v.output_count != width):
             leaks.append((q, sorted(seeded), v.masked_outputs, width, v.output_count))
     assert leaks == []
+
+
+@pytest.mark.parametrize("dialect,sql", [
+    ("duckdb", "SELECT #3 FROM customers"),
+    ("duckdb", "SELECT id FROM customers ORDER BY #3"),
+    ("snowflake", "SELECT $3 FROM customers"),
+    ("postgres", "SELECT $1"),
+    ("duckdb", "SELECT ? FROM customers"),
+])
+def test_positional_column_references_are_refused(dialect, sql):
+    v = guard(dialect).check(sql)
+    assert not v.allowed and "positional" in v.reason
