@@ -224,10 +224,16 @@ class _Tracer:
 
     def _scope_outputs(self, s: Scope) -> list[tuple[str, bool]]:
         e = s.expression
+        if isinstance(e, (exp.Subquery, exp.Paren)):  # (SELECT ...) as the statement or a branch
+            inner = _unwrap(e)
+            sub = self.by_expr.get(id(inner))
+            if sub is not None and sub is not s and id(sub) in self.outputs:
+                return self.outputs[id(sub)]
+            e = inner
         if isinstance(e, exp.SetOperation):
             cols: list[list[tuple[str, bool]]] = []
             for b in (e.this, e.expression):
-                bs = self.by_expr.get(id(b))
+                bs = self.by_expr.get(id(b)) or self.by_expr.get(id(_unwrap(b)))
                 if bs is None:
                     raise LineageError("a set-operation branch was not traced")
                 cols.append(self.outputs[id(bs)])
@@ -264,6 +270,12 @@ class _Tracer:
                     return
             except LineageError:
                 continue
+
+
+def _unwrap(e: exp.Expression) -> exp.Expression:
+    while isinstance(e, (exp.Subquery, exp.Paren)):
+        e = e.this
+    return e
 
 
 def _chain(scope: Scope):

@@ -52,6 +52,10 @@ CASES = [
     ("SELECT id, count(*) OVER (PARTITION BY email) FROM customers", []),
     ("SELECT EXISTS (SELECT 1 FROM customers WHERE email = 'a@b.c')", []),
     ("SELECT amount FROM orders", []),
+    ("(SELECT id, email FROM customers)", [1]),
+    ("(SELECT 1) UNION (SELECT email FROM customers)", [0]),
+    ("SELECT id FROM customers UNION ALL (SELECT email FROM customers ORDER BY 1 LIMIT 2)", [0]),
+    ("(SELECT id FROM customers) UNION ALL (SELECT country FROM customers) UNION (SELECT full_name FROM customers)", [0]),
 ]
 
 
