@@ -17,7 +17,8 @@ A column the catalog cannot resolve (misspelt, ambiguous) is treated as
 tainted when anything its scope reads carries PII: the engine binds it or
 fails, and either way its value is masked. When lineage cannot be computed
 (qualification fails, a star cannot be expanded), ``LineageError`` is raised: the guard refuses the statement when a
-relation it reads has PII columns.
+relation it reads has PII columns. A recursive CTE is traced to a fixpoint (its
+self-reference read as the CTE traced so far, passes repeated until no taint changes).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class _Tracer:
         self.by_expr: dict[int, Scope] = {}
         self.outputs: dict[int, list[tuple[str, bool]]] = {}  # id(scope) -> [(name, tainted)]
         self.touches = False
+        self.done: set[int] = set()
+        self.provisional = False
 
     # -------------------------------------------------------------- relations
 
@@ -91,7 +94,19 @@ class _Tracer:
         node, src = scope.selected_sources.get(alias, (None, None))
         if not isinstance(src, Scope):
             return None
-        outs = self.outputs.get(id(src))
+        outs = self.outputs.get(id(src)) if id(src) in self.done else None
+        if outs is None:
+            # a recursive CTE's reference to itself (sqlglot gives it a scope of the base branch):
+            # read as the whole CTE traced so far (first pass: its base branch), and pass again
+            e = src.expression
+            union = e if isinstance(e, exp.SetOperation) else e.parent
+            while isinstance(union, (exp.Subquery, exp.Paren)):
+                union = union.parent
+            rec = self.by_expr.get(id(union)) if isinstance(union, exp.SetOperation) else None
+            if rec is not None and id(rec) not in self.done:
+                self.provisional = True
+                base = self.by_expr.get(id(_unwrap(union.this)))
+                outs = self.outputs.get(id(rec)) or (self.outputs.get(id(base)) if base is not None else None)
         if outs is None:
             raise LineageError(f"scope of {alias} not traced")
         ta = node.args.get("alias") if isinstance(node, exp.Expression) else None
@@ -214,9 +229,21 @@ class _Tracer:
     def run(self, scopes: list[Scope]) -> Lineage:
         for s in scopes:
             self.by_expr[id(s.expression)] = s
-        for s in scopes:  # children come before their parents
-            self.outputs[id(s)] = self._scope_outputs(s)
-            self._touch_rest(s)
+        # children come before their parents; a recursive CTE reads itself before it is traced, so
+        # it is read as its previous pass (first: its base branch) and the pass repeats until no
+        # taint changes (taints only grow: at most one more pass per output column)
+        for _ in range(64):
+            self.done: set[int] = set()
+            self.provisional = False
+            before = dict(self.outputs)
+            for s in scopes:
+                self.outputs[id(s)] = self._scope_outputs(s)
+                self.done.add(id(s))
+                self._touch_rest(s)
+            if not self.provisional or self.outputs == before:
+                break
+        else:
+            raise LineageError("a recursive CTE's lineage did not settle")
         root = scopes[-1]
         outs = self.outputs[id(root)]
         masked = [i for i, (_, t) in enumerate(outs) if t]

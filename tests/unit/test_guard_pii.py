@@ -174,6 +174,11 @@ ENGINE_QUERIES = [q for q, _ in CASES] + [
     "SELECT c FROM customers c", "SELECT list(email) FROM customers", "SELECT {'e': email} FROM customers",
     "SELECT email AS e, lower(e) FROM customers", "SELECT unnest([email, full_name]) FROM customers",
     "SELECT count(email), email FROM customers GROUP BY email",
+    "WITH RECURSIVE r(n, e) AS (SELECT 1, email FROM customers UNION ALL SELECT n + 1, e FROM r WHERE n < 3) "
+    "SELECT n, e FROM r",
+    # taint rotates through the columns: only a fixpoint finds that all three end up carrying the email
+    "WITH RECURSIVE r(a, b, c, n) AS (SELECT email, '1', '2', 1 FROM customers UNION ALL SELECT c, a, b, n + 1 "
+    "FROM r WHERE n < 3) SELECT a, b, c FROM r",
 ]
 
 
@@ -208,3 +213,14 @@ def test_masked_outputs_cover_every_seeded_value_on_duckdb():
 def test_positional_column_references_are_refused(dialect, sql):
     v = guard(dialect).check(sql)
     assert not v.allowed and "positional" in v.reason
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_recursive_ctes_are_traced_to_a_fixpoint(dialect):
+    g = guard(dialect)
+    q = ("WITH RECURSIVE r(a, b, c) AS (SELECT email, 1, 2 FROM customers UNION ALL SELECT c, a, b FROM r "
+         "WHERE b < 3) SELECT a, b, c FROM r")
+    assert g.check(q).masked_outputs == [0, 1, 2]
+    q = ("WITH RECURSIVE d(day) AS (SELECT 1 UNION ALL SELECT day + 1 FROM d WHERE day < 5) "
+         "SELECT d.day, count(c.id), max(c.email) FROM d LEFT JOIN customers c ON true GROUP BY 1")
+    assert g.check(q).masked_outputs == [2]
