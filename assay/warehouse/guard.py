@@ -4,7 +4,8 @@ Enforcement is on the parsed tree (sqlglot, in the warehouse's dialect), never o
 substrings, and every check refuses what it does not recognise.
 
 What the guard guarantees (for the statement it returns, which is sqlglot's rendering
-of the parsed tree, so what is checked is exactly what runs):
+of the checked tree, without comments, and refused unless it parses back to the same
+text, so what is checked is exactly what runs):
 
 - one statement of at most 100,000 characters; a read-only query (SELECT / WITH / set operation); no DDL, DML, COPY,
   PRAGMA, ATTACH, SET, CALL, transaction control or unparsed command anywhere in the tree.
@@ -246,8 +247,19 @@ class SQLGuard:
         if self.tenant is not None:
             out = self._check_tenant(root, scopes, real, infos)
         masked, touches, width = self._lineage(root, real, infos)
-        return GuardVerdict(True, "", out.sql(dialect=self.dialect), referenced,
+        return GuardVerdict(True, "", self._render(out), referenced,
                             masked_outputs=masked, touches_pii=touches, output_count=width)
+
+    def _render(self, tree: exp.Expression) -> str:
+        """The text to send: the checked tree, without comments, and only if it parses back to itself."""
+        text = tree.sql(dialect=self.dialect, comments=False)
+        try:
+            again = [s for s in sqlglot.parse(text, read=self.dialect) if s is not None]
+        except Exception:
+            again = []
+        if len(again) != 1 or again[0].sql(dialect=self.dialect, comments=False) != text:
+            raise GuardRefusal("the statement does not survive a round trip through the SQL parser; simplify it")
+        return text
 
     # ------------------------------------------------------------------ nodes and functions
 

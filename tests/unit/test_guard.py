@@ -171,3 +171,11 @@ def test_deeply_nested_statement_is_refused_not_crashed(guard):
     sql = "SELECT " + "(" * 3000 + "1" + ")" * 3000
     assert not guard.check(sql).allowed
     assert not guard.check("SELECT 1 + " + "1 + " * 40_000 + "1").allowed  # too long
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "snowflake"])
+def test_statement_sent_has_no_comments_and_round_trips(dialect):
+    g = SQLGuard(dialect, tables=tables(), default_schema="main")
+    v = g.check("SELECT id /* c */ FROM orders -- */ , pg_sleep(10) /*")
+    assert v.allowed and "/*" not in v.sql and "--" not in v.sql and "sleep" not in v.sql.lower()
+    assert g.check(v.sql).sql == v.sql  # what is sent passes the guard again, unchanged
