@@ -30,7 +30,7 @@ import re
 from sqlglot import exp
 
 MAX_PAD = 10_000  # characters one repeat/space/lpad/rpad may produce
-MAX_SERIES = 1_000_000  # values one generate_series/range may produce
+MAX_SERIES = 100_000  # values the generate_series/range of one statement may produce (their product)
 
 _AGG = """count sum avg min max stddev stddev_samp stddev_pop variance var_samp var_pop corr covar_pop
 covar_samp regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy regr_sxx regr_syy regr_sxy
@@ -72,7 +72,7 @@ list_count list_first list_last list_any_value list_median list_mode list_string
 list_bool_or array_to_string list_zip flatten list_grade_up struct_extract struct_pack row
 map_extract map_keys map_values element_at cardinality
 json_extract json_extract_string json_extract_path json_extract_path_text json_value json_exists
-json_valid json_type json_keys json_array_length json_structure json_contains json json_object
+json_valid json_type json_keys json_array_length json_structure json_contains json json_object json_each
 json_array json_group_array json_group_object json_group_structure json_merge_patch to_json
 if typeof hash md5_number sha1 sha256 isfinite even signbit factorial bit_count xor
 generate_series range unnest greatest_common_divisor least_common_multiple
@@ -134,7 +134,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "snowflake": (_CORE | _words(_SNOWFLAKE)) - _ABSENT["snowflake"],
 }
 # Functions that may stand in FROM as a relation (they read no table and produce bounded rows).
-TABLE_FUNCTIONS = frozenset({"unnest", "generate_series", "range"})
+# JSON set-returning readers expand a value of a row they are joined to (LATERAL): as many rows as
+# the value has elements, and no table of their own.
+TABLE_FUNCTIONS = frozenset({
+    "unnest", "generate_series", "range", "json_each", "jsonb_each", "json_each_text", "jsonb_each_text",
+    "json_array_elements", "jsonb_array_elements", "json_array_elements_text", "jsonb_array_elements_text",
+    "json_object_keys", "jsonb_object_keys", "regexp_split_to_table",
+})
 # Typed nodes that render as syntax rather than as a call: pure by construction.
 SYNTAX_OK = frozenset({
     "Case", "If", "CurrentDate", "CurrentTimestamp", "CurrentTime", "CurrentTimestampLTZ", "Localtime",
@@ -209,7 +215,8 @@ def check_call(node: exp.Func, dialect: str, *, in_from: bool = False) -> None:
         )
     if in_from and name not in TABLE_FUNCTIONS:
         raise FunctionRefused(
-            f"table function {name}() is not allowed in FROM (only unnest and bounded generate_series/range)"
+            f"table function {name}() is not allowed in FROM (only unnest, JSON element readers and bounded "
+            "generate_series/range)"
         )
     _check_bounds(node, name, dialect)
 
@@ -329,3 +336,17 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
                 f"{name}() needs literal bounds (numbers, or dates with a literal interval step) "
                 f"producing at most {MAX_SERIES:,} values"
             )
+
+
+def check_series_budget(root: exp.Expression, dialect: str) -> None:
+    """Series multiply when joined (a, b = a x b rows): their product in one statement is bounded."""
+    total = 1.0
+    for node in root.find_all(exp.Func):
+        name, _ = engine_name(node, dialect)
+        if name in ("generate_series", "range"):
+            total *= _series_size(call_args(node), name) or float("inf")
+    if total > MAX_SERIES:
+        raise FunctionRefused(
+            f"the generate_series/range of one statement may produce at most {MAX_SERIES:,} values together "
+            "(joined series multiply); use fewer or shorter series"
+        )

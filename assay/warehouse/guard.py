@@ -13,8 +13,9 @@ text, so what is checked is exactly what runs):
   (``functions.py``), by the name the engine will execute (quotes and case as the engine
   resolves them); qualified or method-style calls (``pg_catalog.f()``, ``x.f()``) refused;
   string and series generators only with literal bounds (<= 10,000 characters,
-  <= 1,000,000 values); no table function in FROM except ``unnest`` and bounded
-  ``generate_series``/``range``; no cast to catalog types (``::regclass``) or user types.
+  <= 100,000 values for all series of a statement together); no table function in FROM
+  except ``unnest``, JSON element readers (``jsonb_each``, ``json_object_keys``, ...) and
+  bounded ``generate_series``/``range``; no cast to catalog types (``::regclass``) or user types.
 - tables: names are resolved by SCOPE as the engine does (a CTE shadows a name only where
   it is visible); every other table reference is a real table and must be in the catalog
   (when the guard has one), in the project's schemas and database, and not a system
@@ -68,7 +69,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ..errors import GuardRefusal
 from ..models import TableInfo, TenantFilter
 from ..pii import looks_like_pii
-from .functions import ALLOWED, FunctionRefused, check_call
+from .functions import ALLOWED, FunctionRefused, check_call, check_series_budget
 from .lineage import LineageError, _chain, compute
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to Command" is our refusal to make
@@ -231,6 +232,10 @@ class SQLGuard:
             kind = type(inner).__name__.upper()
             raise GuardRefusal(f"only SELECT, WITH and set operations are allowed, not {kind}")
         self._check_nodes(root)
+        try:
+            check_series_budget(root, self.dialect)
+        except FunctionRefused as r:
+            raise GuardRefusal(str(r)) from None
         try:
             scopes = traverse_scope(root)
         except Exception as exc:

@@ -144,6 +144,9 @@ class _Tracer:
 
     def _from_source(self, scope: Scope, alias: str, name: str) -> bool:
         src = scope.sources.get(alias)
+        if isinstance(src, exp.Table) and isinstance(src.this, exp.Func):
+            # a table function (jsonb_each(c.profile), a series): its rows carry its arguments' taint
+            return self._expr_taint(src.this, scope)
         if isinstance(src, exp.Table):
             key = f"{(src.db or '').lower()}.{src.name.lower()}"
             if key in self.known and name not in self.known[key]:
@@ -171,6 +174,8 @@ class _Tracer:
 
     def _whole_row(self, scope: Scope, alias: str) -> bool:
         src = scope.sources.get(alias)
+        if isinstance(src, exp.Table) and isinstance(src.this, exp.Func):
+            return self._expr_taint(src.this, scope)
         if isinstance(src, exp.Table):
             hit = bool(self._table_pii(src))
             self.touches |= hit

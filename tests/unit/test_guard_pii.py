@@ -224,3 +224,13 @@ def test_recursive_ctes_are_traced_to_a_fixpoint(dialect):
     q = ("WITH RECURSIVE d(day) AS (SELECT 1 UNION ALL SELECT day + 1 FROM d WHERE day < 5) "
          "SELECT d.day, count(c.id), max(c.email) FROM d LEFT JOIN customers c ON true GROUP BY 1")
     assert g.check(q).masked_outputs == [2]
+
+
+def test_table_functions_carry_their_arguments_taint():
+    g = guard("postgres")
+    assert g.check("SELECT e.key, e.value, c.id FROM customers c, jsonb_each(c.email::jsonb) AS e").masked_outputs \
+        == [0, 1]
+    assert g.check("SELECT x FROM customers c, jsonb_array_elements_text(c.full_name::jsonb) AS x").masked_outputs \
+        == [0]
+    assert g.check("SELECT k FROM customers c, jsonb_object_keys(c.country::jsonb) AS k").masked_outputs == []
+    assert g.check("SELECT json_object_agg(email, id) FROM customers").masked_outputs == [0]
