@@ -243,6 +243,13 @@ class SQLGuard:
         if not scopes:
             raise GuardRefusal("could not resolve the query's scopes; simplify it")
         real = self._real_tables(root, scopes)
+        for t in real:
+            ta = t.args.get("alias")
+            if isinstance(ta, exp.TableAlias) and ta.columns:
+                raise GuardRefusal(
+                    f"column-alias lists on tables ({t.sql(dialect=self.dialect)}) are not allowed (they rename "
+                    "the columns the checks bind to); rename columns in the SELECT list instead (col AS name)"
+                )
         infos = {id(t): self._check_table(t) for t in real}
         if self.dialect == "postgres":
             self._check_field_notation(root, scopes, infos)
@@ -301,12 +308,6 @@ class SQLGuard:
                     raise GuardRefusal(
                         f"qualified table function {node.sql(dialect=self.dialect)[:80]} is not allowed; "
                         "call it by its plain name"
-                    )
-                ta = node.args.get("alias")
-                if isinstance(node.this, exp.Identifier) and isinstance(ta, exp.TableAlias) and ta.columns:
-                    raise GuardRefusal(
-                        f"column-alias lists on tables ({node.sql(dialect=self.dialect)}) are not allowed; "
-                        "rename columns in the SELECT list instead (col AS name)"
                     )
             if isinstance(node, exp.Pivot) and self.tenant is not None:
                 raise GuardRefusal(

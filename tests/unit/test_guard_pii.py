@@ -174,6 +174,7 @@ ENGINE_QUERIES = [q for q, _ in CASES] + [
     "SELECT c FROM customers c", "SELECT list(email) FROM customers", "SELECT {'e': email} FROM customers",
     "SELECT email AS e, lower(e) FROM customers", "SELECT unnest([email, full_name]) FROM customers",
     "SELECT count(email), email FROM customers GROUP BY email",
+    "WITH x AS (SELECT id, email FROM customers) SELECT y.b, y.a FROM x AS y(a, b)",
     "WITH RECURSIVE r(n, e) AS (SELECT 1, email FROM customers UNION ALL SELECT n + 1, e FROM r WHERE n < 3) "
     "SELECT n, e FROM r",
     # taint rotates through the columns: only a fixpoint finds that all three end up carrying the email
@@ -234,3 +235,10 @@ def test_table_functions_carry_their_arguments_taint():
         == [0]
     assert g.check("SELECT k FROM customers c, jsonb_object_keys(c.country::jsonb) AS k").masked_outputs == []
     assert g.check("SELECT json_object_agg(email, id) FROM customers").masked_outputs == [0]
+
+
+def test_alias_lists_on_ctes_are_traced():
+    g = guard("duckdb")
+    v = g.check("WITH x AS (SELECT id, email FROM customers) SELECT y.b, y.a FROM x AS y(a, b)")
+    assert v.allowed and v.masked_outputs == [0]
+    assert not g.check("SELECT c.x FROM customers AS c(id, country, x)").allowed  # a real table: refused
