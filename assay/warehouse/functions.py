@@ -30,6 +30,7 @@ import re
 from sqlglot import exp
 
 MAX_PAD = 10_000  # characters one repeat/space/lpad/rpad may produce
+MAX_PAD_AGGREGATED = 100  # ... inside an aggregate or window (once per row of the group)
 MAX_SERIES = 100_000  # values the generate_series/range of one statement may produce (their product)
 
 _AGG = """count sum avg min max stddev stddev_samp stddev_pop variance var_samp var_pop corr covar_pop
@@ -318,16 +319,20 @@ def _series_size(args: list[exp.Expression], name: str) -> float | None:
 
 def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
     args = call_args(node)
+    # inside an aggregate (string_agg(repeat(...)), list(lpad(...))) the padding is paid once per row
+    limit = MAX_PAD_AGGREGATED if node.find_ancestor(exp.AggFunc, exp.Window) is not None else MAX_PAD
     if name in ("lpad", "rpad"):
         n = _number(args[1]) if len(args) > 1 else None
-        if n is None or n > MAX_PAD:
-            raise FunctionRefused(f"{name}() needs a literal length of at most {MAX_PAD}")
+        if n is None or n > limit:
+            raise FunctionRefused(f"{name}() needs a literal length of at most {limit}"
+                                  + (" inside an aggregate" if limit != MAX_PAD else ""))
     elif name == "repeat":
         n = _number(args[1]) if len(args) > 1 else None
         s = _strip(args[0]) if args else None
-        if n is None or not (isinstance(s, exp.Literal) and s.is_string) or n * max(1, len(s.this)) > MAX_PAD:
+        if n is None or not (isinstance(s, exp.Literal) and s.is_string) or n * max(1, len(s.this)) > limit:
             raise FunctionRefused(
-                f"repeat() needs a literal string and a literal count producing at most {MAX_PAD} characters"
+                f"repeat() needs a literal string and a literal count producing at most {limit} characters"
+                + (" inside an aggregate" if limit != MAX_PAD else "")
             )
     elif name in ("generate_series", "range"):
         size = _series_size(args, name)

@@ -204,3 +204,12 @@ def test_postgres_real_columns_in_field_notation_pass():
 ])
 def test_qualified_table_functions_and_operators_are_refused(sql):
     assert not guard("postgres").check(sql).allowed
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_padding_inside_an_aggregate_is_bounded_per_row(dialect):
+    g = guard(dialect)
+    assert not g.check("SELECT string_agg(repeat('y', 10000), ',') FROM orders").allowed
+    assert not g.check("SELECT max(lpad(name, 5000, ' ')) FROM orders").allowed
+    assert g.check("SELECT max(lpad(name, 12, '0')) FROM orders").allowed
+    assert g.check("SELECT repeat('y', 10000)").allowed  # one value, outside an aggregate
