@@ -625,10 +625,16 @@ def report(run: str, output: Optional[Path] = typer.Option(
 
 @sql_app.command("check")
 @_guarded
-def sql_check(file: Path, dialect: str = typer.Option("duckdb", "--dialect"),
+def sql_check(file: Path, project: Optional[str] = typer.Option(
+                  None, "--project", "-p", help="check with exactly the guard this project's runs use (its catalog, "
+                  "schemas, tenant filter and PII columns)"),
+              dialect: str = typer.Option("duckdb", "--dialect"),
               tenant: Optional[str] = typer.Option(None, "--tenant", help="column=value"),
               schemas: Optional[str] = typer.Option(None, "--schemas", help="a,b")) -> None:
-    """Check a JSON list of SQL statements with the guard runs use; prints verdicts as JSON."""
+    """Check a JSON list of SQL statements with the guard; prints verdicts as JSON.
+
+    With --project, the guard is the run's own. Without it, the guard has no catalog and refuses
+    what it cannot prove (every relation needs the tenant predicate; file-like names are refused)."""
     from .models import TenantFilter
     from .warehouse.guard import SQLGuard
 
@@ -638,14 +644,41 @@ def sql_check(file: Path, dialect: str = typer.Option("duckdb", "--dialect"),
         fail(f"{file}: not a JSON list of SQL strings ({exc})")
     if not isinstance(stmts, list) or not all(isinstance(s, str) for s in stmts):
         fail(f"{file}: must be a JSON list of SQL strings")
-    tf = None
-    if tenant:
-        if "=" not in tenant:
-            fail("--tenant must be column=value")
-        col, val = tenant.split("=", 1)
-        tf = TenantFilter(column=col, value=int(val) if val.isdigit() else val)
-    guard = SQLGuard(dialect, schemas=schemas.split(",") if schemas else None, tenant=tf)
-    sys.stdout.write(json.dumps([guard.check(s).as_dict() for s in stmts], indent=2) + "\n")
+    if project:
+        if tenant or schemas:
+            fail("--project checks with the project's own tenant filter and schemas; drop --tenant/--schemas")
+        guard = _project_guard(project)
+    else:
+        tf = None
+        if tenant:
+            if "=" not in tenant:
+                fail("--tenant must be column=value")
+            col, val = tenant.split("=", 1)
+            tf = TenantFilter(column=col, value=int(val) if val.isdigit() else val)
+        guard = SQLGuard(dialect, schemas=schemas.split(",") if schemas else None, tenant=tf)
+    verdicts = []
+    for s in stmts:
+        v = guard.check(s)
+        d = v.as_dict()
+        if v.allowed:
+            d.update(masked_outputs=v.masked_outputs, touches_pii=v.touches_pii)
+        verdicts.append(d)
+    sys.stdout.write(json.dumps(verdicts, indent=2) + "\n")
+
+
+def _project_guard(project_id: str):
+    """The guard a run of this project builds: same warehouse, same (cached) catalog, same config."""
+    from .pipeline import discover_schema
+    from .warehouse import build_guard, open_warehouse
+
+    store = _store()
+    p = store.get_project(project_id)
+    wh = open_warehouse(p.warehouse)
+    try:
+        tables = discover_schema(store, p, wh)
+        return build_guard(wh, p.warehouse, tables)
+    finally:
+        wh.close()
 
 
 # ---------------------------------------------------------------------------- demo

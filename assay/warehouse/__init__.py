@@ -38,6 +38,7 @@ def build_guard(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
         tenant=cfg.tenant_filter,
         inject_tenant=cfg.inject_tenant_filter,
         database=getattr(wh, "database", None),
+        pii_columns=cfg.pii_columns,
     )
 
 

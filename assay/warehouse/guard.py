@@ -1,20 +1,64 @@
-"""The SQL guard: every statement from every phase passes through it.
+"""The SQL guard: every statement from every phase passes through it. It fails closed.
 
-Enforcement is on the parsed tree (sqlglot, in the warehouse's dialect), never
-on substrings: exactly one statement; a read-only query (SELECT / WITH / set
-operation); no DDL, DML, COPY, PRAGMA, ATTACH, SET, CALL or transaction
-control anywhere in the tree; no function on the dialect's deny list; only
-tables of the project's schemas; and, when the project declares one, the
-tenant predicate on every table that carries the tenant column, in the scope
-that reads that table.
+Enforcement is on the parsed tree (sqlglot, in the warehouse's dialect), never on
+substrings, and every check refuses what it does not recognise.
 
-Connections are read-only as well (see the adapters): the guard is one of two
-locks, not the only one.
+What the guard guarantees (for the statement it returns, which is sqlglot's rendering
+of the checked tree, without comments, and refused unless it parses back to the same
+text, so what is checked is exactly what runs):
+
+- one statement of at most 100,000 characters; a read-only query (SELECT / WITH / set operation); no DDL, DML, COPY,
+  PRAGMA, ATTACH, SET, CALL, transaction control or unparsed command anywhere in the tree.
+- functions: only those on the dialect's ALLOW-list of pure functions
+  (``functions.py``), by the name the engine will execute (quotes and case as the engine
+  resolves them); qualified or method-style calls (``pg_catalog.f()``, ``x.f()``) refused;
+  string and series generators only with literal bounds (<= 10,000 characters,
+  <= 100,000 values for all series of a statement together); no table function in FROM
+  except ``unnest``, JSON element readers (``jsonb_each``, ``json_object_keys``, ...) and
+  bounded ``generate_series``/``range``; no cast to catalog types (``::regclass``) or user types.
+- tables: names are resolved by SCOPE as the engine does (a CTE shadows a name only where
+  it is visible); every other table reference is a real table and must be in the catalog
+  (when the guard has one), in the project's schemas and database, and not a system
+  relation (``information_schema``, ``pg_catalog``, ``pg_*``, ``duckdb_*``, ...: catalog
+  questions are answered from the discovered schema, not by querying the engine). Without
+  a catalog, names that look like files or URLs are refused. If scope analysis fails, the
+  statement is refused.
+- tenant filter (when set): every real relation read by a SELECT must be filtered in that
+  SELECT by ``alias.tenant_column = value`` (AND-ed into WHERE or an inner join's ON; an
+  unqualified column counts only when the engine would bind it to that relation), or be
+  listed in ``shared_tables``. With a catalog, a relation without the tenant column that is
+  not shared is refused; without a catalog, every relation needs the predicate. Column-
+  alias lists on tables (``orders AS o(a, b, tenant_id)``) are refused everywhere (they
+  rename the columns the checks bind to); PIVOT/UNPIVOT over a table is refused under a
+  tenant filter. Injection mode adds the missing predicates instead of refusing.
+- PII (``lineage.py``): the 0-based output columns derived from a PII column through any
+  expression, CTE, subquery, set operation or aggregate (except ``count``) are returned in
+  ``masked_outputs``, and ``touches_pii`` says whether a PII column is read anywhere. PIVOT
+  over PII relations is refused; when lineage cannot be computed and a relation read has PII
+  columns, the statement is refused.
+
+Any failure inside the guard itself (a sqlglot error, a recursion limit) is a refusal.
+
+What it does NOT guarantee:
+
+- resource use: a cross join or a huge aggregate is allowed; the statement timeout, memory
+  limit and row cap of the adapter (and the engine) bound it.
+- PII inside a JSON/struct column is caught only when the whole column is declared PII; a
+  column that appears after the schema was cached is not in the catalog (``output_count``
+  lets the executor notice a wider result and mask everything).
+- inference: filters and counts over PII (``WHERE email LIKE 'a%'``, ``count(DISTINCT
+  email)``) are allowed; only values are masked. Error text is scrubbed by the executor
+  when ``touches_pii`` is set, not here.
+- the engine's own privileges: functions on the allow-list may still raise; views are
+  taken at their catalog columns; a user-defined function that shadows a built-in name in a
+  schema searched before the built-ins is not detected. A least-privilege, read-only role
+  remains what a team should configure: the guard is one lock, not the only one.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -23,9 +67,12 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from ..errors import GuardRefusal
+from ..models import TableInfo, TenantFilter
+from ..pii import looks_like_pii
+from .functions import ALLOWED, FunctionRefused, check_call, check_series_budget
+from .lineage import LineageError, _chain, compute
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to Command" is our refusal to make
-from ..models import TableInfo, TenantFilter
 
 # Statement kinds that may appear nowhere in the tree.
 _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
@@ -37,68 +84,31 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
             "TruncateTable", "Command", "Set", "SetItem", "Pragma", "Transaction", "Commit",
             "Rollback", "Copy", "Attach", "Detach", "Use", "LoadData", "Into", "Lock",
             "Grant", "Revoke", "Install", "Analyze", "Describe", "Summarize", "Export",
-            "Refresh", "Cache", "Uncache", "Kill", "Show",
+            "Refresh", "Cache", "Uncache", "Kill", "Show", "Execute", "Declare", "UserDefinedFunction",
         )
     )
     if isinstance(t, type)
 )
 
-# Functions with side effects, file or network access, or sleeps.
-_DENY_COMMON = {
-    "sleep", "pg_sleep", "pg_sleep_for", "pg_sleep_until", "benchmark",
-    "load_file", "outfile", "dumpfile",
-}
-DENY_FUNCTIONS: dict[str, set[str]] = {
-    "duckdb": _DENY_COMMON | {
-        "read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json",
-        "read_json_auto", "read_json_objects", "read_ndjson", "read_ndjson_auto",
-        "read_ndjson_objects", "read_text", "read_blob", "read_xlsx", "glob", "csv_scan",
-        "sniff_csv", "parquet_metadata", "parquet_schema", "parquet_file_metadata",
-        "parquet_kv_metadata", "iceberg_scan", "delta_scan", "sqlite_scan", "postgres_scan",
-        "mysql_scan", "query", "query_table", "getenv", "current_setting",
-        "duckdb_secrets", "duckdb_settings", "duckdb_extensions", "install", "load",
-        "readcsv", "readparquet", "readjson", "httpfs", "http_get", "http_post",
-        "st_read", "excel_scan", "read_xml", "which_secret", "nextval", "setval",
-        "enable_logging", "checkpoint", "force_checkpoint",
-    },
-    "postgres": _DENY_COMMON | {
-        "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "pg_ls_logdir",
-        "pg_ls_waldir", "pg_ls_tmpdir", "pg_ls_archive_statusdir", "lo_import", "lo_export",
-        "lo_open", "lo_create", "lo_unlink", "lo_put", "lo_from_bytea", "lo_get", "lowrite",
-        "loread", "dblink", "dblink_exec", "dblink_connect", "dblink_connect_u",
-        "dblink_send_query", "dblink_open", "dblink_fetch", "set_config",
-        "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
-        "pg_logfile_rotate", "pg_promote", "pg_create_restore_point", "pg_switch_wal",
-        "pg_advisory_lock", "pg_advisory_xact_lock", "pg_try_advisory_lock",
-        "pg_advisory_lock_shared", "pg_notify", "nextval", "setval", "txid_current",
-        "pg_current_xact_id", "query_to_xml", "query_to_xml_and_xmlschema",
-        "table_to_xml", "cursor_to_xml", "database_to_xml", "schema_to_xml",
-        "pg_file_write", "pg_file_rename", "pg_file_unlink", "pg_logdir_ls",
-        "pg_export_snapshot", "pg_import_system_collations", "current_setting",
-        "pg_stat_reset", "pg_stat_statements_reset", "pg_drop_replication_slot",
-        "pg_create_logical_replication_slot", "pg_create_physical_replication_slot",
-        "pg_replication_origin_create", "copy", "xpath_table",
-    },
-    "snowflake": _DENY_COMMON | {
-        "system$wait", "system$cancel_query", "system$cancel_all_queries",
-        "system$abort_session", "system$abort_transaction", "system$set_return_value",
-        "system$clustering_information", "system$stream_get_table_timestamp",
-        "external_function", "get_presigned_url", "build_scoped_file_url",
-        "build_stage_file_url", "get_stage_location", "infer_schema", "nextval",
-        "external_table_files", "stage_storage_usage_history", "query_history",
-        "validate", "result_scan",
-    },
-}
+MAX_STATEMENT_CHARS = 100_000
 
-# One list for every dialect: a statement written for one engine can be sent to another (and
-# engines grow each other's functions through extensions), so a dangerous name is refused everywhere.
-DENY_ALL: set[str] = set().union(*DENY_FUNCTIONS.values())
+# #3 (DuckDB) and $1 (Snowflake) read a column by position, invisibly to column checks; ? and $1 elsewhere
+# are parameters the executor never binds
+_POSITIONAL = tuple(t for t in (getattr(exp, n, None) for n in ("PositionalColumn", "Parameter", "Placeholder"))
+                    if isinstance(t, type))
 
 # Schemas no query may read even if the project allows "everything".
 SYSTEM_SCHEMAS = {
     "information_schema", "pg_catalog", "pg_toast", "sys", "system", "temp", "main.pg_catalog",
-    "account_usage", "snowflake",
+    "account_usage", "snowflake", "pg_temp", "snowflake_sample_data",
 }
+# casts to these run catalog lookups or parsers with external references (XML entities)
+_REFUSED_TYPES = {exp.DataType.Type.USERDEFINED, exp.DataType.Type.XML}
+_SYSTEM_PREFIXES = ("pg_", "duckdb_", "sqlite_", "pragma_")
+# functions PostgreSQL can call in field notation on a whole row (t.to_json), refused without a catalog
+_PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "json_populate_record", "record_out",
+                                           "pg_column_size", "pg_typeof", "quote_literal", "quote_nullable"}
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 
 
 @dataclass
@@ -112,30 +122,22 @@ class GuardVerdict:
     masked_outputs: list[int] = field(default_factory=list)
     # the statement reads a PII column anywhere (then error text from the engine is scrubbed)
     touches_pii: bool = False
+    # number of output columns the lineage traced (None: not traced, no PII relation read); an
+    # executor that sees another width in the result should mask every column
+    output_count: int | None = None
 
     def as_dict(self) -> dict:
         return {"allowed": self.allowed, "reason": self.reason}
 
 
-def _func_names(node: exp.Func) -> set[str]:
-    names = set()
-    if isinstance(node, exp.Anonymous):
-        names.add(str(node.this).lower())
-    else:
-        try:
-            names.add(node.sql_name().lower())
-        except Exception:  # pragma: no cover - defensive, sqlglot internals
-            pass
-        names.add(type(node).__name__.lower())
-    return names
-
-
 class SQLGuard:
     """Check (and optionally rewrite) one statement for a project's warehouse.
 
-    ``tables`` is the catalog the project may read; references are resolved
-    case-insensitively by ``schema.table`` or, when unambiguous, bare name.
-    ``default_schema`` is what a bare name means to the engine.
+    ``tables`` is the catalog the project may read (None: catalog-less mode, which refuses
+    what it cannot prove); references are resolved case-insensitively by ``schema.table``
+    or, when unambiguous, bare name. ``default_schema`` is what a bare name means to the
+    engine. ``pii_columns`` are the project's declared PII columns (``col`` or
+    ``table.col``); catalog columns whose names look like PII are added.
     """
 
     def __init__(
@@ -148,11 +150,12 @@ class SQLGuard:
         tenant: TenantFilter | None = None,
         inject_tenant: bool = False,
         database: str | None = None,
+        pii_columns: list[str] | None = None,
     ):
         self.dialect = dialect
         self.database = (database or "").lower() or None
-        self.deny = DENY_ALL
         self.schemas = {s.lower() for s in (schemas or [])}
+        self._search_path = [s.lower() for s in (schemas or [])]  # PostgreSQL: the adapter's search_path
         self.default_schema = (default_schema or "").lower() or None
         self.tenant = tenant
         self.inject_tenant = inject_tenant
@@ -162,6 +165,21 @@ class SQLGuard:
             self._by_fqn[t.fqn.lower()] = t
             self._by_name.setdefault(t.name.lower(), []).append(t)
         self.known_tables = tables is not None
+        declared = [p.lower() for p in (pii_columns or [])]
+        self._pii_bare = {p for p in declared if "." not in p}
+        self._pii_qualified = {p for p in declared if "." in p}
+        # fqn -> PII columns of that table (declared by name or table.column, or named like PII)
+        self.pii: dict[str, set[str]] = {}
+        for t in tables or []:
+            cols = {
+                c.name.lower() for c in t.columns
+                if c.name.lower() in self._pii_bare or looks_like_pii(c.name)
+                or f"{t.name}.{c.name}".lower() in self._pii_qualified
+                or f"{t.fqn}.{c.name}".lower() in self._pii_qualified
+            }
+            if cols:
+                self.pii[t.fqn.lower()] = cols
+        self._shared = {s.lower() for s in (tenant.shared_tables if tenant else [])}
 
     # ------------------------------------------------------------------ api
 
@@ -170,6 +188,9 @@ class SQLGuard:
             return self._check(sql)
         except GuardRefusal as r:
             return GuardVerdict(False, r.reason)
+        except Exception as exc:  # fail closed: a check that breaks refuses
+            return GuardVerdict(False, f"the guard could not analyse this statement ({type(exc).__name__}); "
+                                       "simplify it")
 
     def enforce(self, sql: str) -> str:
         """Return the statement to run, or raise GuardRefusal."""
@@ -184,9 +205,11 @@ class SQLGuard:
 
     # ------------------------------------------------------------------ internals
 
-    def _check(self, sql: str) -> GuardVerdict:
+    def _parse(self, sql: str) -> exp.Expression:
         if not isinstance(sql, str) or not sql.strip():
             raise GuardRefusal("empty statement")
+        if len(sql) > MAX_STATEMENT_CHARS:
+            raise GuardRefusal(f"statement longer than {MAX_STATEMENT_CHARS:,} characters; split the question")
         try:
             statements = [s for s in sqlglot.parse(sql, read=self.dialect) if s is not None]
         except (ParseError, TokenError) as exc:
@@ -196,38 +219,121 @@ class SQLGuard:
             raise GuardRefusal(f"could not parse the statement: {type(exc).__name__}") from None
         if len(statements) != 1:
             raise GuardRefusal(
-                f"exactly one statement is allowed, got {len(statements)}"
-                if statements
-                else "empty statement"
+                f"exactly one statement is allowed, got {len(statements)}" if statements else "empty statement"
             )
-        root = statements[0]
+        return statements[0]
+
+    def _check(self, sql: str) -> GuardVerdict:
+        root = self._parse(sql)
         inner = root
         while isinstance(inner, (exp.Subquery, exp.Paren)):
             inner = inner.this
         if not isinstance(inner, (exp.Select, exp.SetOperation)):
             kind = type(inner).__name__.upper()
             raise GuardRefusal(f"only SELECT, WITH and set operations are allowed, not {kind}")
+        self._check_nodes(root)
+        try:
+            check_series_budget(root, self.dialect)
+        except FunctionRefused as r:
+            raise GuardRefusal(str(r)) from None
+        try:
+            scopes = traverse_scope(root)
+        except Exception as exc:
+            raise GuardRefusal(f"could not resolve the query's scopes ({type(exc).__name__}); simplify it") from None
+        if not scopes:
+            raise GuardRefusal("could not resolve the query's scopes; simplify it")
+        real = self._real_tables(root, scopes)
+        for t in real:
+            ta = t.args.get("alias")
+            if isinstance(ta, exp.TableAlias) and ta.columns:
+                raise GuardRefusal(
+                    f"column-alias lists on tables ({t.sql(dialect=self.dialect)}) are not allowed (they rename "
+                    "the columns the checks bind to); rename columns in the SELECT list instead (col AS name)"
+                )
+        infos = {id(t): self._check_table(t) for t in real}
+        if self.dialect == "postgres":
+            self._check_field_notation(root, scopes, infos)
+        referenced = sorted({(i.fqn if i else self._fallback_name(t)) for t, i in
+                             ((t, infos[id(t)]) for t in real)})
+        out = root
+        if self.tenant is not None:
+            out = self._check_tenant(root, scopes, real, infos)
+        masked, touches, width = self._lineage(root, real, infos)
+        return GuardVerdict(True, "", self._render(out), referenced,
+                            masked_outputs=masked, touches_pii=touches, output_count=width)
+
+    def _render(self, tree: exp.Expression) -> str:
+        """The text to send: the checked tree, without comments, and only if it parses back to itself."""
+        text = tree.sql(dialect=self.dialect, comments=False)
+        try:
+            again = [s for s in sqlglot.parse(text, read=self.dialect) if s is not None]
+        except Exception:
+            again = []
+        if len(again) != 1 or again[0].sql(dialect=self.dialect, comments=False) != text:
+            raise GuardRefusal("the statement does not survive a round trip through the SQL parser; simplify it")
+        return text
+
+    # ------------------------------------------------------------------ nodes and functions
+
+    def _check_nodes(self, root: exp.Expression) -> None:
         for node in root.walk():
             if isinstance(node, _FORBIDDEN_NODES):
                 raise GuardRefusal(f"{type(node).__name__.upper()} is not allowed in a read-only query")
+            if isinstance(node, exp.ObjectIdentifier) or (
+                isinstance(node, exp.DataType) and node.this in _REFUSED_TYPES
+            ):
+                raise GuardRefusal(
+                    f"cast to {node.sql(dialect=self.dialect)} is not allowed (catalog and user-defined types); "
+                    "cast to a standard type such as INTEGER, TEXT, DATE or TIMESTAMP"
+                )
             if isinstance(node, exp.Func):
-                names = _func_names(node)
-                bad = names & self.deny
-                if not bad and any(n.startswith("system$") for n in names):
-                    bad = {next(n for n in names if n.startswith("system$"))}  # Snowflake's system functions
-                if bad:
-                    raise GuardRefusal(f"function {sorted(bad)[0]}() is not allowed")
-            if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier):
-                if not isinstance(node.this, exp.Dot):
-                    raise GuardRefusal("table functions and file readers are not allowed in FROM")
-        referenced = self._check_tables(root)
-        out = root
-        if self.tenant is not None:
-            out = self._check_tenant(root)
-        return GuardVerdict(True, "", out.sql(dialect=self.dialect), referenced)
+                in_from = isinstance(node.parent, exp.Table) or (
+                    isinstance(node, exp.Unnest) and isinstance(node.parent, (exp.From, exp.Join, exp.Lateral))
+                )
+                try:
+                    check_call(node, self.dialect, in_from=in_from)
+                except FunctionRefused as r:
+                    raise GuardRefusal(str(r)) from None
+            if isinstance(node, _POSITIONAL):
+                raise GuardRefusal(
+                    f"positional references and parameters ({node.sql(dialect=self.dialect)[:20]}) are not allowed; "
+                    "name the column (and write values as literals)"
+                )
+            if isinstance(node, getattr(exp, "Operator", ())):
+                raise GuardRefusal("OPERATOR(schema.op) is not allowed; write the operator itself (a + b)")
+            if isinstance(node, exp.Table):
+                if not isinstance(node.this, (exp.Identifier, exp.Func)):
+                    raise GuardRefusal("file readers, URLs and table expressions are not allowed in FROM")
+                if isinstance(node.this, exp.Func) and (node.args.get("db") or node.args.get("catalog")):
+                    raise GuardRefusal(
+                        f"qualified table function {node.sql(dialect=self.dialect)[:80]} is not allowed; "
+                        "call it by its plain name"
+                    )
+            if isinstance(node, exp.Pivot) and self.tenant is not None:
+                raise GuardRefusal(
+                    "PIVOT/UNPIVOT is not allowed under the project's tenant filter; aggregate with "
+                    "CASE WHEN ... or FILTER (WHERE ...) in a filtered SELECT instead"
+                )
+            if isinstance(node, exp.Lateral) and not isinstance(node.this, (exp.Subquery, exp.Select, exp.Unnest)):
+                raise GuardRefusal("LATERAL VIEW / table functions are not allowed")
 
-    def _cte_names(self, root: exp.Expression) -> set[str]:
-        return {c.alias_or_name.lower() for c in root.find_all(exp.CTE)}
+    # ------------------------------------------------------------------ tables by scope
+
+    def _real_tables(self, root: exp.Expression, scopes: list[Scope]) -> list[exp.Table]:
+        """Every Table node that scope analysis did not resolve to a CTE (fail closed)."""
+        cte_refs: set[int] = set()
+        for scope in scopes:
+            for node, source in scope.selected_sources.values():
+                if isinstance(node, exp.Table) and isinstance(source, Scope):
+                    cte_refs.add(id(node))
+        return [
+            t for t in root.find_all(exp.Table)
+            if id(t) not in cte_refs and isinstance(t.this, exp.Identifier)
+        ]
+
+    def _fallback_name(self, t: exp.Table) -> str:
+        schema = (t.db or "").lower() or self.default_schema or ""
+        return f"{schema}.{t.name.lower()}" if schema else t.name.lower()
 
     def resolve(self, table: exp.Table) -> TableInfo | None:
         name = table.name.lower()
@@ -235,73 +341,168 @@ class SQLGuard:
         if db:
             return self._by_fqn.get(f"{db}.{name}")
         cands = self._by_name.get(name, [])
-        if self.default_schema:
+        # a bare name means what the engine's search order finds first: the configured schemas in
+        # order (PostgreSQL's search_path), else the default schema
+        order = self._search_path if self.dialect == "postgres" and self._search_path else \
+            [self.default_schema] if self.default_schema else []
+        if self.dialect == "postgres" and not self._search_path and len(cands) > 1:
+            return None  # "$user" may come before public: which one the engine reads is unknown
+        for schema in order:
             for c in cands:
-                if c.schema_name.lower() == self.default_schema:
+                if c.schema_name.lower() == schema:
                     return c
         return cands[0] if len(cands) == 1 else None
 
-    def _check_tables(self, root: exp.Expression) -> list[str]:
-        ctes = self._cte_names(root)
-        seen: list[str] = []
-        for t in root.find_all(exp.Table):
-            name = t.name.lower()
-            db = (t.db or "").lower()
-            if not db and name in ctes:
-                continue
-            if t.catalog and t.catalog.lower() != self.database:
-                # another database (an ATTACHed DuckDB file, another Snowflake database, ...)
-                raise GuardRefusal(f"table {t.sql(dialect=self.dialect)} is outside the project's database")
-            schema = db or self.default_schema or ""
-            if schema in SYSTEM_SCHEMAS or name.startswith(("pg_", "duckdb_", "sqlite_")):
-                raise GuardRefusal(f"system table {t.sql(dialect=self.dialect)} is not allowed")
-            if self.schemas and schema and schema not in self.schemas:
+    def _check_table(self, t: exp.Table) -> TableInfo | None:
+        name = t.name.lower()
+        db = (t.db or "").lower()
+        shown = t.sql(dialect=self.dialect)
+        if t.catalog and t.catalog.lower() != self.database:
+            # another database (an ATTACHed DuckDB file, another Snowflake database, ...)
+            raise GuardRefusal(f"table {shown} is outside the project's database")
+        schema = db or self.default_schema or ""
+        if schema in SYSTEM_SCHEMAS or db in SYSTEM_SCHEMAS or name in SYSTEM_SCHEMAS \
+                or name.startswith(_SYSTEM_PREFIXES):
+            raise GuardRefusal(
+                f"system table {shown} is not allowed: the engine's catalog is not queryable; "
+                "use lookup_schema/search_tables (the discovered schema) to learn tables and columns"
+            )
+        if self.schemas and schema and schema not in self.schemas:
+            raise GuardRefusal(
+                f"table {shown} is outside the project's schemas ({', '.join(sorted(self.schemas))})"
+            )
+        if not self.known_tables:
+            if not _PLAIN_NAME.match(t.name) or (t.db and not _PLAIN_NAME.match(t.db)):
+                raise GuardRefusal(f"table name {shown} is not a plain table name (files and URLs are not allowed)")
+            return None
+        info = self.resolve(t)
+        if info is None:
+            cands = self._by_name.get(t.name.lower(), []) if not t.db else []
+            if len(cands) > 1:
+                raise GuardRefusal(f"table name {shown} is ambiguous ({', '.join(sorted(c.fqn for c in cands))}); "
+                                   "qualify it with its schema")
+            raise GuardRefusal(f"unknown table {shown}: not in the project's catalog")
+        return info
+
+    # ------------------------------------------------------------------ PostgreSQL field notation
+
+    def _check_field_notation(self, root: exp.Expression, scopes: list[Scope],
+                              infos: dict[int, TableInfo | None]) -> None:
+        """PostgreSQL reads ``t.f`` / ``(t).f`` as ``f(t)`` when ``f`` is no column of ``t``: a function
+        call (``c.to_json`` serialises the whole row) that no function check sees. Only real columns pass."""
+        for node in root.find_all(exp.Dot):
+            if isinstance(node.this, exp.Paren):
                 raise GuardRefusal(
-                    f"table {t.sql(dialect=self.dialect)} is outside the project's schemas "
-                    f"({', '.join(sorted(self.schemas))})"
+                    f"field selection {node.sql(dialect=self.dialect)[:80]} is not allowed (PostgreSQL may read it "
+                    "as a function call); select the column as alias.column"
                 )
-            if self.known_tables:
-                info = self.resolve(t)
-                if info is None:
-                    raise GuardRefusal(f"unknown table {t.sql(dialect=self.dialect)}")
-                seen.append(info.fqn)
-            else:
-                seen.append(f"{schema}.{name}" if schema else name)
-        return sorted(set(seen))
+        for scope in scopes:
+            for col in scope.columns:
+                if not col.table:
+                    continue
+                src = None
+                for sc in _chain(scope):
+                    if col.table in sc.sources:
+                        src = sc.sources[col.table]
+                        break
+                name = col.name.lower()
+                if isinstance(src, exp.Table) and isinstance(src.this, exp.Identifier):
+                    info = infos.get(id(src))
+                    if info is not None:
+                        ok = name in {c.name.lower() for c in info.columns}
+                    else:
+                        ok = name not in _PG_ROW_FUNCTIONS
+                    where = info.fqn if info is not None else src.name
+                elif isinstance(src, Scope) and isinstance(src.expression, (exp.Select, exp.SetOperation)):
+                    e = src.expression
+                    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+                           for p in e.selects):
+                        ok = name not in _PG_ROW_FUNCTIONS
+                    else:
+                        ta = src.expression.parent.args.get("alias") if src.expression.parent else None
+                        names = [c.name for c in ta.columns] if isinstance(ta, exp.TableAlias) and ta.columns \
+                            else e.named_selects
+                        ok = name in {n.lower() for n in names}
+                    where = col.table
+                else:
+                    continue
+                if not ok:
+                    known = not (isinstance(src, exp.Table) and infos.get(id(src)) is None)
+                    raise GuardRefusal(
+                        f"{col.sql(dialect=self.dialect)} is not a column of {where} (PostgreSQL would call "
+                        f"{col.name}({col.table}) on the whole row); check the column name" if known else
+                        f"{col.sql(dialect=self.dialect)} may be a function call on the whole row (PostgreSQL field "
+                        "notation) and the guard has no catalog to tell; use a project's guard (--project)"
+                    )
 
     # ------------------------------------------------------------------ tenant filter
 
-    def _has_tenant_column(self, t: exp.Table) -> bool:
-        info = self.resolve(t)
-        if info is None:
-            return False
-        col = self.tenant.column.lower()
-        return any(c.name.lower() == col for c in info.columns)
+    def _is_shared(self, t: exp.Table, info: TableInfo | None) -> bool:
+        names = {t.name.lower(), self._fallback_name(t)}
+        if info is not None:
+            names |= {info.name.lower(), info.fqn.lower()}
+        return bool(names & self._shared)
 
     def _tenant_literal(self) -> exp.Expression:
         v = self.tenant.value
         return exp.Literal.number(v) if isinstance(v, int) else exp.Literal.string(str(v))
 
-    def _is_tenant_pred(self, cond: exp.Expression, alias: str, sole: bool) -> bool:
+    def _literal_matches(self, lit: exp.Expression) -> bool:
+        if not isinstance(lit, exp.Literal):
+            return False
+        want = self.tenant.value
+        if isinstance(want, int):
+            return not lit.is_string and str(lit.this) == str(want)
+        return lit.is_string and lit.this == str(want)
+
+    def _might_have(self, scope: Scope, alias: str, col: str) -> bool:
+        """Could the engine bind an unqualified ``col`` to source ``alias`` of this scope?"""
+        node, src = scope.selected_sources.get(alias, (None, None))
+        if isinstance(src, exp.Table):
+            if not isinstance(src.this, exp.Identifier):
+                return False  # a bounded series: its column is the alias's
+            info = self.resolve(src) if self.known_tables else None
+            if info is None:
+                return True
+            return any(c.name.lower() == col for c in info.columns)
+        if isinstance(src, Scope):
+            e = src.expression
+            ta = node.args.get("alias") if isinstance(node, exp.Expression) else None
+            if isinstance(ta, exp.TableAlias) and ta.columns:
+                return any(c.name.lower() == col for c in ta.columns)
+            if isinstance(e, (exp.Select, exp.SetOperation)):
+                if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+                       for p in e.selects):
+                    return True
+                return col in {n.lower() for n in e.named_selects}
+        return True
+
+    def _binds_to(self, column: exp.Column, scope: Scope, alias: str) -> bool:
+        col = self.tenant.column.lower()
+        if column.name.lower() != col:
+            return False
+        if column.table:
+            return column.table.lower() == alias.lower() and alias in scope.selected_sources
+        # unqualified: binds to the one source that has the column; a SELECT alias of that
+        # name would win in some engines where the relation lacks it, so refuse the ambiguity
+        select = scope.expression
+        for p in select.expressions if isinstance(select, exp.Select) else []:
+            if isinstance(p, exp.Alias) and p.alias.lower() == col and not (
+                isinstance(p.this, exp.Column) and p.this.name.lower() == col
+            ):
+                return False
+        cands = [a for a in scope.selected_sources if self._might_have(scope, a, col)]
+        return cands == [alias]
+
+    def _is_tenant_pred(self, cond: exp.Expression, scope: Scope, alias: str) -> bool:
         if not isinstance(cond, exp.EQ):
             return False
         left, right = cond.this, cond.expression
         if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
             left, right = right, left
-        if not isinstance(left, exp.Column) or not isinstance(right, exp.Literal):
+        if not isinstance(left, exp.Column) or not self._literal_matches(right):
             return False
-        if left.name.lower() != self.tenant.column.lower():
-            return False
-        qual = (left.table or "").lower()
-        if qual and qual != alias.lower():
-            return False
-        if not qual and not sole:
-            return False
-        want = self.tenant.value
-        got = right.this
-        if isinstance(want, int):
-            return not right.is_string and str(got) == str(want)
-        return right.is_string and got == str(want)
+        return self._binds_to(left, scope, alias)
 
     @staticmethod
     def _conjuncts(cond: exp.Expression | None) -> list[exp.Expression]:
@@ -313,24 +514,27 @@ class SQLGuard:
             return SQLGuard._conjuncts(cond.this) + SQLGuard._conjuncts(cond.expression)
         return [cond]
 
-    def _check_tenant(self, root: exp.Expression) -> exp.Expression:
-        root = root.copy()
-        try:
-            scopes = traverse_scope(root)
-        except Exception as exc:
-            raise GuardRefusal(f"could not analyse the query's scopes for the tenant filter: {exc}") from None
+    def _check_tenant(self, root: exp.Expression, scopes: list[Scope], real: list[exp.Table],
+                      infos: dict[int, TableInfo | None]) -> exp.Expression:
+        covered: set[int] = set()
         for scope in scopes:
-            self._check_scope(scope)
+            covered |= self._check_scope(scope, infos)
+        for t in real:
+            if id(t) not in covered:
+                raise GuardRefusal(
+                    f"table {t.sql(dialect=self.dialect)} is read where the tenant filter cannot be proved; "
+                    "read it in a plain SELECT ... FROM with the tenant predicate in WHERE"
+                )
         return root
 
-    def _check_scope(self, scope: Scope) -> None:
+    def _check_scope(self, scope: Scope, infos: dict[int, TableInfo | None]) -> set[int]:
         select = scope.expression
+        sources = {a: (n, s) for a, (n, s) in scope.selected_sources.items()
+                   if isinstance(s, exp.Table) and isinstance(s.this, exp.Identifier)}
+        if not sources:
+            return set()
         if not isinstance(select, exp.Select):
-            return
-        table_sources = {
-            alias: src for alias, src in scope.sources.items() if isinstance(src, exp.Table)
-        }
-        sole = len(scope.sources) == 1
+            return set()  # not covered: refused by the caller
         where = select.args.get("where")
         conds = self._conjuncts(where.this if where else None)
         # ON predicates: an inner join's ON filters every side; a LEFT join's ON
@@ -344,21 +548,79 @@ class SQLGuard:
                 conds = conds + on
             elif side == "LEFT" and isinstance(join.this, exp.Table):
                 own_on.setdefault(join.this.alias_or_name, []).extend(on)
-        for alias, table in table_sources.items():
-            if not self._has_tenant_column(table):
+        covered: set[int] = set()
+        col = self.tenant.column.lower()
+        for alias, (node, table) in sources.items():
+            info = infos.get(id(table))
+            covered.add(id(table))
+            if self._is_shared(table, info):
                 continue
+            if info is not None and not any(c.name.lower() == col for c in info.columns):
+                raise GuardRefusal(
+                    f"table {table.sql(dialect=self.dialect)} has no {self.tenant.column} column, so the tenant "
+                    "filter cannot be applied; the project must list it in tenant_filter.shared_tables if it "
+                    "holds no tenant's data"
+                )
             mine = conds + own_on.get(alias, [])
-            if any(self._is_tenant_pred(c, alias, sole) for c in mine):
+            if any(self._is_tenant_pred(c, scope, alias) for c in mine):
                 continue
             if self.inject_tenant:
-                pred = exp.EQ(
-                    this=exp.column(self.tenant.column, table=alias),
-                    expression=self._tenant_literal(),
-                )
-                select.where(pred, append=True, copy=False)
+                pred = exp.EQ(this=exp.column(self.tenant.column, table=alias), expression=self._tenant_literal())
+                join = table.parent if isinstance(table.parent, exp.Join) else None
+                if join is not None and (join.side or "").upper() == "LEFT" and join.args.get("on") is not None:
+                    # the joined side of a LEFT JOIN: in its ON, so the left rows are kept as the query meant
+                    join.set("on", exp.and_(join.args["on"], pred, copy=False))
+                else:
+                    select.where(pred, append=True, copy=False)
                 continue
             raise GuardRefusal(
                 f"table {table.sql(dialect=self.dialect)} must be filtered by "
                 f"{alias}.{self.tenant.column} = {self.tenant.value!r} in the same SELECT "
                 "(an AND-ed predicate in WHERE or an inner JOIN's ON; OR does not count)"
             )
+        return covered
+
+    # ------------------------------------------------------------------ PII lineage
+
+    def _lineage(self, root: exp.Expression, real: list[exp.Table],
+                 infos: dict[int, TableInfo | None]) -> tuple[list[int], bool, int | None]:
+        with_pii = []
+        for t in real:
+            info = infos.get(id(t))
+            if info is not None and info.fqn.lower() in self.pii:
+                with_pii.append(t.sql(dialect=self.dialect))
+            elif info is None and (self._pii_bare or self._pii_qualified):
+                with_pii.append(t.sql(dialect=self.dialect))  # catalog-less: any table may hold them
+        if not with_pii:
+            return [], False, None
+        if any(isinstance(n, exp.Pivot) for n in root.walk()):
+            raise GuardRefusal(
+                f"PIVOT/UNPIVOT is not allowed on tables with PII columns ({', '.join(sorted(set(with_pii)))}); "
+                "aggregate with CASE WHEN ... instead"
+            )
+        copy = root.copy()
+        schema: dict[str, dict[str, dict[str, str]]] = {}
+        ids = {id(t): t for t in real}
+        # resolve each real table to its schema in the copy, so that qualification sees what the engine sees
+        for orig, node in zip(root.find_all(exp.Table), copy.find_all(exp.Table)):
+            if id(orig) not in ids:
+                continue
+            info = infos.get(id(orig))
+            if info is not None:
+                # unquoted: the guard resolves names case-insensitively, and so does the schema below
+                node.set("db", exp.to_identifier(info.schema_name, quoted=False))
+                node.set("this", exp.to_identifier(info.name, quoted=False))
+                schema.setdefault(info.schema_name, {})[info.name] = {c.name: "TEXT" for c in info.columns}
+            node.set("catalog", None)
+        pii = {}
+        for fqn, cols in self.pii.items():
+            pii[fqn] = cols
+        try:
+            lin = compute(copy, self.dialect, schema, pii, self._pii_bare)
+        except LineageError as exc:
+            raise GuardRefusal(
+                f"the statement reads tables with PII columns ({', '.join(sorted(set(with_pii)))}) and which "
+                f"outputs derive from them could not be traced ({exc}); select explicit columns "
+                "(no *, no whole-row references) from plainly joined tables"
+            ) from None
+        return lin.masked_outputs, lin.touches_pii, lin.output_count

@@ -16,8 +16,9 @@ DATA = Path(__file__).parent.parent / "data" / "guard"
 def tables():
     cols = lambda *names: [ColumnInfo(name=n, type="INTEGER") for n in names]  # noqa: E731
     return [
-        TableInfo(schema="main", name="orders", columns=cols("id", "tenant_id", "customer_id", "amount")),
-        TableInfo(schema="main", name="customers", columns=cols("id", "tenant_id", "country")),
+        TableInfo(schema="main", name="orders", columns=cols("id", "tenant_id", "customer_id", "amount", "created_at",
+                                                             "status", "payload")),
+        TableInfo(schema="main", name="customers", columns=cols("id", "tenant_id", "country", "signup_date")),
         TableInfo(schema="main", name="products", columns=cols("id", "price")),
     ]
 
@@ -29,7 +30,7 @@ def guard():
 
 @pytest.fixture
 def tenant_guard():
-    return SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7))
+    return SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]))
 
 
 def corpus(name: str) -> list[dict]:
@@ -41,7 +42,7 @@ def corpus(name: str) -> list[dict]:
 def test_corpus_refused_in_every_dialect(case, dialect):
     # an attack written for one engine must not pass the guard of another
     g = SQLGuard(dialect, tables=tables(), default_schema="main",
-                 tenant=TenantFilter(column="tenant_id", value=7) if case.get("tenant") else None)
+                 tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]) if case.get("tenant") else None)
     v = g.check(case["sql"])
     assert not v.allowed, case["sql"]
     assert v.reason  # a refusal always says why
@@ -50,14 +51,14 @@ def test_corpus_refused_in_every_dialect(case, dialect):
 @pytest.mark.parametrize("case", corpus("allow.json"), ids=lambda c: c["sql"][:60])
 def test_corpus_allowed(case):
     g = SQLGuard(case.get("dialect", "duckdb"), tables=tables(), default_schema="main",
-                 tenant=TenantFilter(column="tenant_id", value=7) if case.get("tenant") else None)
+                 tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]) if case.get("tenant") else None)
     v = g.check(case["sql"])
     assert v.allowed, f"{case['sql']} -> {v.reason}"
 
 
 def test_corpus_sizes():
     assert len(corpus("refuse.json")) >= 300
-    assert len(corpus("allow.json")) >= 100
+    assert len(corpus("allow.json")) >= 150
 
 
 def test_stacked_statement_reason(guard):
@@ -120,7 +121,7 @@ def test_tenant_injection_rewrites_every_scope():
     assert v.allowed
     assert "o.tenant_id = 7" in v.sql and "c.tenant_id = 7" in v.sql
     # the rewritten statement passes the strict guard
-    strict = SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7))
+    strict = SQLGuard("duckdb", tables=tables(), default_schema="main", tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"]))
     assert strict.check(v.sql).allowed
 
 
@@ -140,3 +141,41 @@ def test_database_qualified_names():
     assert g.check("SELECT * FROM shop.main.orders").allowed
     assert "outside the project's database" in g.check("SELECT * FROM other.main.orders").reason
     assert not SQLGuard("duckdb", tables=tables(), default_schema="main").check("SELECT * FROM x.main.orders").allowed
+
+
+def test_corpus_allowed_when_columns_are_pii():
+    """Lineage must not cost legitimate analytics: with PII declared on columns they read, every statement
+    of the allow corpus still passes (values derived from them are masked instead)."""
+    refused = []
+    for case in corpus("allow.json"):
+        g = SQLGuard(case.get("dialect", "duckdb"), tables=tables(), default_schema="main",
+                     pii_columns=["country", "status", "amount"],
+                     tenant=TenantFilter(column="tenant_id", value=7, shared_tables=["products"])
+                     if case.get("tenant") else None)
+        v = g.check(case["sql"])
+        if not v.allowed:
+            refused.append((case["sql"], v.reason))
+    assert refused == []
+
+
+def test_internal_failures_refuse(guard, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("sqlglot broke")
+
+    monkeypatch.setattr("assay.warehouse.guard.check_call", boom)
+    v = guard.check("SELECT count(id) FROM orders")
+    assert not v.allowed and v.reason
+
+
+def test_deeply_nested_statement_is_refused_not_crashed(guard):
+    sql = "SELECT " + "(" * 3000 + "1" + ")" * 3000
+    assert not guard.check(sql).allowed
+    assert not guard.check("SELECT 1 + " + "1 + " * 40_000 + "1").allowed  # too long
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "snowflake"])
+def test_statement_sent_has_no_comments_and_round_trips(dialect):
+    g = SQLGuard(dialect, tables=tables(), default_schema="main")
+    v = g.check("SELECT id /* c */ FROM orders -- */ , pg_sleep(10) /*")
+    assert v.allowed and "/*" not in v.sql and "--" not in v.sql and "sleep" not in v.sql.lower()
+    assert g.check(v.sql).sql == v.sql  # what is sent passes the guard again, unchanged

@@ -120,6 +120,37 @@ refuse += [
     {"sql": "SELECT * FROM orders WHERE id = 1;--", "kind": "ok-trailing"},
 ]
 refuse = [r for r in refuse if r["kind"] != "ok-trailing"]
+# issue 18's classes: quoted/qualified names, functions that run SQL text or write, shadowing,
+# blow-ups, tenant renames and pivots (each refused in every dialect)
+calls = ["pg_read_file('/etc/passwd', 0, 200)", "ts_stat('select * from orders')",
+         "ts_rewrite('a'::tsquery, 'select 1')", "query_to_xml_and_xmlschema('select 1', true, true, '')",
+         "table_to_xml('orders', true, true, '')", "lo_creat(-1)", "lo_from_bytea(0, 'x')",
+         "pg_logical_emit_message(true, 'p', 'x')", "pg_try_advisory_lock(1)", "pg_stat_reset()",
+         "set_config('statement_timeout', '0', false)", "pg_terminate_backend(1)", "current_setting('x')"]
+for c in calls:
+    name, rest = c.split("(", 1)
+    for form in (c, f'"{name}"({rest}', f"pg_catalog.{c}", f'pg_catalog."{name}"({rest}', c.upper()):
+        refuse.append({"sql": f"SELECT {form}", "kind": "function"})
+    refuse.append({"sql": f"SELECT id FROM orders WHERE id IN (SELECT 1 FROM (SELECT {c}) x)", "kind": "function"})
+for q in ["SELECT repeat('x', 100000000)", "SELECT space(100000000)", "SELECT lpad('a', 100000000, 'b')",
+          "SELECT rpad('a', 2147483647)", "SELECT repeat(country, 1000000) FROM customers",
+          "SELECT * FROM generate_series(1, 1000000000000) g", "SELECT count(*) FROM range(10000000000) r",
+          "SELECT 'abc'.upper()", "SELECT main.lower('x')", "SELECT * FROM pg_catalog.generate_series(1, 3) g"]:
+    refuse.append({"sql": q, "kind": "function"})
+for q in ["SELECT * FROM pg_shadow, (WITH pg_shadow AS (SELECT 1) SELECT 1) x",
+          "SELECT * FROM (WITH secrets AS (SELECT 1 AS a) SELECT * FROM secrets) x, secrets",
+          "WITH a AS (SELECT * FROM pg_authid), pg_authid AS (SELECT 1 AS x) SELECT * FROM a",
+          "SELECT (WITH information_schema AS (SELECT 1) SELECT 1), * FROM information_schema.tables"]:
+    refuse.append({"sql": q, "kind": "shadow"})
+for q in ["SELECT * FROM orders AS o(id, amount, customer_id, tenant_id) WHERE o.tenant_id = 7",
+          "SELECT * FROM orders o(a, tenant_id) WHERE tenant_id = 7",
+          "SELECT * FROM orders PIVOT (sum(amount) FOR customer_id IN (1, 2)) WHERE tenant_id = 7",
+          "SELECT 7 AS tenant_id, id FROM orders WHERE tenant_id = 7",
+          "SELECT * FROM (SELECT id, 7 AS tenant_id FROM orders) s WHERE s.tenant_id = 7",
+          "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE tenant_id = 7 AND c.tenant_id = 7",
+          "SELECT * FROM orders o WHERE EXISTS (SELECT 1 FROM customers c WHERE o.tenant_id = 7 AND c.tenant_id = 7)",
+          "SELECT * FROM unknown_orders WHERE tenant_id = 7"]:
+    refuse.append({"sql": q, "kind": "tenant", "tenant": True})
 
 allow = []
 base = [
@@ -156,7 +187,7 @@ duck = [
     "SELECT datediff('day', DATE '2026-01-01', DATE '2026-02-01')",
     "SELECT strftime(DATE '2026-01-01', '%Y-%m')",
     "SELECT approx_count_distinct(customer_id) FROM orders",
-    "SELECT list_agg(id) FROM orders",
+    "SELECT list(id) FROM orders",
     "SELECT id // 2 FROM orders",
     "SELECT epoch_ms(1700000000000)",
     "SELECT * FROM orders USING SAMPLE 10%",
@@ -195,6 +226,136 @@ snow = [
     "SELECT MEDIAN(amount) FROM orders",
     "SELECT LISTAGG(country, ',') FROM customers",
 ]
+# analytics an analyst writes every day (columns: orders.created_at/status/payload, customers.signup_date)
+common_more = [
+    "SELECT date_trunc('month', created_at) AS m, count(*) AS n, sum(amount) AS revenue FROM orders GROUP BY 1 ORDER BY 1",
+    "SELECT status, count(*) * 100.0 / sum(count(*)) OVER () AS pct FROM orders GROUP BY status",
+    "SELECT customer_id, amount, amount - avg(amount) OVER (PARTITION BY customer_id) AS diff FROM orders",
+    "SELECT id, sum(amount) OVER (PARTITION BY customer_id ORDER BY created_at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running FROM orders",
+    "SELECT id, lead(created_at) OVER (PARTITION BY customer_id ORDER BY created_at) AS next_at FROM orders",
+    "SELECT id, first_value(amount) OVER (PARTITION BY customer_id ORDER BY created_at) AS first_amount FROM orders",
+    "SELECT id, dense_rank() OVER (ORDER BY amount DESC) AS dr, cume_dist() OVER (ORDER BY amount) AS cd FROM orders",
+    "WITH firsts AS (SELECT customer_id, min(created_at) AS first_at FROM orders GROUP BY 1) SELECT date_trunc('month', first_at) AS cohort, count(*) FROM firsts GROUP BY 1 ORDER BY 1",
+    "WITH a AS (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY 1), b AS (SELECT avg(total) AS mean FROM a) SELECT count(*) FROM a, b WHERE a.total > b.mean",
+    "SELECT c.country, avg(o.amount) AS aov FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.status = 'paid' GROUP BY c.country HAVING count(*) >= 10 ORDER BY aov DESC",
+    "SELECT CASE WHEN amount < 10 THEN '0-10' WHEN amount < 100 THEN '10-100' ELSE '100+' END AS bucket, count(*) FROM orders GROUP BY 1",
+    "SELECT status, min(created_at), max(created_at) FROM orders GROUP BY status",
+    "SELECT extract(year FROM created_at) AS y, extract(month FROM created_at) AS mo, count(*) FROM orders GROUP BY 1, 2",
+    "SELECT count(DISTINCT customer_id) AS buyers, count(*) AS orders, sum(amount) / count(DISTINCT customer_id) AS per_buyer FROM orders",
+    "SELECT round(avg(amount), 2), round(stddev_pop(amount), 2) FROM orders",
+    "SELECT upper(country), lower(country), length(country), substr(country, 1, 2) FROM customers",
+    "SELECT trim(country), replace(country, 'a', 'b'), concat(country, '-', id) FROM customers",
+    "SELECT coalesce(status, 'none'), nullif(amount, 0) FROM orders",
+    "SELECT cast(amount AS integer), cast(created_at AS date) FROM orders",
+    "SELECT abs(amount), ceil(amount), floor(amount), sqrt(abs(amount)), ln(1 + abs(amount)), power(amount, 2) FROM orders",
+    "SELECT o.id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.id = o.customer_id)",
+    "SELECT * FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY 1) t WHERE n > 3 ORDER BY n DESC LIMIT 20",
+    "SELECT customer_id FROM orders GROUP BY customer_id HAVING sum(amount) > (SELECT avg(amount) * 10 FROM orders)",
+    "SELECT a.customer_id, a.n, b.total FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY 1) a JOIN (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY 1) b ON a.customer_id = b.customer_id",
+    "SELECT status, sum(CASE WHEN amount > 100 THEN 1 ELSE 0 END) AS big, avg(CASE WHEN status = 'refunded' THEN 1.0 ELSE 0.0 END) AS refund_rate FROM orders GROUP BY 1",
+    "SELECT p.id, p.price, (SELECT count(*) FROM orders o WHERE o.amount > p.price) AS above FROM products p",
+    "SELECT country FROM customers WHERE country LIKE 'D%' OR country IN ('FR', 'IT') OR country BETWEEN 'A' AND 'C'",
+    "SELECT min(amount), max(amount), percentile_disc(0.9) WITHIN GROUP (ORDER BY amount) FROM orders",
+    "SELECT greatest(amount, 0), least(amount, 100) FROM orders",
+    "SELECT id, row_number() OVER w AS rn FROM orders WINDOW w AS (PARTITION BY customer_id ORDER BY created_at)",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) SELECT i FROM n",
+    "SELECT v.x FROM (VALUES (1), (2), (3)) AS v(x)",
+]
+duck_more = [
+    "SELECT date_diff('day', min(created_at), max(created_at)) FROM orders",
+    "SELECT customer_id, arg_min(status, created_at) AS first_status FROM orders GROUP BY ALL",
+    "SELECT status, count(*) FROM orders GROUP BY ALL ORDER BY ALL",
+    "SELECT quantile_cont(amount, [0.25, 0.5, 0.75]) FROM orders",
+    "SELECT median(amount), mode(status), approx_quantile(amount, 0.9) FROM orders",
+    "SELECT json_extract_string(payload, '$.channel') AS channel, count(*) FROM orders GROUP BY 1",
+    "SELECT payload->>'$.device' AS device FROM orders",
+    "SELECT json_extract(payload, '$.items[0].sku') FROM orders",
+    "SELECT regexp_extract(country, '([A-Z]+)', 1), regexp_replace(country, '[0-9]', '', 'g') FROM customers",
+    "SELECT string_split(country, ' ')[1] FROM customers",
+    "SELECT list_sort(list_distinct(list(status))) FROM orders",
+    "SELECT unnest([1, 2, 3]) AS x",
+    "SELECT * FROM unnest([1, 2, 3]) AS t(x)",
+    "SELECT * FROM range(0, 12) AS r(m)",
+    "SELECT time_bucket(INTERVAL '1 week', created_at) AS wk, count(*) FROM orders GROUP BY 1",
+    "SELECT dayname(created_at), dayofweek(created_at), count(*) FROM orders GROUP BY 1, 2",
+    "SELECT strftime(created_at, '%Y-%W') AS yw, count(*) FROM orders GROUP BY 1",
+    "SELECT count(*) FILTER (WHERE status = 'paid') * 1.0 / count(*) AS paid_rate FROM orders",
+    "SELECT id FROM orders QUALIFY rank() OVER (PARTITION BY customer_id ORDER BY amount DESC) <= 3",
+    "SELECT * EXCLUDE (tenant_id) FROM orders LIMIT 5",
+    "SELECT max_by(id, amount), min_by(id, amount) FROM orders",
+    "SELECT kurtosis(amount), skewness(amount), entropy(status) FROM orders",
+    "SELECT try_cast(status AS INTEGER) FROM orders",
+    "SELECT created_at::DATE - INTERVAL 30 DAY FROM orders",
+    "SELECT last_day(created_at), make_date(2026, 1, 1) FROM orders",
+    "SELECT if(amount > 10, 'big', 'small') FROM orders",
+    "SELECT list_transform([1, 2, 3], lambda x: x * 2)",
+    "SELECT struct_pack(a := 1, b := 'x')",
+    "SELECT {'a': 1, 'b': 2} AS s",
+    "SELECT count_if(amount > 10), bool_or(amount < 0) FROM orders",
+    "SELECT hash(status), md5(status) FROM orders",
+    "SELECT contains(country, 'erm'), starts_with(country, 'G') FROM customers",
+    "FROM orders SELECT id, amount LIMIT 3",
+    "SELECT repeat('*', 20) AS bar",
+    "SELECT lpad(cast(id AS VARCHAR), 8, '0') FROM orders",
+]
+pg_more = [
+    "SELECT payload->>'channel' AS channel, count(*) FROM orders GROUP BY 1",
+    "SELECT payload->'items'->0->>'sku' FROM orders",
+    "SELECT jsonb_array_length(payload->'items') FROM orders",
+    "SELECT jsonb_extract_path_text(payload, 'device', 'os') FROM orders",
+    "SELECT jsonb_typeof(payload) , jsonb_object_keys(payload) FROM orders",
+    "SELECT json_build_object('n', count(*)) FROM orders",
+    "SELECT date_part('dow', created_at), count(*) FROM orders GROUP BY 1",
+    "SELECT created_at::date, count(*) FROM orders GROUP BY 1 ORDER BY 1",
+    "SELECT created_at + interval '1 day' * 7 FROM orders",
+    "SELECT to_char(created_at, 'YYYY-\"W\"IW') FROM orders",
+    "SELECT date_bin('15 minutes', created_at, timestamp '2026-01-01') AS slot, count(*) FROM orders GROUP BY 1",
+    "SELECT regexp_replace(country, '\\s+', ' ', 'g'), regexp_match(country, '^([A-Z])') FROM customers",
+    "SELECT country ~ '^D', country ILIKE 'de%' FROM customers",
+    "SELECT split_part(country, '-', 1), strpos(country, 'a'), initcap(country) FROM customers",
+    "SELECT array_length(array_agg(id), 1) FROM orders",
+    "SELECT unnest(string_to_array(country, ' ')) FROM customers",
+    "SELECT * FROM generate_series(date '2026-01-01', date '2026-03-01', interval '1 month') AS d(month)",
+    "SELECT count(*) FILTER (WHERE status = 'paid') FROM orders",
+    "SELECT width_bucket(amount, 0, 1000, 10), count(*) FROM orders GROUP BY 1",
+    "SELECT corr(amount, extract(epoch FROM created_at)) FROM orders",
+    "SELECT regr_slope(amount, customer_id), regr_r2(amount, customer_id) FROM orders",
+    "SELECT bool_and(amount > 0), every(amount > 0) FROM orders",
+    "SELECT id, amount FROM orders ORDER BY amount DESC FETCH FIRST 10 ROWS ONLY",
+    "SELECT justify_interval(max(created_at) - min(created_at)) FROM orders",
+    "SELECT o.id, x.n FROM orders o CROSS JOIN LATERAL (SELECT count(*) AS n FROM customers c WHERE c.id = o.customer_id) x",
+    "SELECT num_nulls(status, amount) FROM orders",
+    "SELECT md5(country) FROM customers",
+    "SELECT make_date(2026, 1, 1), make_interval(days => 3)",
+    "SELECT trunc(amount::numeric, 1), div(7, 2), mod(7, 2) FROM orders",
+    "SELECT lpad(id::text, 8, '0') FROM orders",
+]
+snow_more = [
+    "SELECT payload:channel::string AS channel, COUNT(*) FROM orders GROUP BY 1",
+    "SELECT GET_PATH(payload, 'device.os') FROM orders",
+    "SELECT DATE_TRUNC('week', created_at), COUNT(*) FROM orders GROUP BY 1",
+    "SELECT DATEDIFF('day', MIN(created_at), MAX(created_at)) FROM orders",
+    "SELECT NVL(status, 'none'), ZEROIFNULL(amount) FROM orders",
+    "SELECT DIV0(SUM(amount), COUNT(*)) FROM orders",
+    "SELECT ARRAY_SIZE(ARRAY_AGG(id)) FROM orders",
+    "SELECT TRY_TO_NUMBER(status) FROM orders",
+    "SELECT RATIO_TO_REPORT(amount) OVER () FROM orders",
+    "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY amount) FROM orders",
+    "SELECT REGEXP_SUBSTR(country, '[A-Z]+') FROM customers",
+    "SELECT SPLIT_PART(country, ' ', 1) FROM customers",
+    "SELECT YEAR(created_at), MONTH(created_at), DAYOFWEEK(created_at) FROM orders",
+    "SELECT id FROM orders QUALIFY ROW_NUMBER() OVER (PARTITION BY customer_id ORDER BY created_at DESC) = 1",
+    "SELECT OBJECT_CONSTRUCT('n', COUNT(*)) FROM orders",
+]
+for q in common_more:
+    for d in ("duckdb", "postgres"):
+        allow.append({"sql": q, "dialect": d})
+for q in duck_more:
+    allow.append({"sql": q, "dialect": "duckdb"})
+for q in pg_more:
+    allow.append({"sql": q, "dialect": "postgres"})
+for q in snow_more:
+    allow.append({"sql": q, "dialect": "snowflake"})
 for q in base:
     for d in ("duckdb", "postgres", "snowflake"):
         allow.append({"sql": q, "dialect": d})

@@ -1,0 +1,357 @@
+"""Per-dialect allow-lists of functions known to be pure, and the check of one call.
+
+A function call passes only when the name the ENGINE will execute is on the
+list for that engine. The name is taken from what is actually sent: the guard
+re-renders every statement with sqlglot, so a typed node (``exp.Sum``,
+``exp.Pad``, ...) is checked by the name its rendering calls (``SUM(``,
+``LPAD(``), and an ``exp.Anonymous`` node by its identifier, normalised as the
+engine resolves it (unquoted names fold to the dialect's case; a quoted name
+must already be in that case, or it would resolve to something else). A
+qualified or method-style call (``pg_catalog.lower(x)``, ``x.lower()``) is
+refused outright: analysts never need one and it is how a deny list was
+bypassed. A typed node whose rendering is syntax rather than a call
+(``CASE``, ``CURRENT_DATE``, ``x ->> 'a'``, ``ARRAY[...]``) passes only when
+its class is on ``SYNTAX_OK``. Everything else is refused with a reason that
+names the function and the kinds of functions that are available.
+
+Functions whose output grows with an argument (``repeat``, ``space``,
+``lpad``/``rpad``, ``generate_series``/``range``) are allowed only with
+literal arguments that bound the output (``MAX_PAD`` characters,
+``MAX_SERIES`` values): one call is one uninterruptible operation in the
+engine, which a statement timeout does not stop in time. For the same reason DuckDB's edit
+distances (``levenshtein``, ``jaro_*``, ...; quadratic in the length of one value) are off its list.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from sqlglot import exp
+
+MAX_PAD = 10_000  # characters one repeat/space/lpad/rpad may produce
+MAX_PAD_AGGREGATED = 100  # ... inside an aggregate or window (once per row of the group)
+MAX_SERIES = 100_000  # values the generate_series/range of one statement may produce (their product)
+
+_AGG = """count sum avg min max stddev stddev_samp stddev_pop variance var_samp var_pop corr covar_pop
+covar_samp regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy regr_sxx regr_syy regr_sxy
+bool_and bool_or every bit_and bit_or bit_xor string_agg array_agg percentile_cont percentile_disc mode
+any_value"""
+_WINDOW = "row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value"
+_MATH = """abs ceil ceiling floor round trunc sign sqrt cbrt power pow exp ln log log10 log2 mod greatest least
+pi degrees radians sin cos tan asin acos atan atan2 cot width_bucket gcd lcm random isnan isinf"""
+_STRING = """lower upper length char_length character_length octet_length bit_length substr substring left right
+trim ltrim rtrim btrim replace translate concat concat_ws position strpos split_part initcap reverse
+starts_with ascii chr md5 lpad rpad repeat regexp_replace regexp_matches regexp_like regexp_count
+regexp_substr regexp_instr overlay"""
+_DATE = """now current_date current_timestamp current_time localtimestamp localtime date_trunc date_part extract
+age to_char to_date to_timestamp make_date make_timestamp make_time make_interval"""
+_COND = "coalesce nullif cast try_cast exists"
+_JSON = "json_extract_path json_extract_path_text to_json json_array_length json_object"
+_ARRAY = "array_length cardinality unnest array_position array_to_string string_to_array array_cat"
+
+_DUCKDB = """
+median quantile quantile_cont quantile_disc approx_quantile reservoir_quantile approx_count_distinct
+arg_max arg_min argmax argmin max_by min_by histogram list first last fsum sumkahan kahan_sum favg
+kurtosis kurtosis_pop skewness entropy product count_star count_if countif geomean geometric_mean mad
+group_concat listagg bitstring_agg
+datediff date_diff datesub date_sub date_add datepart datetrunc strftime strptime epoch epoch_ms
+epoch_us epoch_ns make_timestamptz last_day dayname monthname yearweek isodow isoyear dayofmonth
+dayofweek dayofyear weekday weekofyear week year month day hour minute second millisecond microsecond
+quarter era century decade millennium time_bucket today get_current_timestamp get_current_time
+to_days to_hours to_minutes to_seconds to_weeks to_months to_years to_milliseconds to_microseconds
+to_centuries to_decades to_millennia timezone current_localtimestamp try_strptime julian
+prefix suffix contains ends_with strlen length_grapheme strip_accents lcase ucase
+string_split str_split string_split_regex str_split_regex string_to_array regexp_extract regexp_extract_all
+regexp_full_match regexp_split_to_array regexp_escape instr nfc_normalize unicode ord array_extract
+list_extract list_element list_value list_pack list_sort array_sort list_reverse_sort list_distinct
+array_distinct list_unique array_unique list_contains array_contains list_has array_has list_has_any
+list_has_all array_has_any array_has_all list_position array_position list_indexof len array_length
+list_slice array_slice list_concat list_cat array_concat list_transform array_transform apply
+list_apply array_apply list_filter array_filter filter list_aggr list_min list_max list_sum list_avg
+list_count list_first list_last list_any_value list_median list_mode list_string_agg list_bool_and
+list_bool_or array_to_string list_zip flatten list_grade_up struct_extract struct_pack row
+map_extract map_keys map_values element_at cardinality
+json_extract json_extract_string json_extract_path json_extract_path_text json_value json_exists
+json_valid json_type json_keys json_array_length json_structure json_contains json json_object json_each
+json_array json_group_array json_group_object json_group_structure json_merge_patch to_json
+if typeof hash md5_number sha1 sha256 isfinite even signbit factorial bit_count xor
+generate_series range unnest greatest_common_divisor least_common_multiple
+"""
+_POSTGRES = """
+json_agg jsonb_agg json_object_agg jsonb_object_agg json_build_object jsonb_build_object
+json_build_array jsonb_build_array to_jsonb jsonb_extract_path jsonb_extract_path_text
+jsonb_array_length json_array_elements jsonb_array_elements json_array_elements_text
+jsonb_array_elements_text json_each jsonb_each json_each_text jsonb_each_text json_object_keys
+jsonb_object_keys json_typeof jsonb_typeof jsonb_path_query jsonb_path_query_array
+jsonb_path_query_first jsonb_path_exists jsonb_path_match jsonb_strip_nulls json_strip_nulls
+jsonb_pretty jsonb_set jsonb_insert
+regexp_match regexp_split_to_array regexp_split_to_table split_part starts_with to_number
+date_bin justify_days justify_hours justify_interval isfinite clock_timestamp statement_timestamp
+transaction_timestamp timezone make_timestamptz
+array_upper array_lower array_ndims array_dims array_positions array_remove array_replace array_append
+array_prepend num_nonnulls num_nulls div scale trim_scale min_scale sha224 sha256 sha384 sha512
+to_hex generate_series unnest bool_and setweight
+"""
+_SNOWFLAKE = """
+variance_pop variance_samp iff ifnull nvl nvl2 zeroifnull nullifzero equal_null decode div0 div0null
+median count_if listagg approx_count_distinct approx_percentile hll kurtosis skew object_agg
+array_unique_agg bitand bitor bitxor ratio_to_report conditional_true_event conditional_change_event
+dateadd datediff timeadd timediff timestampadd timestampdiff date_from_parts time_from_parts
+timestamp_from_parts timestamp_ntz_from_parts year yearofweek yearofweekiso month day dayofmonth
+dayofweek dayofweekiso dayofyear week weekofyear weekiso quarter hour minute second last_day
+next_day previous_day monthname dayname add_months months_between convert_timezone current_timestamp
+sysdate getdate to_varchar to_number to_decimal to_numeric to_double to_boolean to_time
+to_timestamp_ntz to_timestamp_ltz to_timestamp_tz try_to_number try_to_decimal try_to_double
+try_to_date try_to_timestamp try_to_boolean try_to_time try_cast
+rlike ilike contains endswith startswith split strtok charindex editdistance jarowinkler_similarity
+regexp_substr_all sha1 sha2 hash
+parse_json try_parse_json get get_path json_extract_path_text object_construct object_keys
+array_construct array_size array_contains array_slice array_to_string array_compact array_distinct
+array_flatten to_array to_object to_variant as_varchar as_number as_integer typeof is_null_value
+strtok_to_array array_position array_append array_cat uniform normal
+"""
+
+
+def _words(*blocks: str) -> frozenset[str]:
+    return frozenset(w for b in blocks for w in b.split())
+
+
+_CORE = _words(_AGG, _WINDOW, _MATH, _STRING, _DATE, _COND, _JSON, _ARRAY)
+# SQL keywords sqlglot renders as calls (no engine function of that name is looked up)
+KEYWORD_CALLS = frozenset({"cast", "try_cast", "coalesce", "exists", "extract", "nullif", "greatest", "least",
+                           "trim", "position", "substring", "overlay", "current_date", "current_time",
+                           "current_timestamp", "localtime", "localtimestamp"})
+# names of the common lists that an engine does not have (kept off so that nothing else answers to them)
+_ABSENT = {
+    "duckdb": _words("btrim every initcap make_interval regexp_count regexp_instr regexp_like regexp_substr "
+                     "to_char to_date width_bucket"),
+    "postgres": _words("any_value isinf isnan log2"),
+    "snowflake": frozenset(),
+}
+ALLOWED: dict[str, frozenset[str]] = {
+    "duckdb": (_CORE | _words(_DUCKDB)) - _ABSENT["duckdb"],
+    "postgres": (_CORE | _words(_POSTGRES)) - _ABSENT["postgres"],
+    "snowflake": (_CORE | _words(_SNOWFLAKE)) - _ABSENT["snowflake"],
+}
+# Functions that may stand in FROM as a relation (they read no table and produce bounded rows).
+# JSON set-returning readers expand a value of a row they are joined to (LATERAL): as many rows as
+# the value has elements, and no table of their own.
+TABLE_FUNCTIONS = frozenset({
+    "unnest", "generate_series", "range", "json_each", "jsonb_each", "json_each_text", "jsonb_each_text",
+    "json_array_elements", "jsonb_array_elements", "json_array_elements_text", "jsonb_array_elements_text",
+    "json_object_keys", "jsonb_object_keys", "regexp_split_to_table",
+})
+# Typed nodes that render as syntax rather than as a call: pure by construction.
+SYNTAX_OK = frozenset({
+    "Case", "If", "CurrentDate", "CurrentTimestamp", "CurrentTime", "CurrentTimestampLTZ", "Localtime",
+    "Localtimestamp", "Array", "Struct", "Map", "VarMap", "ToMap", "JSONExtract", "JSONExtractScalar",
+    "JSONBExtract", "JSONBExtractScalar", "JSONBContains", "ArrayContainsAll", "ArrayOverlaps",
+    "ArrayContains", "Bracket", "Collate", "DPipe", "Interval", "Filter", "Unnest", "Extract",
+    "StrPosition", "Substring", "Trim", "Overlay", "Cast", "TryCast", "Coalesce", "Nullif",
+})
+_HINT = ("use aggregates (count, sum, avg, min, max, percentile_cont, ...), window functions, string, "
+         "date/time, math, casts, CASE/COALESCE and JSON readers")
+# operators (AND, =, ||, ...) that sqlglot types as Func; checked by name when they render as a call
+_OPERATORS = (exp.Binary, exp.Connector, exp.Unary, exp.Predicate)
+_CALL = re.compile(r"^\s*([A-Za-z_][\w$]*)\s*\(")
+_QUOTED_CALL = re.compile(r'^\s*"((?:[^"]|"")*)"\s*\(')
+
+
+class FunctionRefused(Exception):
+    pass
+
+
+def engine_name(node: exp.Func, dialect: str) -> tuple[str | None, bool]:
+    """(lowercase name the engine calls, quoted) or (None, False) when the node renders as syntax."""
+    if isinstance(node, exp.Anonymous):
+        # judged on the rendering, which is what is sent (sqlglot may change a quoted name's case)
+        try:
+            text = node.sql(dialect=dialect)
+        except Exception:
+            return str(node.name).lower(), False
+        m = _QUOTED_CALL.match(text)
+        if m:
+            raw, quoted = m.group(1).replace('""', '"'), True
+        else:
+            m = _CALL.match(text)
+            if not m:
+                return str(node.name).lower() + " (unrecognised)", False
+            raw, quoted = m.group(1), False
+        if quoted and dialect != "duckdb":
+            # a quoted name is taken verbatim: it resolves to the built-in only in the folded case
+            folded = raw.upper() if dialect == "snowflake" else raw.lower()
+            if raw != folded:
+                return raw, True
+        return raw.lower(), quoted
+    try:
+        text = node.sql(dialect=dialect)
+    except Exception:
+        return type(node).__name__.lower(), False
+    m = _CALL.match(text)
+    if m:
+        return m.group(1).lower(), False
+    return None, False
+
+
+def check_call(node: exp.Func, dialect: str, *, in_from: bool = False) -> None:
+    """Raise FunctionRefused(reason) unless the call is on the dialect's allow-list (and bounded)."""
+    parent = node.parent
+    if isinstance(parent, exp.Dot) and parent.expression is node:
+        raise FunctionRefused(
+            f"qualified or method-style call {parent.sql(dialect=dialect)[:80]} is not allowed; "
+            "call the function by its plain name, e.g. lower(x)"
+        )
+    name, _quoted = engine_name(node, dialect)
+    if name is None:
+        if type(node).__name__ in SYNTAX_OK or isinstance(node, _OPERATORS):
+            return
+        raise FunctionRefused(
+            f"expression {type(node).__name__} is not on the allow-list of pure functions for {dialect}; {_HINT}"
+        )
+    allowed = ALLOWED.get(dialect, ALLOWED["postgres"])
+    if name not in allowed:
+        raise FunctionRefused(
+            f"function {name}() is not on the allow-list of pure functions for {dialect}; {_HINT}"
+        )
+    if in_from and name not in TABLE_FUNCTIONS:
+        raise FunctionRefused(
+            f"table function {name}() is not allowed in FROM (only unnest, JSON element readers and bounded "
+            "generate_series/range)"
+        )
+    _check_bounds(node, name, dialect)
+
+
+# ------------------------------------------------------------------ bounds
+
+
+def call_args(node: exp.Func) -> list[exp.Expression]:
+    if isinstance(node, exp.Anonymous):
+        return list(node.expressions)
+    out: list[exp.Expression] = []
+    for key in node.arg_types:
+        v = node.args.get(key)
+        for item in v if isinstance(v, list) else [v]:
+            if isinstance(item, exp.Expression):
+                out.append(item)
+    return out
+
+
+def _strip(e: exp.Expression) -> exp.Expression:
+    while isinstance(e, (exp.Paren, exp.Cast)) and not (
+        isinstance(e, exp.Cast) and e.to.is_type(*exp.DataType.TEMPORAL_TYPES)
+    ):
+        e = e.this
+    return e
+
+
+def _number(e: exp.Expression) -> float | None:
+    e = _strip(e)
+    neg = False
+    if isinstance(e, exp.Neg):
+        neg, e = True, _strip(e.this)
+    if isinstance(e, exp.Literal) and not e.is_string:
+        try:
+            v = float(e.this)
+        except ValueError:
+            return None
+        return -v if neg else v
+    return None
+
+
+def _moment(e: exp.Expression) -> dt.datetime | None:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.Cast) and e.to.is_type(*exp.DataType.TEMPORAL_TYPES):
+        e = e.this
+    if isinstance(e, (exp.TsOrDsToDate, exp.StrToDate)) and isinstance(e.this, exp.Literal):
+        e = e.this
+    if isinstance(e, exp.Literal) and e.is_string:
+        try:
+            return dt.datetime.fromisoformat(e.this.strip()[:19])
+        except ValueError:
+            return None
+    return None
+
+
+_UNIT_S = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "month": 28 * 86400,
+           "year": 365 * 86400}
+
+
+def _interval_s(e: exp.Expression | None) -> float | None:
+    if e is None:
+        return 86400.0
+    while isinstance(e, (exp.Paren, exp.Cast)):
+        e = e.this
+    if isinstance(e, exp.Literal) and e.is_string:  # '1 day'
+        text = e.this
+    elif isinstance(e, exp.Interval):
+        unit = e.args.get("unit")
+        text = f"{e.this.this if isinstance(e.this, exp.Literal) else ''} {unit.name if unit else ''}"
+    else:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*", text.lower())
+    if not m or m.group(2) not in _UNIT_S:
+        return None
+    return float(m.group(1)) * _UNIT_S[m.group(2)]
+
+
+def _series_size(args: list[exp.Expression], name: str) -> float | None:
+    if not args:
+        return None
+    nums = [_number(a) for a in args]
+    if all(n is not None for n in nums):
+        if len(nums) == 1:
+            start, stop, step = 0.0, nums[0], 1.0
+        else:
+            start, stop = nums[0], nums[1]
+            step = nums[2] if len(nums) > 2 else 1.0
+        if not step:
+            return None
+        return max(0.0, (stop - start) / step) + 1
+    if len(args) in (2, 3):
+        a, b = _moment(args[0]), _moment(args[1])
+        step = _interval_s(args[2] if len(args) > 2 else None)
+        if a and b and step:
+            return abs((b - a).total_seconds()) / step + 1
+    return None
+
+
+def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
+    args = call_args(node)
+    # inside an aggregate (string_agg(repeat(...)), list(lpad(...))) the padding is paid once per row
+    limit = MAX_PAD_AGGREGATED if node.find_ancestor(exp.AggFunc, exp.Window) is not None else MAX_PAD
+    if name in ("lpad", "rpad"):
+        n = _number(args[1]) if len(args) > 1 else None
+        if n is None or n > limit:
+            raise FunctionRefused(f"{name}() needs a literal length of at most {limit}"
+                                  + (" inside an aggregate" if limit != MAX_PAD else ""))
+    elif name == "repeat":
+        n = _number(args[1]) if len(args) > 1 else None
+        s = _strip(args[0]) if args else None
+        if n is None or not (isinstance(s, exp.Literal) and s.is_string) or n * max(1, len(s.this)) > limit:
+            raise FunctionRefused(
+                f"repeat() needs a literal string and a literal count producing at most {limit} characters"
+                + (" inside an aggregate" if limit != MAX_PAD else "")
+            )
+    elif name in ("generate_series", "range"):
+        size = _series_size(args, name)
+        if size is None or size > MAX_SERIES:
+            raise FunctionRefused(
+                f"{name}() needs literal bounds (numbers, or dates with a literal interval step) "
+                f"producing at most {MAX_SERIES:,} values"
+            )
+
+
+def check_series_budget(root: exp.Expression, dialect: str) -> None:
+    """Series multiply when joined (a, b = a x b rows): their product in one statement is bounded."""
+    total = 1.0
+    for node in root.find_all(exp.Func):
+        name, _ = engine_name(node, dialect)
+        if name in ("generate_series", "range"):
+            total *= _series_size(call_args(node), name) or float("inf")
+    if total > MAX_SERIES:
+        raise FunctionRefused(
+            f"the generate_series/range of one statement may produce at most {MAX_SERIES:,} values together "
+            "(joined series multiply); use fewer or shorter series"
+        )

@@ -1,0 +1,215 @@
+"""The guard's function allow-list: names as the engine resolves them, qualified calls, bounds."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from assay.models import ColumnInfo, TableInfo
+from assay.warehouse.functions import ALLOWED, KEYWORD_CALLS, MAX_PAD, MAX_SERIES
+from assay.warehouse.guard import SQLGuard
+
+DIALECTS = ["duckdb", "postgres", "snowflake"]
+
+
+def guard(dialect: str) -> SQLGuard:
+    cols = [ColumnInfo(name=n, type="TEXT") for n in ("id", "tenant_id", "name", "amount")]
+    return SQLGuard(dialect, tables=[TableInfo(schema="main", name="orders", columns=cols)], default_schema="main")
+
+
+# functions that read files, run SQL text, write, signal, lock, sleep or change settings (from the
+# attack report); none is on any list, whatever the spelling
+DANGEROUS = [
+    "pg_read_file('/etc/passwd', 0, 200)", "pg_read_binary_file('/etc/passwd')", "pg_ls_dir('/')",
+    "ts_stat('select 1')", "ts_rewrite('a'::tsquery, 'select 1')", "query_to_xml('select 1', true, true, '')",
+    "query_to_xml_and_xmlschema('select 1', true, true, '')", "table_to_xml_and_xmlschema('t', true, true, '')",
+    "cursor_to_xml('c', 1, true, true, '')", "lo_creat(-1)", "lo_from_bytea(0, 'x')", "lo_export(1, '/tmp/x')",
+    "pg_logical_emit_message(true, 'a', 'b')", "pg_notify('c', 'x')", "pg_advisory_lock(1)",
+    "pg_try_advisory_xact_lock(1)", "pg_stat_reset()", "pg_stat_reset_shared('bgwriter')",
+    "set_config('statement_timeout', '0', false)", "current_setting('data_directory')",
+    "pg_terminate_backend(1)", "pg_cancel_backend(1)", "pg_sleep(10)", "dblink('host=x', 'select 1')",
+    "nextval('s')", "txid_current()", "getenv('HOME')", "read_csv('/etc/passwd')", "read_text('/etc/shadow')",
+    "http_get('http://x')", "sleep_ms(1000)", "write_log('x')", "setseed(0.5)", "format('%999999999s', 'x')",
+    "printf('%0999999999d', 1)", "bar(1, 0, 10, 1000000000)", "query('select 1')", "SYSTEM$WAIT(10)",
+    "SYSTEM$CANCEL_ALL_QUERIES()", "result_scan(last_query_id())", "xpath('/a', '<a/>')",
+    "row_to_json(1)", "has_table_privilege('pg_shadow', 'select')", "pg_get_viewdef('v')", "version()",
+    "current_user()", "inet_server_addr()", "gen_random_uuid()", "list_aggregate([1], 'sum')",
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("call", DANGEROUS)
+def test_functions_off_the_allow_list_are_refused(dialect, call):
+    v = guard(dialect).check(f"SELECT {call}")
+    assert not v.allowed
+    assert "allow-list" in v.reason or "not allowed" in v.reason or "parse" in v.reason
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("call", ["pg_read_file('/etc/passwd')", "lower('x')", "\"lower\"('x')", "abs(1)"])
+@pytest.mark.parametrize("qual", ["pg_catalog.", 'pg_catalog."', "public.", "main.", "information_schema."])
+def test_qualified_calls_are_refused_even_for_allowed_functions(dialect, call, qual):
+    if qual.endswith('"'):
+        name, rest = call.split("(", 1)
+        call = f'{name.strip(chr(34))}"({rest}'
+    v = guard(dialect).check(f"SELECT {qual}{call}")
+    assert not v.allowed, v.sql
+    assert "qualified" in v.reason or "parse" in v.reason
+
+
+def test_method_style_call_is_refused():
+    v = guard("duckdb").check("SELECT 'abc'.upper()")
+    assert not v.allowed and "method-style" in v.reason
+
+
+@pytest.mark.parametrize("dialect,fn", [("duckdb", "strip_accents"), ("postgres", "num_nulls"),
+                                        ("snowflake", "conditional_true_event")])
+def test_quoted_names_resolve_as_the_engine_does(dialect, fn):
+    """Judged on what is sent: sqlglot renders a quoted unknown name upper-cased ("NUM_NULLS"), which
+    is the built-in for Snowflake and DuckDB (case-insensitive) but no built-in for PostgreSQL."""
+    g = guard(dialect)
+    assert not g.check('SELECT "pg_read_file"(\'/etc/passwd\')').allowed
+    assert not g.check('SELECT "PG_READ_FILE"(\'/etc/passwd\')').allowed
+    for spelling in (fn, fn.upper()):
+        v = g.check(f"SELECT \"{spelling}\"(name) FROM orders")
+        assert v.allowed == (dialect != "postgres"), v.reason
+        if v.allowed:
+            assert f'"{fn.upper()}"(name)' in v.sql
+
+
+def test_quoted_typed_names_are_sent_unquoted():
+    # sqlglot recognises "LOWER" as its Lower node and renders it unquoted: the built-in runs
+    v = guard("postgres").check('SELECT "LOWER"(name) FROM orders')
+    assert v.allowed and 'LOWER(name)' in v.sql
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_typed_nodes_are_checked_by_the_name_they_render(dialect):
+    g = guard(dialect)
+    # sqlglot types these calls; the name sent to the engine is what is checked
+    assert g.check("SELECT sum(amount), avg(amount), coalesce(name, 'x'), upper(name) FROM orders").allowed
+    assert not g.check("SELECT * FROM read_csv('/etc/passwd')").allowed
+    assert not g.check("SELECT read_parquet('/x.parquet')").allowed
+
+
+def test_reason_names_the_function_and_what_is_available():
+    r = guard("postgres").check("SELECT foo_bar(1)").reason
+    assert "foo_bar()" in r and "postgres" in r and "aggregates" in r
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("sql,ok", [
+    ("SELECT repeat('-', 40)", True),
+    (f"SELECT repeat('ab', {MAX_PAD // 2})", True),
+    (f"SELECT repeat('ab', {MAX_PAD})", False),
+    ("SELECT repeat('x', 100000000)", False),
+    ("SELECT repeat(name, 3) FROM orders", False),
+    ("SELECT repeat('x', id) FROM orders", False),
+    ("SELECT lpad(name, 10, '0') FROM orders", True),
+    (f"SELECT rpad(name, {MAX_PAD + 1}, ' ') FROM orders", False),
+    ("SELECT lpad(name, id, '0') FROM orders", False),
+    ("SELECT lpad('a', 2147483647, 'b')", False),
+])
+def test_string_blow_ups_are_bounded(dialect, sql, ok):
+    v = guard(dialect).check(sql)
+    assert v.allowed == ok, v.reason
+
+
+@pytest.mark.parametrize("sql,ok", [
+    ("SELECT * FROM generate_series(1, 100) g", True),
+    (f"SELECT * FROM generate_series(1, {MAX_SERIES + 10}) g", False),
+    ("SELECT * FROM generate_series(1, 100000000000, 1) g", False),
+    ("SELECT * FROM generate_series(1, 100000000000, 10000000) g", True),
+    ("SELECT a FROM generate_series(1, 1000) a, generate_series(1, 1000) b", False),  # joined: a million
+    ("SELECT a FROM generate_series(1, 100) a, generate_series(1, 100) b", True),
+    ("SELECT * FROM generate_series(1, (SELECT max(id) FROM orders)) g", False),
+    ("SELECT * FROM generate_series(DATE '2026-01-01', DATE '2026-12-31', INTERVAL '1 day') g", True),
+    ("SELECT * FROM generate_series(DATE '1000-01-01', DATE '9999-12-31', INTERVAL '1 second') g", False),
+    ("SELECT generate_series(1, 10)", True),
+    ("SELECT generate_series(1, 10000000000)", False),
+])
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_series_need_small_literal_bounds(dialect, sql, ok):
+    v = guard(dialect).check(sql)
+    assert v.allowed == ok, v.reason
+
+
+def test_duckdb_range_is_bounded():
+    g = guard("duckdb")
+    assert g.check("SELECT * FROM range(10) r").allowed
+    assert not g.check("SELECT * FROM range(10000000000) r").allowed
+    assert not g.check("SELECT range(10000000000)").allowed
+
+
+def test_json_element_readers_may_stand_in_from():
+    g = guard("postgres")
+    assert g.check("SELECT k, count(*) FROM orders o, jsonb_object_keys(o.name::jsonb) AS k GROUP BY k").allowed
+    assert g.check("SELECT e.key FROM orders o, jsonb_each(o.name::jsonb) AS e").allowed
+    assert guard("duckdb").check("SELECT j.key FROM orders o, json_each(o.name) AS j").allowed
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fn", ["upper('x')", "abs(1)", "read_csv('/x')", "pragma_table_info('orders')"])
+def test_only_series_and_unnest_may_stand_in_from(dialect, fn):
+    assert not guard(dialect).check(f"SELECT * FROM {fn} AS t").allowed
+
+
+@pytest.mark.parametrize("cast", ["'pg_shadow'::regclass", "'f'::regproc", "1::regrole", "x::my_type",
+                                  "'<!DOCTYPE a SYSTEM \"file:///etc/passwd\">'::xml"])
+def test_casts_to_catalog_or_user_types_are_refused(cast):
+    assert not guard("postgres").check(f"SELECT {cast} FROM orders AS x").allowed
+
+
+def test_duckdb_allow_list_is_pure_and_exists():
+    """Every DuckDB name on the list is a built-in without side effects (random excepted: it only reads)."""
+    con = duckdb.connect()
+    rows = con.sql("SELECT function_name, bool_or(has_side_effects) FROM duckdb_functions() GROUP BY 1").fetchall()
+    effects = dict(rows)
+    syntax = KEYWORD_CALLS | {"percentile_cont", "percentile_disc"}  # ordered-set syntax in DuckDB
+    missing = sorted(n for n in ALLOWED["duckdb"] if n not in effects and n not in syntax)
+    assert missing == []
+    impure = sorted(n for n in ALLOWED["duckdb"] if effects.get(n) and n != "random")
+    assert impure == []
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT o.to_json FROM orders o",  # PostgreSQL: to_json(o), the whole row
+    "SELECT orders.row_to_json FROM orders",
+    "SELECT main.orders.to_jsonb FROM main.orders",
+    "SELECT (o).to_json FROM orders o",
+    "SELECT (o.*).name FROM orders o",
+    "SELECT s.to_json FROM (SELECT name FROM orders) s",
+    "WITH s AS (SELECT name FROM orders) SELECT s.row_to_json FROM s",
+    "SELECT o.id FROM orders o WHERE o.to_json::text LIKE '%x%'",
+])
+@pytest.mark.parametrize("catalog", [True, False])
+def test_postgres_field_notation_calls_are_refused(sql, catalog):
+    g = guard("postgres") if catalog else SQLGuard("postgres", default_schema="main")
+    v = g.check(sql)
+    assert not v.allowed, v.sql
+
+
+def test_postgres_real_columns_in_field_notation_pass():
+    g = guard("postgres")
+    assert g.check("SELECT o.name, o.amount FROM orders o").allowed
+    assert g.check("SELECT s.n FROM (SELECT name AS n FROM orders) s").allowed
+    assert g.check("SELECT s.x FROM (SELECT name FROM orders) s(x)").allowed
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM pg_catalog.generate_series(1, 3) g",
+    "SELECT * FROM public.generate_series(1, 3) g",
+    "SELECT 1 OPERATOR(pg_catalog.+) 2",
+    "SELECT 1 OPERATOR(public.+) 2",
+])
+def test_qualified_table_functions_and_operators_are_refused(sql):
+    assert not guard("postgres").check(sql).allowed
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_padding_inside_an_aggregate_is_bounded_per_row(dialect):
+    g = guard(dialect)
+    assert not g.check("SELECT string_agg(repeat('y', 10000), ',') FROM orders").allowed
+    assert not g.check("SELECT max(lpad(name, 5000, ' ')) FROM orders").allowed
+    assert g.check("SELECT max(lpad(name, 12, '0')) FROM orders").allowed
+    assert g.check("SELECT repeat('y', 10000)").allowed  # one value, outside an aggregate
