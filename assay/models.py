@@ -8,6 +8,7 @@ corrective message by the caller, never into a crash.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from enum import Enum
 from typing import Any, Literal
 
@@ -65,7 +66,8 @@ class LLMConfig(_Model):
     api_key_env: str | None = None
     secret_block: str | None = None
     max_tokens: int = 4096
-    timeout_s: float = 300.0  # one request's wait for the model (the SDK retries past it)
+    # one request's wait for the model (the SDK retries past it); ASSAY_LLM_TIMEOUT_S for slow gateways
+    timeout_s: float = Field(default_factory=lambda: float(os.environ.get("ASSAY_LLM_TIMEOUT_S") or 300.0))
     analysis_budget_tokens: int = 200_000
     # USD per million tokens ({input, output, cache_read}); overrides the built-in price list
     prices: dict[str, float] | None = None
