@@ -67,8 +67,11 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
         t = next((x for x in s.tables if x.fqn == table), None)
         cols = [c.name for c in t.columns] if t else []
         return D.quality_from_profile(df.iloc[0].to_dict(), meta, step.step, name, ref, cols)
+    if kind == "season":
+        return D.group_effects(df, meta["dim"], meta, step.step, name, ref)
     if kind == "breakdown":
-        out = (D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
+        out = (D.group_effects(df, meta["dim"], meta, step.step, name, ref)
+               + D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
                + D.dominant_segment(df, meta["dim"], meta, step.step, name, ref))
         if meta.get("small") and not meta.get("catalogue"):
             # an operational table too small for robust z-scores: Welch's test on each measure's average
@@ -79,9 +82,18 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
     return detector(df, meta, step.step, name, ref) if detector else []
 
 
+def _detect_marked(s, step: ExplorationStep) -> list[D.Candidate]:
+    out = detect(s, step)
+    if (step.probe or {}).get("catalogue"):
+        for c in out:
+            c.catalogue = True
+    return out
+
+
 # probe kind -> detector(frame, meta, step, table name, table reference)
 DETECTORS = {
-    "joined_breakdown": lambda df, meta, *a: D.segment_outliers(df, meta["dim"], meta, *a),
+    "joined_breakdown": lambda df, meta, *a: (D.group_effects(df, meta["dim"], meta, *a)
+                                              + D.segment_outliers(df, meta["dim"], meta, *a)),
     "duration_breakdown": D.duration_outliers,
     "duration_series": D.duration_series,
     "correlation": D.correlations,
@@ -140,7 +152,7 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
                 try:
                     with warnings.catch_warnings():  # tests on near-constant series: their p says so
                         warnings.simplefilter("ignore", RuntimeWarning)
-                        cands += detect(s, st)
+                        cands += _detect_marked(s, st)
                 except Exception as exc:  # one odd result must not sink the area
                     s.store.log_candidate_error(s.run_id, st.step, f"{type(exc).__name__}: {exc}")
         scored = D.score(cands)
@@ -175,12 +187,39 @@ def _closest(s, goal: str, cands: list[D.Candidate], k: int) -> list[D.Candidate
     return [cands[i] for i in np.argsort(-sims)[:k]]
 
 
+def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
+    """Findings about the question first: each candidate's score weighted by the similarity of its
+    headline and the columns it is about to the goal (findings of no effect keep their place last)."""
+    if not cands:
+        return cands
+    from .columns import expand
+
+    g = s.embedder.embed([goal])[0]
+    sims = s.embedder.embed([f"{c.name}. {c.area_text}" for c in cands]) @ g
+    measures = sorted({c.measure for c in cands if c.measure})
+    msim = dict(zip(measures, (s.embedder.embed([expand(m.split("_", 1)[1] if m[:4] in ("avg_", "sum_") else m)
+                                                 for m in measures]) @ g) if measures else []))
+    for c, sim in zip(cands, sims):
+        # what is measured counts as much as what the headline says: a count of rows per carrier is
+        # not the carriers' delays
+        c.relevance = round(float(sim + msim[c.measure]) / 2 if c.measure else float(sim) * 0.75, 4)
+    real = [c for c in cands if c.kind != D.NO_EFFECT]
+    nulls = [c for c in cands if c.kind == D.NO_EFFECT]
+    weight = {k: 0.5 for k in D.DESCRIPTIVE_KINDS}
+    real.sort(key=lambda c: (-(c.score * weight.get(c.kind, 1.0) * (0.1 + max(c.relevance, 0.0)) ** 2), c.name))
+    return real + nulls
+
+
 def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationStep]) -> list[Insight]:
     scored, areas = run_candidates(s)
     goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
     mine = [c for c, a in zip(scored, areas) if a == area.id]
+    if goal:
+        mine = rank_by_goal(s, goal, mine)
     # how rows spread over a dimension describes the data; it is a finding when a goal asks about it
     findings = [c for c in mine if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
+    # small reference tables (airports, products) describe the catalogue, not the question
+    findings = [c for c in findings if not (c.catalogue and (goal or c.kind == "group_effect"))]
     if goal:
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)
@@ -192,7 +231,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         count = c.affected
         insights.append(Insight(
             id=f"{area.id}-{n}", area=area.id, name=c.name, description=c.description,
-            severity=Severity(D.severity(c)), affected_count=count, risk_score=round(c.effect, 3),
+            severity=Severity(D.severity(c, goal=bool(goal))), affected_count=count, risk_score=round(c.effect, 3),
             confidence=round(max(0.0, min(1.0, 1 - c.q_value)), 3), indicators=c.indicators,
             source_steps=[c.step], segment=c.segment,
             verification_sql=portable(c.count_sql, s.warehouse.dialect) if c.count_sql else None,
