@@ -27,7 +27,7 @@ FILES = {"flights": "flights.duckdb", "penguins": "penguins.duckdb", "gapminder"
 
 
 def matches(text: str, groups: list[list[str]] | list[str]) -> bool:
-    t = text.lower().replace("_", " ")
+    t = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower().replace("_", " ")
     alts = [("|".join(g) if isinstance(g, list) else g).split("|") for g in groups]
     return all(any(a.lower() in t for a in g) for g in alts)
 

@@ -8,6 +8,7 @@ SQL and verified by the same verifier as an LLM's claims.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from dataclasses import asdict
@@ -105,7 +106,30 @@ DETECTORS = {
     "concentration": D.concentration,
     "retention": D.retention_outliers,
     "end_before_start": D.end_before_start,
+    "status_switch": D.status_switch,
 }
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def drop_artifact_echoes(cands: list[D.Candidate]) -> list[D.Candidate]:
+    """One artifact, one finding: a change dated at a status switch is the switch seen again."""
+    switches = [pd.Timestamp(c.segment.split()[-1]) for c in cands if c.kind == D.ARTIFACT and c.segment]
+    seen: list[pd.Timestamp] = []
+    out = []
+    for c in cands:
+        if c.kind == D.ARTIFACT:
+            at = pd.Timestamp(c.segment.split()[-1])
+            if any(abs((at - x).days) <= 62 for x in seen):
+                continue  # the same switch seen through another status column
+            seen.append(at)
+        elif switches and c.kind in ("change_point", "trend"):
+            dates = [pd.Timestamp(x) for x in _DATE.findall(c.name + " " + c.description)]
+            if any(abs((d - sw).days) <= 62 for d in dates for sw in switches):
+                continue
+        out.append(c)
+    return out
 
 
 def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
@@ -114,7 +138,8 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
     seen: set = set()
     out = []
     for c in cands:  # already sorted best first
-        keys = {("sql", c.count_sql or c.name), ("seg", c.table, c.segment)}  # one finding per segment
+        # one finding per segment; two measures of one segment counted by one SQL are two findings
+        keys = {("sql", c.count_sql or c.name, c.measure), ("seg", c.table, c.segment)}
         if c.kind == "data_quality" and c.affected is not None:
             keys.add(("dq", c.table, c.affected))
         if c.segment is None:
@@ -158,7 +183,7 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
         scored = D.score(cands)
         for c in scored:
             c.affected = _count(s, c.count_sql)
-        scored = _dedupe(scored)
+        scored = drop_artifact_echoes(_dedupe(scored))
         areas = assign_areas(s, scored)
         s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)], area_ids)
         return scored, areas
@@ -202,10 +227,10 @@ def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
     for c, sim in zip(cands, sims):
         # what is measured counts as much as what the headline says: a count of rows per carrier is
         # not the carriers' delays
-        c.relevance = round(float(sim + msim[c.measure]) / 2 if c.measure else float(sim) * 0.75, 4)
+        c.relevance = round(float(min(sim, msim[c.measure])) if c.measure else float(sim) * 0.75, 4)
     real = [c for c in cands if c.kind != D.NO_EFFECT]
     nulls = [c for c in cands if c.kind == D.NO_EFFECT]
-    weight = {k: 0.5 for k in D.DESCRIPTIVE_KINDS}
+    weight = {k: 0.35 for k in D.DESCRIPTIVE_KINDS}
     real.sort(key=lambda c: (-(c.score * weight.get(c.kind, 1.0) * (0.1 + max(c.relevance, 0.0)) ** 2), c.name))
     return real + nulls
 
@@ -223,7 +248,9 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
     if goal:
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)
-        nulls = _closest(s, goal, [c for c in mine if c.kind == D.NO_EFFECT], MAX_NO_EFFECT)
+        # ... about the question's measures, never about a reference table
+        nulls = _closest(s, goal, [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
+                                   and c.relevance >= D.GOAL_RELEVANT], MAX_NO_EFFECT)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     insights = []

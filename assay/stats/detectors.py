@@ -388,10 +388,16 @@ def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, 
     time_col = meta.get("time")
     share = wide.sum() / float(wide.values.sum() or 1)
     for seg, (rel, k, before, after, p) in shifts.items():
-        others = [v[0] for s2, v in shifts.items() if s2 != seg]
+        others = [s2 for s2 in wide.columns if s2 != seg]
         if not others:
             continue
-        typical = float(np.median(others))  # the other segments only: a segment is not its own baseline
+        # the other segments pooled at the same date, each weighted by its base (an average of their
+        # percentage changes would let a tiny segment's 20,000% stand for all of them)
+        pooled = wide[others].fillna(0).sum(axis=1).to_numpy(dtype=float)
+        base_before, base_after = float(pooled[:k].mean()), float(pooled[k:].mean())
+        if base_before <= 0:
+            continue  # the others did not exist before: nothing to compare with (a new status, a new series)
+        typical = (base_after - base_before) / base_before
         if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
             continue
         if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
@@ -1051,8 +1057,8 @@ def severity(c: Candidate, goal: bool = False) -> str:
     elif (c.support is not None and c.support < LOW_SUPPORT_ROWS) or \
             (c.support_share is not None and c.support_share < 0.5):
         cap = "medium"
-    if goal and c.relevance < GOAL_RELEVANT:
-        cap = min(cap, "medium", key=_LEVELS.index)
+    if goal and (c.relevance < GOAL_RELEVANT or c.kind in DESCRIPTIVE_KINDS):
+        cap = min(cap, "medium", key=_LEVELS.index)  # off the question, or only how rows are spread
     return min(level, cap, key=_LEVELS.index)
 
 
@@ -1120,6 +1126,11 @@ def anova_effect(n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> tuple[float
     return eta2, omega2, float(stats.f.sf(f, k - 1, total - k))
 
 
+def _with_measure(m: str, c: Candidate) -> Candidate:
+    c.measure = m
+    return c
+
+
 def group_effects(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
     """How much of a measure's spread lies between the values of a dimension (eta squared / omega
     squared with a one-way ANOVA from group counts, means and standard deviations), naming the highest
@@ -1156,11 +1167,11 @@ def group_effects(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str,
         dim_words = _words(dim)
         if p >= NO_EFFECT_P:
             if not meta.get("small"):
-                out.append(no_effect(f"The {label} is uniform across {dim_words} values",
+                out.append(_with_measure(m, no_effect(f"The {label} is uniform across {dim_words} values",
                                      f"The {label} of {table} ranges only from {_fmt(mean.min())} to "
                                      f"{_fmt(mean.max())} over {len(d)} {dim_words} values (ANOVA p = {p:.2g}, "
                                      f"eta\u00b2 = {eta2:.3f}).", table, step, p, f"{dim} {base} uniform",
-                                     f"{table} {dim} {base} uniform"))
+                                     f"{table} {dim} {base} uniform")))
             continue
         named = d["_n"].to_numpy(dtype=float) >= max(MIN_EFFECT_GROUP_N, 0.005 * total)
         idx = np.flatnonzero(named) if named.sum() >= 2 else np.arange(len(d))
@@ -1194,10 +1205,57 @@ def group_effects(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str,
                          f"({_fmt(mean[lo])}, n = {int(n[lo]):,}), against {_fmt(grand)} overall.{caveat}"),
             table=table, step=step, effect=round(effect, 4), p_value=p,
             count_sql=f"SELECT count(*) AS count FROM {src} WHERE {col} = {_lit(hi_v)}",
-            segment=f"{dim}={hi_v}", support=int(total), support_share=round(share, 4),
+            segment=f"{base} by {dim}", support=int(total), support_share=round(share, 4),
             catalogue=bool(meta.get("catalogue")),
             indicators=[f"eta\u00b2 = {eta2:.3f}", f"omega\u00b2 = {omega2:.3f}", f"{label}[{hi_l}] = {_fmt(mean[hi])}",
                         f"{label}[{lo_l}] = {_fmt(mean[lo])}", f"overall = {_fmt(grand)}", f"rows = {int(total):,}"],
             area_text=f"{table} {dim} {base} {label} differs by {dim_words} {hi_l} {lo_l}",
         ))
     return out
+
+
+# ---------------------------------------------------------------------------- artifacts
+
+SWITCH_TOLERANCE_DAYS = 31
+ARTIFACT = "artifact"
+
+
+def status_switch(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A status whose values split the timeline at one date for every row (F before 1995-06-17, O
+    after): how the data was generated or loaded, not many changes in the business. Reported once."""
+    dim, time_col = meta.get("dim"), meta.get("time")
+    need = {"value", "first_at", "last_at", "n"}
+    if not dim or not time_col or not need <= set(df.columns):
+        return []
+    d = df.dropna(subset=["value", "first_at", "last_at"]).copy()
+    if len(d) < 2:
+        return []
+    d["first_at"], d["last_at"] = pd.to_datetime(d["first_at"]), pd.to_datetime(d["last_at"])
+    total = float(d["n"].sum())
+    start, end = d["first_at"].min(), d["last_at"].max()
+    tol = pd.Timedelta(days=SWITCH_TOLERANCE_DAYS)
+    if end - start < 6 * tol or total <= 0:
+        return []
+    for cut in sorted(d["last_at"].unique())[:-1]:
+        cut = pd.Timestamp(cut)
+        before = d[d["last_at"] <= cut + tol]
+        after = d[(d["first_at"] >= cut - tol) & ~d.index.isin(before.index)]
+        nb, na = float(before["n"].sum()), float(after["n"].sum())
+        if before.empty or after.empty or nb + na < 0.95 * total or min(nb, na) < 0.05 * total:
+            continue
+        switch = pd.Timestamp(after["first_at"].min()).date().isoformat()
+        old = ", ".join(str(v) for v in before["value"])
+        new = ", ".join(str(v) for v in after["value"])
+        return [Candidate(
+            kind=ARTIFACT,
+            name=f"{_words(dim)} switches from {old} to {new} on {switch} for every row: a data-generation or ETL pattern",
+            description=(f"In {table}, every row before {switch} has {dim} {old} ({int(nb):,} rows) and every row "
+                         f"from {switch} has {new} ({int(na):,} rows). A status that flips at one date for all rows "
+                         f"comes from how the data was generated or loaded, not from the business: changes of other "
+                         f"measures dated at {switch} are this pattern, not separate findings."),
+            table=table, step=step, effect=0.5, p_value=1e-12,
+            count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(time_col)} >= TIMESTAMP '{switch}'",
+            segment=f"switch at {switch}", indicators=[f"switch date = {switch}", f"before: {old}", f"after: {new}"],
+            area_text=f"{table} {dim} status switch data generation etl pattern",
+        )]
+    return []

@@ -33,6 +33,7 @@ _ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave
                       r"priority|rating|score_band|segment|cohort|week|weekday|hour|month|quarter|year)", re.I)
 _PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patient|employee|subscriber|"
                      r"buyer|seller|creator|person)", re.I)
+_STATUS = re.compile(r"(status|state|flag|stage|phase)", re.I)
 _CREATED = re.compile(r"(created|installed|signup|signed_up|registered|joined|first_seen|acquired)", re.I)
 
 
@@ -346,7 +347,9 @@ class Planner:
         q, t, ref = self.q, p.table, self.ref(p.table)
         ts_cols = [c for c in p.table.columns if kind_of(c.type) == "time"]
         parts = p.date_parts()
-        clocks = sorted(p.clocks(), key=lambda c: (-p.rel.get(c, 0.0), p.nulls.get(c, 0), c))
+        # a scheduled clock first: the actual one is late exactly when there is a delay
+        clocks = sorted(p.clocks(), key=lambda c: (C.twin_stem(c) == c.lower(), -p.rel.get(c, 0.0),
+                                                    p.nulls.get(c, 0), c))
         specs: list[tuple[str, str, str]] = []  # (label column, expression, calendar)
         if ts_cols:
             ts = ts_cols[0]
@@ -372,6 +375,13 @@ class Planner:
                              f"SELECT {expr} AS {q(label)}, {aggs} FROM {ref} WHERE {expr} IS NOT NULL "
                              f"GROUP BY 1 ORDER BY 1",
                              {"dim": label, "expr": expr, "calendar": cal, "core": self._core(p, bonus=0.05)}))
+        if ts_cols:
+            ts = ts_cols[0].name
+            for d in [x for x in p.dims() if _STATUS.search(x) and p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
+                out.append(Probe("status_switch", t.fqn, f"{t.name}: first and last {ts} of each {d} value",
+                                 f"SELECT {q(d)} AS value, min({q(ts)}) AS first_at, max({q(ts)}) AS last_at, "
+                                 f"count(*) AS n FROM {ref} GROUP BY 1 ORDER BY 1",
+                                 {"dim": d, "time": ts, "core": self._core(p, bonus=0.03)}))
         if not ts_cols and "year" in parts and p.distinct.get(parts["year"], 0) >= 6:
             grain = "month" if "month" in parts else "year"
             expr = (f"make_date({q(parts['year'])}, {q(parts['month'])}, 1)" if grain == "month"
@@ -379,7 +389,7 @@ class Planner:
             out.append(Probe("series", t.fqn, f"{'Monthly' if grain == 'month' else 'Yearly'} trend of {t.name} "
                                               f"(volume and measures)",
                              f"SELECT {expr} AS month, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"time_sql": expr, "grain": grain, "entity": p.entity(),
+                             {"time_sql": expr, "grain": grain, "entity": p.entity(), "period": bool(self.goal),
                               "core": self._core(p, bonus=0.04)}))
         return out
 
@@ -431,7 +441,8 @@ class Planner:
             out.append(Probe("series", t.fqn, f"Monthly trend of {t.name} (volume and measures)",
                              f"SELECT date_trunc('month', {q(ts)}) AS month, {', '.join(self._aggs(p))} "
                              f"FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"time": ts, "entity": p.entity(), "core": self._core(p, bonus=0.04)}))
+                             {"time": ts, "entity": p.entity(), "period": bool(self.goal),
+                              "core": self._core(p, bonus=0.04)}))
         money = p.money()
         ent = p.entity()
         if money and ent and ent != p.pk:
