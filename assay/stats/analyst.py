@@ -107,6 +107,7 @@ DETECTORS = {
     "retention": D.retention_outliers,
     "end_before_start": D.end_before_start,
     "status_switch": D.status_switch,
+    "null_reason": D.null_reason,
 }
 
 

@@ -1259,3 +1259,39 @@ def status_switch(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str)
             area_text=f"{table} {dim} status switch data generation etl pattern",
         )]
     return []
+
+
+# ---------------------------------------------------------------------------- why a measure is empty
+
+NULL_EXPLAINED = 0.95  # share of the measure's empty rows that another column's emptiness must cover
+
+
+def null_reason(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A measure empty on exactly the rows where another column is empty too (no departure time, no
+    delay): those rows are events that did not happen (cancelled) or where the measure does not apply,
+    not missing data."""
+    m, others = meta.get("measure"), meta.get("others") or []
+    if not m or df.empty or "missing" not in df or "n" not in df:
+        return []
+    row = df.iloc[0]
+    n, missing = int(row["n"] or 0), int(row["missing"] or 0)
+    if n <= 0 or missing <= 0:
+        return []
+    cover = {c: int(row.get("both_" + c) or 0) for c in others}
+    best = max(cover, key=lambda c: (cover[c], c), default=None)
+    if best is None or cover[best] < NULL_EXPLAINED * missing:
+        return []
+    share = missing / n
+    return [Candidate(
+        kind="null_reason", measure=m,
+        name=(f"{missing:,} {table} ({_pct(share)}) have no {_words(m)} because they have no {_words(best)}: "
+              f"cancelled or not applicable"),
+        description=(f"{missing:,} of {n:,} rows in {table} have an empty {m}; {cover[best]:,} of them also have no "
+                     f"{best}. These rows never took place (cancelled) or the measure does not apply to them: they "
+                     f"are left out of every average of {_words(m)}, not lost data."),
+        table=table, step=step, effect=min(1.0, 0.3 + share), p_value=1e-9,
+        count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(m)} IS NULL", segment=m,
+        support=n, support_share=1.0,
+        indicators=[f"empty {m} = {missing:,}", f"also empty {best} = {cover[best]:,}", f"rows = {n:,}"],
+        area_text=f"{table} {m} missing cancelled not applicable {best}",
+    )]

@@ -375,6 +375,7 @@ class Planner:
                              f"SELECT {expr} AS {q(label)}, {aggs} FROM {ref} WHERE {expr} IS NOT NULL "
                              f"GROUP BY 1 ORDER BY 1",
                              {"dim": label, "expr": expr, "calendar": cal, "core": self._core(p, bonus=0.05)}))
+        out += self._null_probes(p)
         if ts_cols:
             ts = ts_cols[0].name
             for d in [x for x in p.dims() if _STATUS.search(x) and p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
@@ -525,6 +526,23 @@ class Planner:
                                  f"sum({q(m)}) AS {q('sum_' + m)} FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
                                  {"dim": d, "time": ts, "measure": "sum_" + m}))
         return out
+
+    def _null_probes(self, p: "Profile") -> list[Probe]:
+        """Why the top measure is empty: the other columns empty on the same rows (a departure time,
+        a close date) say the event did not happen (cancelled) or does not apply."""
+        ms = p.measures()[:1]
+        if not ms or p.rows <= 0 or p.nulls.get(ms[0], 0) < max(1, 0.005 * p.rows):
+            return []
+        m, q = ms[0], self.q
+        others = [c.name for c in p.table.columns if c.name != m and p.nulls.get(c.name, 0) > 0][:12]
+        if not others:
+            return []
+        parts = [f"count(*) AS n", f"sum(CASE WHEN {q(m)} IS NULL THEN 1 ELSE 0 END) AS missing"]
+        parts += [f"sum(CASE WHEN {q(m)} IS NULL AND {q(c)} IS NULL THEN 1 ELSE 0 END) AS {q('both_' + c)}"
+                  for c in others]
+        return [Probe("null_reason", p.table.fqn, f"{p.table.name}: rows without {m} and what else they lack",
+                      f"SELECT {', '.join(parts)} FROM {self.ref(p.table)}",
+                      {"measure": m, "others": others, "core": self._core(p, bonus=0.02)})]
 
     def _join_target(self, col: str, p: "Profile") -> "Profile | None":
         """The table a key column points at: orders.customer_id -> customers, o_custkey -> customer

@@ -139,3 +139,23 @@ def test_low_support_said_and_severity_capped():
     assert D.severity(c) == "low"  # a small reference table's fact is never a headline
     c.catalogue, c.relevance = False, 0.1
     assert D.severity(c, goal=True) == "medium" and D.severity(c) == "critical"
+
+
+def test_empty_measure_explained_by_a_column_empty_on_the_same_rows():
+    df = pd.DataFrame({"n": [336_776], "missing": [8_255], "both_dep_time": [8_255], "both_tailnum": [2_500]})
+    meta = {"measure": "dep_delay", "others": ["dep_time", "tailnum"]}
+    c = D.null_reason(df, meta, 3, "flights", REF)[0]
+    assert c.name == ("8,255 flights (2.5%) have no dep delay because they have no dep time: "
+                      "cancelled or not applicable")
+    assert c.count_sql == f'SELECT count(*) AS count FROM {REF} WHERE "dep_delay" IS NULL'
+    df["both_dep_time"] = [4_000]  # half of them: no reason found, nothing claimed
+    assert D.null_reason(df, meta, 3, "flights", REF) == []
+
+
+def test_planner_asks_why_the_top_measure_is_empty():
+    p = flights_profile()
+    probes = Planner([p.table], lambda x: f'"{x}"', ["delay"], goal="departure delays", embed=fake_embed).plan(
+        {p.table.fqn: p})
+    nr = [pr for pr in probes if pr.kind == "null_reason"]
+    assert len(nr) == 1 and nr[0].meta["measure"] == "dep_delay"
+    assert 'sum(CASE WHEN "dep_delay" IS NULL AND "dep_time" IS NULL THEN 1 ELSE 0 END)' in nr[0].sql
