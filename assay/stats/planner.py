@@ -353,16 +353,16 @@ class Planner:
         specs: list[tuple[str, str, str]] = []  # (label column, expression, calendar)
         if ts_cols:
             ts = ts_cols[0]
-            specs.append(("month_of_year", f"month({q(ts.name)})", "month"))
-            specs.append(("day_of_week", f"dayofweek({q(ts.name)})", "dow"))
+            specs.append(("month_of_year", f"CAST(extract(month FROM {q(ts.name)}) AS INTEGER)", "month"))
+            specs.append(("day_of_week", f"CAST(extract(dow FROM {q(ts.name)}) AS INTEGER)", "dow"))
             if "TIMESTAMP" in ts.type.upper() or "DATETIME" in ts.type.upper():
-                specs.append(("hour_of_day", f"hour({q(ts.name)})", "hour"))
+                specs.append(("hour_of_day", f"CAST(extract(hour FROM {q(ts.name)}) AS INTEGER)", "hour"))
         else:
             if "month" in parts:
                 specs.append(("month_of_year", q(parts["month"]), "month"))
             if {"year", "month", "day"} <= set(parts):
-                specs.append(("day_of_week", f"dayofweek(make_date({q(parts['year'])}, {q(parts['month'])}, "
-                                             f"{q(parts['day'])}))", "dow"))
+                specs.append(("day_of_week", f"CAST(extract(dow FROM {_make_date(q, parts, 'day')}) AS INTEGER)",
+                              "dow"))
         if not any(x[2] == "hour" for x in specs):
             if clocks:
                 specs.append(("hour_of_day", f"CAST(floor({q(clocks[0])} / 100) AS INTEGER)", "hour"))
@@ -385,8 +385,7 @@ class Planner:
                                  {"dim": d, "time": ts, "core": self._core(p, bonus=0.03)}))
         if not ts_cols and "year" in parts and p.distinct.get(parts["year"], 0) >= 6:
             grain = "month" if "month" in parts else "year"
-            expr = (f"make_date({q(parts['year'])}, {q(parts['month'])}, 1)" if grain == "month"
-                    else f"make_date({q(parts['year'])}, 1, 1)")
+            expr = _make_date(q, parts, grain)
             out.append(Probe("series", t.fqn, f"{'Monthly' if grain == 'month' else 'Yearly'} trend of {t.name} "
                                               f"(volume and measures)",
                              f"SELECT {expr} AS month, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
@@ -650,6 +649,14 @@ class Planner:
                         {"dim": d, "entity_table": ent.table.fqn, "key": key, "created": created,
                          "activity_table": act.table.fqn, "activity_time": ats}))
         return out
+
+
+def _make_date(q: Callable[[str], str], parts: dict[str, str], grain: str) -> str:
+    """A date from integer parts, to the day, month or year (make_date in DuckDB and PostgreSQL)."""
+    y = f"CAST({q(parts['year'])} AS INTEGER)"
+    m = f"CAST({q(parts['month'])} AS INTEGER)" if grain in ("day", "month") else "1"
+    d = f"CAST({q(parts['day'])} AS INTEGER)" if grain == "day" else "1"
+    return f"make_date({y}, {m}, {d})"
 
 
 def _profile_from_row(t: TableInfo, row: dict) -> Profile:

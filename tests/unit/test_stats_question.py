@@ -79,7 +79,8 @@ def test_goal_ranks_measures_and_dims_not_position():
     assert "season" in kinds  # month of year, day of week, hour of day come early for the question
     season = {pr.meta["dim"]: pr.meta["expr"] for pr in probes if pr.kind == "season"}
     assert season["month_of_year"] == '"month"'
-    assert season["day_of_week"] == 'dayofweek(make_date("year", "month", "day"))'
+    assert season["day_of_week"] == ('CAST(extract(dow FROM make_date(CAST("year" AS INTEGER), CAST("month" AS INTEGER), '
+                                     'CAST("day" AS INTEGER))) AS INTEGER)')
     # the hour of a departure from its HHMM clock: the scheduled one, which cancelled flights keep
     assert season["hour_of_day"] == 'CAST(floor("sched_dep_time" / 100) AS INTEGER)'
 
@@ -159,3 +160,13 @@ def test_planner_asks_why_the_top_measure_is_empty():
     nr = [pr for pr in probes if pr.kind == "null_reason"]
     assert len(nr) == 1 and nr[0].meta["measure"] == "dep_delay"
     assert 'sum(CASE WHEN "dep_delay" IS NULL AND "dep_time" IS NULL THEN 1 ELSE 0 END)' in nr[0].sql
+
+
+def test_season_sql_runs_on_postgres_dialect():
+    from assay.stats.portable import portable
+
+    p = flights_profile()
+    probes = Planner([p.table], lambda x: f'"{x}"', [], goal="delays", embed=fake_embed).plan({p.table.fqn: p})
+    dow = next(pr for pr in probes if pr.kind == "season" and pr.meta["dim"] == "day_of_week")
+    sql = portable(dow.sql, "postgres")
+    assert "MAKE_DATE(" in sql and "EXTRACT(DOW FROM" in sql and "DATE_FROM_PARTS" not in sql
