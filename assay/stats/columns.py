@@ -51,7 +51,8 @@ def is_free_text(name: str, kind: str, distinct: int, rows: int, avg_len: float 
     share = distinct / rows if rows else 0.0
     if avg_len is not None and avg_len >= TEXT_MIN_AVG_LEN:
         return True
-    return bool(_TEXT.search(name)) and share >= TEXT_MIN_DISTINCT
+    # a name in a 16-row table is a label; in a big table, mostly distinct names or notes are free text
+    return bool(_TEXT.search(name)) and share >= TEXT_MIN_DISTINCT and rows >= 100
 
 
 def twin_stem(name: str) -> str:

@@ -46,6 +46,8 @@ def test_conventions_keys_clock_calendar_text():
     assert C.is_calendar_part("month") and C.is_calendar_part("order_year") and not C.is_calendar_part("monthly_fee")
     assert C.is_free_text("o_comment", "string", 1400, 1500, 48.0)
     assert not C.is_free_text("carrier", "string", 16, 300_000, 2.0)
+    assert C.is_free_text("short_description", "string", 900, 1000, None)
+    assert not C.is_free_text("name", "string", 16, 16, 20.0)  # airline names in a 16-row table: labels
     assert C.are_twins("dep_time", "sched_dep_time") and not C.are_twins("dep_delay", "arr_delay")
     assert C.expand("dep_delay") == "departure delay" and C.expand("lifeExp") == "life expectancy"
 
