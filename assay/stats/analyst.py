@@ -218,10 +218,10 @@ def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
     headline and the columns it is about to the goal (findings of no effect keep their place last)."""
     if not cands:
         return cands
-    from .columns import expand
+    from .columns import expand, expand_text
 
     g = s.embedder.embed([goal])[0]
-    sims = s.embedder.embed([f"{c.name}. {c.area_text}" for c in cands]) @ g
+    sims = s.embedder.embed([expand_text(f"{c.name}. {c.area_text}") for c in cands]) @ g
     measures = sorted({c.measure for c in cands if c.measure})
     msim = dict(zip(measures, (s.embedder.embed([expand(m.split("_", 1)[1] if m[:4] in ("avg_", "sum_") else m)
                                                  for m in measures]) @ g) if measures else []))
@@ -232,7 +232,9 @@ def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
     real = [c for c in cands if c.kind != D.NO_EFFECT]
     nulls = [c for c in cands if c.kind == D.NO_EFFECT]
     weight = {k: 0.35 for k in D.DESCRIPTIVE_KINDS}
-    real.sort(key=lambda c: (-(c.score * weight.get(c.kind, 1.0) * (0.1 + max(c.relevance, 0.0)) ** 2), c.name))
+    # what answers the question first, then the rest, each by score weighted by relevance
+    real.sort(key=lambda c: (c.relevance < D.GOAL_RELEVANT,
+                             -(c.score * weight.get(c.kind, 1.0) * (0.1 + max(c.relevance, 0.0)) ** 2), c.name))
     return real + nulls
 
 

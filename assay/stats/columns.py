@@ -88,6 +88,12 @@ def expand(name: str) -> str:
     return " ".join(_ABBREV.get(w.lower(), w.lower()) for w in re.split(r"[_\W]+", spaced) if w)
 
 
+def expand_text(text: str) -> str:
+    """Every column-like token of a sentence expanded (lifeExp, dep_delay): what an embedder can match."""
+    return re.sub(r"[A-Za-z][A-Za-z0-9_]*", lambda m: expand(m.group(0)) if ("_" in m.group(0) or re.search(
+        r"[a-z][A-Z]", m.group(0)) or m.group(0).lower() in _ABBREV) else m.group(0), text)
+
+
 def column_text(table: str, name: str, description: str = "", samples: str = "") -> str:
     """What is embedded for a column: its words, its table's, its comment and sample values."""
     words = expand(name)

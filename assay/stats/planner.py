@@ -533,7 +533,9 @@ class Planner:
         if not ms or p.rows <= 0 or p.nulls.get(ms[0], 0) < max(1, 0.005 * p.rows):
             return []
         m, q = ms[0], self.q
-        others = [c.name for c in p.table.columns if c.name != m and p.nulls.get(c.name, 0) > 0][:12]
+        # only the time of the event itself can say it did not happen (no departure time: cancelled)
+        others = [c.name for c in p.table.columns if c.name != m and p.nulls.get(c.name, 0) > 0
+                  and (kind_of(c.type) == "time" or p.is_clock(c.name))][:12]
         if not others:
             return []
         parts = [f"count(*) AS n", f"sum(CASE WHEN {q(m)} IS NULL THEN 1 ELSE 0 END) AS missing"]
