@@ -25,6 +25,7 @@ from .portable import portable
 MAX_INSIGHTS_PER_AREA = 5
 MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what it found
 MAX_NO_EFFECT = 4       # findings of no effect reported for a goal
+MAX_OFF_GOAL = 3        # findings off the goal's subject reported after those on it
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -238,12 +239,19 @@ def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
     return real + nulls
 
 
+def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
+    """A report that answers a question keeps a few other strong findings, not a page of them."""
+    off = [c for c in cands if c.kind != D.NO_EFFECT and c.relevance < D.GOAL_RELEVANT]
+    drop = {id(c) for c in off[keep:]}
+    return [c for c in cands if id(c) not in drop]
+
+
 def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationStep]) -> list[Insight]:
     scored, areas = run_candidates(s)
     goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
     mine = [c for c, a in zip(scored, areas) if a == area.id]
     if goal:
-        mine = rank_by_goal(s, goal, mine)
+        mine = cap_off_goal(rank_by_goal(s, goal, mine))
     # how rows spread over a dimension describes the data; it is a finding when a goal asks about it
     findings = [c for c in mine if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
     # small reference tables (airports, products) describe the catalogue, not the question

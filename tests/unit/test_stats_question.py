@@ -172,3 +172,29 @@ def test_season_sql_runs_on_postgres_dialect():
     dow = next(pr for pr in probes if pr.kind == "season" and pr.meta["dim"] == "day_of_week")
     sql = portable(dow.sql, "postgres")
     assert "MAKE_DATE(" in sql and "EXTRACT(DOW FROM" in sql and "DATE_FROM_PARTS" not in sql
+
+
+class _Embedder:
+    def embed(self, texts):
+        return fake_embed(texts)
+
+
+class _Session:
+    embedder = _Embedder()
+
+
+def cand(name, score, kind="group_effect", measure="", area_text=""):
+    return D.Candidate(kind=kind, name=name, description="", table="flights", step=1, effect=score, p_value=1e-9,
+                       count_sql=None, score=score, measure=measure, area_text=area_text)
+
+
+def test_findings_on_the_goal_come_first_and_few_others_stay():
+    from assay.stats.analyst import cap_off_goal, rank_by_goal
+
+    on = cand("EV has the highest average dep delay across carrier values", 0.3, measure="avg_dep_delay")
+    offs = [cand(f"Group {i} has the highest average distance", 0.9, measure="avg_distance") for i in range(5)]
+    ranked = rank_by_goal(_Session(), "Which carriers drive departure delays?", offs + [on])
+    assert ranked[0] is on and on.relevance >= D.GOAL_RELEVANT
+    assert all(c.relevance < D.GOAL_RELEVANT for c in offs)
+    kept = cap_off_goal(ranked)
+    assert kept[0] is on and len(kept) == 1 + 3
