@@ -221,7 +221,7 @@ def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
         return cands
     from .columns import expand, expand_text
 
-    g = s.embedder.embed([goal])[0]
+    g = s.embedder.embed([expanded_goal(goal, cands)])[0]
     sims = s.embedder.embed([expand_text(f"{c.name}. {c.area_text}") for c in cands]) @ g
     measures = sorted({c.measure for c in cands if c.measure})
     msim = dict(zip(measures, (s.embedder.embed([expand(m.split("_", 1)[1] if m[:4] in ("avg_", "sum_") else m)
@@ -237,6 +237,12 @@ def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
     real.sort(key=lambda c: (c.relevance < D.GOAL_RELEVANT,
                              -(c.score * weight.get(c.kind, 1.0) * (0.1 + max(c.relevance, 0.0)) ** 2), c.name))
     return real + nulls
+
+
+def expanded_goal(goal: str, cands: list[D.Candidate]) -> str:
+    from .columns import expand_acronyms, expand_text
+
+    return expand_acronyms(goal, [expand_text(c.name) for c in cands])
 
 
 def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
@@ -260,8 +266,8 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)
         # ... about the question's measures, never about a reference table
-        nulls = _closest(s, goal, [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
-                                   and c.relevance >= D.GOAL_RELEVANT], MAX_NO_EFFECT)
+        nulls = _closest(s, expanded_goal(goal, mine), [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
+                                                        and c.relevance >= D.GOAL_RELEVANT], MAX_NO_EFFECT)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     insights = []

@@ -103,3 +103,24 @@ def column_text(table: str, name: str, description: str = "", samples: str = "")
 def keyword_hits(text: str, keywords: list[str]) -> int:
     t = text.lower().replace("_", " ")
     return sum(1 for k in keywords if k and k.lower() in t)
+
+
+def expand_acronyms(goal: str, texts: list[str]) -> str:
+    """TTR -> TTR (time to resolution): an acronym of the goal spelled out by the words of the findings
+    whose initials it is (three letters or more; the most frequent spelling wins)."""
+    def spell(token: str) -> str | None:
+        k, counts = len(token), {}
+        for t in texts:
+            words = re.findall(r"[a-z]+", t.lower())
+            for i in range(len(words) - k + 1):
+                seq = words[i:i + k]
+                if "".join(w[0] for w in seq) == token.lower():
+                    counts[" ".join(seq)] = counts.get(" ".join(seq), 0) + 1
+        return max(counts, key=lambda x: (counts[x], x)) if counts else None
+
+    def repl(m: re.Match) -> str:
+        token = m.group(1)
+        phrase = spell(token)
+        return f"{m.group(0)} ({phrase})" if phrase else m.group(0)
+
+    return re.sub(r"\b([A-Z]{3,6})s?\b", repl, goal)

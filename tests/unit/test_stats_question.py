@@ -198,3 +198,11 @@ def test_findings_on_the_goal_come_first_and_few_others_stay():
     assert all(c.relevance < D.GOAL_RELEVANT for c in offs)
     kept = cap_off_goal(ranked)
     assert kept[0] is on and len(kept) == 1 + 3
+
+
+def test_goal_acronyms_spelled_out_by_the_findings_words():
+    texts = ["The average time to resolution is uniform across category values", "Fred has a higher average time "
+             "to resolution"]
+    assert C.expand_acronyms("What drives the increase in TTR?", texts) == \
+        "What drives the increase in TTR (time to resolution)?"
+    assert C.expand_acronyms("Why do HR expenses rise?", ["HR has a higher rate"]) == "Why do HR expenses rise?"
