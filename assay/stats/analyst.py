@@ -246,8 +246,9 @@ def expanded_goal(goal: str, cands: list[D.Candidate]) -> str:
 
 
 def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
-    """A report that answers a question keeps a few other strong findings, not a page of them."""
-    off = [c for c in cands if c.kind != D.NO_EFFECT and c.relevance < D.GOAL_RELEVANT]
+    """A report that answers a question keeps a few other strong findings, not a page of them (an
+    artifact of how the data was made stays: it bears on every answer)."""
+    off = [c for c in cands if c.kind not in (D.NO_EFFECT, D.ARTIFACT) and c.relevance < D.GOAL_RELEVANT]
     drop = {id(c) for c in off[keep:]}
     return [c for c in cands if id(c) not in drop]
 

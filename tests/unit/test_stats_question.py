@@ -198,6 +198,9 @@ def test_findings_on_the_goal_come_first_and_few_others_stay():
     assert all(c.relevance < D.GOAL_RELEVANT for c in offs)
     kept = cap_off_goal(ranked)
     assert kept[0] is on and len(kept) == 1 + 3
+    artifact = cand("l linestatus switches from F to O on 1995-06-18 for every row", 0.5, kind=D.ARTIFACT)
+    artifact.relevance = 0.0
+    assert artifact in cap_off_goal(ranked + [artifact])  # how the data was made bears on every answer
 
 
 def test_goal_acronyms_spelled_out_by_the_findings_words():
