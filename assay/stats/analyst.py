@@ -139,20 +139,34 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
     number of defective rows in a table: the same fact seen by two probes. Best first wins."""
     seen: set = set()
     out = []
+    tops = {("top", c.table, c.measure, c.segment) for c in cands
+            if c.kind in ("outlier_segment", "mean_outlier") and c.measure and c.segment and "=" in c.segment}
     for c in cands:  # already sorted best first
         # one finding per segment; two measures of one segment counted by one SQL are two findings
-        keys = {("sql", c.count_sql or c.name, c.measure), ("seg", c.table, c.segment)}
+        keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
+                ("seg", c.table, c.segment)}
         if c.kind == "data_quality" and c.affected is not None:
             keys.add(("dq", c.table, c.affected))
         if c.segment is None:
             keys.discard(("seg", c.table, c.segment))
         elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
-            keys.add(("value", c.table, c.kind, c.measure, c.segment.split("=", 1)[1]))
+            # (an outlier segment is one fact whatever its measure)
+            keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
+                      c.segment.split("=", 1)[1]))
+        if c.kind == "group_effect" and c.count_sql and \
+                ("top", c.table, c.measure, c.segment.split(" by ", 1)[1] + "=" + _top_value(c)) in tops:
+            continue  # its highest group is a segment outlier's fact, said in that outlier's words
         if keys & seen:
             continue
         seen |= keys
         out.append(c)
     return out
+
+
+def _top_value(c: D.Candidate) -> str:
+    """The highest group of a spread effect, as a segment outlier names it (from its count SQL)."""
+    m = re.search(r"= (?:'((?:[^']|'')*)'|([^\s]+))$", c.count_sql or "")
+    return (m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)) if m else ""
 
 
 def _count(s, sql: str | None) -> int | None:
@@ -261,6 +275,8 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         mine = cap_off_goal(rank_by_goal(s, goal, mine))
     # how rows spread over a dimension describes the data; it is a finding when a goal asks about it
     findings = [c for c in mine if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
+    if not goal:  # unasked, a spread effect must be large to be worth a line
+        findings = [c for c in findings if c.kind != "group_effect" or c.effect >= D.MIN_UNASKED_EFFECT]
     # small reference tables (airports, products) describe the catalogue, not the question
     findings = [c for c in findings if not (c.catalogue and (goal or c.kind == "group_effect"))]
     if goal:

@@ -151,7 +151,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
                 count_sql = f"SELECT count(*) AS count FROM {src} WHERE {cond}"
                 unit = "rows"
             out.append(Candidate(
-                kind="outlier_segment",
+                kind="outlier_segment", measure=m,
                 name=f"{seg} has a much {'lower' if v < med else 'higher'} {label} than other {_words(dim)} values",
                 description=(f"In {table}, the segment {dim} = {seg} has {'an' if label[0] in 'aeiou' else 'a'} {label} of {_fmt(v)}, "
                              f"{_pct(rel)} {direction} the median of {_fmt(med)} across {len(df)} segments "
@@ -1086,6 +1086,8 @@ def _base_severity(c: Candidate) -> str:
 # ---------------------------------------------------------------------------- spread effects and seasonality
 
 MIN_EFFECT_GROUP_N = 5
+DEFINITION_ETA2 = 0.98  # a dimension that explains all of a measure's spread defines it
+MIN_UNASKED_EFFECT = 0.2  # without a question, a spread effect must be at least this large to be reported
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]  # dayofweek: 0 = Sunday
@@ -1177,6 +1179,8 @@ def group_effects(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str,
         idx = np.flatnonzero(named) if named.sum() >= 2 else np.arange(len(d))
         order = idx[np.argsort(mean[idx])]
         hi, lo = int(order[-1]), int(order[0])
+        if sd[hi] == 0 or sd[lo] == 0 or eta2 >= DEFINITION_ETA2:
+            continue  # every row of a group holds one value: the dimension defines the measure (a price list)
         hi_v, lo_v = d[dim].iloc[hi], d[dim].iloc[lo]
         hi_l, lo_l = calendar_label(hi_v, cal), calendar_label(lo_v, cal)
         gap = (mean[hi] - mean[lo]) / abs(grand) if grand else 0.0

@@ -132,7 +132,7 @@ def test_season_profile_names_months_and_hours():
 
 
 def test_low_support_said_and_severity_capped():
-    df = frame({"a": (20, 5.0, 1.0), "b": (20, 50.0, 1.0), "c": (20, 9.0, 1.0)})
+    df = frame({"a": (20, 5.0, 10.0), "b": (20, 50.0, 10.0), "c": (20, 9.0, 10.0)})
     df["n"] = [1000, 1000, 1000]  # 60 of 3,000 rows have a value
     c = D.group_effects(df, "carrier", {}, 1, "flights", REF)[0]
     assert "Only 2.0% of the rows" in c.description and "Low support" in c.description
@@ -209,3 +209,24 @@ def test_goal_acronyms_spelled_out_by_the_findings_words():
     assert C.expand_acronyms("What drives the increase in TTR?", texts) == \
         "What drives the increase in TTR (time to resolution)?"
     assert C.expand_acronyms("Why do HR expenses rise?", ["HR has a higher rate"]) == "Why do HR expenses rise?"
+
+
+def test_spread_effect_gives_way_to_the_outlier_of_its_top_group():
+    from assay.stats.analyst import _dedupe
+
+    df = frame({"furniture": (3000, 281.5, 40), "books": (3000, 18.3, 5), "toys": (3000, 30.0, 8),
+                "garden": (3000, 35.0, 9)})
+    effect = D.group_effects(df, "carrier", {}, 1, "flights", REF)[0]
+    outlier = cand("furniture has a much higher average dep_delay than other carrier values", 0.5,
+                   kind="outlier_segment", measure="avg_dep_delay")
+    outlier.segment, outlier.count_sql = "carrier=furniture", "SELECT 1"
+    effect.score = 0.9
+    assert _dedupe([effect, outlier]) == [outlier]
+    other = cand("books has a much lower average dep_delay", 0.5, kind="outlier_segment", measure="avg_dep_delay")
+    other.segment, other.count_sql = "carrier=books", "SELECT 2"
+    assert _dedupe([effect, other]) == [effect, other]
+
+
+def test_a_dimension_that_defines_the_measure_is_no_finding():
+    df = frame({"coins_small": (500, 0.99, 0.0), "coins_large": (300, 20.0, 0.0), "gems": (200, 5.0, 0.0)})
+    assert [c for c in D.group_effects(df, "carrier", {}, 1, "flights", REF) if c.kind == "group_effect"] == []
