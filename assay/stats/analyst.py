@@ -25,7 +25,8 @@ from .portable import portable
 MAX_INSIGHTS_PER_AREA = 5
 MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what it found
 MAX_NO_EFFECT = 4       # findings of no effect reported for a goal
-MAX_OFF_GOAL = 3        # findings off the goal's subject reported after those on it
+MAX_OFF_GOAL = 3        # findings off the goal's subject reported after those on it...
+ANSWERED = 3            # ...once at least this many findings are on it
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -262,7 +263,10 @@ def expanded_goal(goal: str, cands: list[D.Candidate]) -> str:
 def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
     """A report that answers a question keeps a few other strong findings, not a page of them (an
     artifact of how the data was made stays: it bears on every answer)."""
-    off = [c for c in cands if c.kind not in (D.NO_EFFECT, D.ARTIFACT) and c.relevance < D.GOAL_RELEVANT]
+    real = [c for c in cands if c.kind not in (D.NO_EFFECT, D.ARTIFACT)]
+    off = [c for c in real if c.relevance < D.GOAL_RELEVANT]
+    if len(real) - len(off) < ANSWERED:
+        return cands  # nothing found answers the question: what was found is the report
     drop = {id(c) for c in off[keep:]}
     return [c for c in cands if id(c) not in drop]
 
@@ -284,7 +288,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         # those findings, the ones closest to the goal)
         # ... about the question's measures, never about a reference table
         nulls = _closest(s, expanded_goal(goal, mine), [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
-                                                        and c.relevance >= D.GOAL_RELEVANT], MAX_NO_EFFECT)
+                                                        and c.relevance >= D.NO_EFFECT_RELEVANT], MAX_NO_EFFECT)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     insights = []

@@ -1063,6 +1063,7 @@ def severity(c: Candidate, goal: bool = False) -> str:
 
 
 GOAL_RELEVANT = 0.3  # cosine of a finding's headline to the goal below which it is not about the question
+NO_EFFECT_RELEVANT = 0.2  # "X is uniform across Y" carries fewer of the goal's words: a lower bar
 
 
 def _base_severity(c: Candidate) -> str:

@@ -196,8 +196,12 @@ def test_findings_on_the_goal_come_first_and_few_others_stay():
     ranked = rank_by_goal(_Session(), "Which carriers drive departure delays?", offs + [on])
     assert ranked[0] is on and on.relevance >= D.GOAL_RELEVANT
     assert all(c.relevance < D.GOAL_RELEVANT for c in offs)
+    assert cap_off_goal(ranked) == ranked  # one finding on the question is no answer: everything stays
+    ons = [cand(f"{x} has the highest average dep delay across carrier values", 0.3, measure="avg_dep_delay")
+           for x in ("EV", "FL", "WN")]
+    ranked = rank_by_goal(_Session(), "Which carriers drive departure delays?", offs + ons)
     kept = cap_off_goal(ranked)
-    assert kept[0] is on and len(kept) == 1 + 3
+    assert kept[:3] == ons and len(kept) == 3 + 3
     artifact = cand("l linestatus switches from F to O on 1995-06-18 for every row", 0.5, kind=D.ARTIFACT)
     artifact.relevance = 0.0
     assert artifact in cap_off_goal(ranked + [artifact])  # how the data was made bears on every answer
