@@ -154,20 +154,13 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
             # (an outlier segment is one fact whatever its measure)
             keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
                       c.segment.split("=", 1)[1]))
-        if c.kind == "group_effect" and c.count_sql and \
-                ("top", c.table, c.measure, c.segment.split(" by ", 1)[1] + "=" + _top_value(c)) in tops:
-            continue  # its highest group is a segment outlier's fact, said in that outlier's words
+        if c.kind == "group_effect" and any(("top", c.table, c.measure, g) in tops for g in c.groups):
+            continue  # its highest or lowest group is a segment outlier's fact, said in that outlier's words
         if keys & seen:
             continue
         seen |= keys
         out.append(c)
     return out
-
-
-def _top_value(c: D.Candidate) -> str:
-    """The highest group of a spread effect, as a segment outlier names it (from its count SQL)."""
-    m = re.search(r"= (?:'((?:[^']|'')*)'|([^\s]+))$", c.count_sql or "")
-    return (m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)) if m else ""
 
 
 def _count(s, sql: str | None) -> int | None:

@@ -45,6 +45,7 @@ class Candidate:
     support_share: float | None = None  # their share of the rows it looked at
     relevance: float = 0.0              # similarity to the run's goal (set by the analyst)
     catalogue: bool = False             # about a small reference table (products, airports)
+    groups: list[str] = field(default_factory=list)  # a spread effect's highest and lowest groups
 
     def key(self) -> tuple:
         return (self.kind, self.table, self.segment, self.name)
@@ -1088,7 +1089,7 @@ def _base_severity(c: Candidate) -> str:
 
 MIN_EFFECT_GROUP_N = 5
 DEFINITION_ETA2 = 0.98  # a dimension that explains all of a measure's spread defines it
-MIN_UNASKED_EFFECT = 0.2  # without a question, a spread effect must be at least this large to be reported
+MIN_UNASKED_EFFECT = 0.3  # unasked, a spread effect must be about medium (omega² ≈ 0.06, Cohen) to be reported
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]  # dayofweek: 0 = Sunday
@@ -1211,6 +1212,7 @@ def group_effects(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str,
             table=table, step=step, effect=round(effect, 4), p_value=p,
             count_sql=f"SELECT count(*) AS count FROM {src} WHERE {col} = {_lit(hi_v)}",
             segment=f"{base} by {dim}", support=int(total), support_share=round(share, 4),
+            groups=[f"{dim}={hi_v}", f"{dim}={lo_v}"],
             catalogue=bool(meta.get("catalogue")),
             indicators=[f"eta\u00b2 = {eta2:.3f}", f"omega\u00b2 = {omega2:.3f}", f"{label}[{hi_l}] = {_fmt(mean[hi])}",
                         f"{label}[{lo_l}] = {_fmt(mean[lo])}", f"overall = {_fmt(grand)}", f"rows = {int(total):,}"],

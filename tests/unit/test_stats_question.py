@@ -226,8 +226,11 @@ def test_spread_effect_gives_way_to_the_outlier_of_its_top_group():
     outlier.segment, outlier.count_sql = "carrier=furniture", "SELECT 1"
     effect.score = 0.9
     assert _dedupe([effect, outlier]) == [outlier]
-    other = cand("books has a much lower average dep_delay", 0.5, kind="outlier_segment", measure="avg_dep_delay")
-    other.segment, other.count_sql = "carrier=books", "SELECT 2"
+    low = cand("books has a much lower average dep_delay", 0.5, kind="outlier_segment", measure="avg_dep_delay")
+    low.segment, low.count_sql = "carrier=books", "SELECT 2"
+    assert _dedupe([effect, low]) == [low]  # its lowest group is that outlier's fact too
+    other = cand("toys has a much lower average dep_delay", 0.5, kind="outlier_segment", measure="avg_dep_delay")
+    other.segment, other.count_sql = "carrier=toys", "SELECT 3"
     assert _dedupe([effect, other]) == [effect, other]
 
 
