@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--show", action="store_true", help="print every insight")
     ap.add_argument("--max-steps", type=int, default=60)
+    ap.add_argument("--goal", default=None, help="another goal for the datasets run ('' = no goal: generic pack)")
     args = ap.parse_args()
     os.environ.setdefault("ASSAY_HOME", tempfile.mkdtemp(prefix="assay-bench-real-"))
     import assay.stats.detectors  # noqa: F401  (scipy before a background thread imports torch)
@@ -60,7 +61,9 @@ def main() -> None:
             continue
         sp = spec[name]
         pid = f"bench-{name}"
-        store.save_project(Project(id=pid, name=name, pack="goal", goal=sp["goal"], analyst="statistical",
+        goal = sp["goal"] if args.goal is None else args.goal
+        store.save_project(Project(id=pid, name=name, pack="goal" if goal else "generic", goal=goal or None,
+                                   analyst="statistical",
                                    max_steps=args.max_steps,
                                    warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)})))
         t0 = time.perf_counter()

@@ -137,30 +137,40 @@ def drop_artifact_echoes(cands: list[D.Candidate]) -> list[D.Candidate]:
 
 def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
     """One candidate per fact. Same count SQL, same kind and segment of a table, or the same
-    number of defective rows in a table: the same fact seen by two probes. Best first wins."""
+    number of defective rows in a table: the same fact seen by two probes. Best first wins; a spread
+    effect gives way to a kept segment outlier of its highest or lowest group (said in its words)."""
     seen: set = set()
-    out = []
-    tops = {("top", c.table, c.measure, c.segment) for c in cands
-            if c.kind in ("outlier_segment", "mean_outlier") and c.measure and c.segment and "=" in c.segment}
-    for c in cands:  # already sorted best first
-        # one finding per segment; two measures of one segment counted by one SQL are two findings
-        keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
-                ("seg", c.table, c.segment)}
-        if c.kind == "data_quality" and c.affected is not None:
-            keys.add(("dq", c.table, c.affected))
-        if c.segment is None:
-            keys.discard(("seg", c.table, c.segment))
-        elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
-            # (an outlier segment is one fact whatever its measure)
-            keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
-                      c.segment.split("=", 1)[1]))
-        if c.kind == "group_effect" and any(("top", c.table, c.measure, g) in tops for g in c.groups):
-            continue  # its highest or lowest group is a segment outlier's fact, said in that outlier's words
-        if keys & seen:
-            continue
-        seen |= keys
-        out.append(c)
-    return out
+    kept: dict[int, D.Candidate] = {}
+    order = list(enumerate(cands))  # already sorted best first
+    for phase in ("others", "group_effect"):
+        tops = {("top", c.table, c.measure, c.segment) for c in kept.values()
+                if c.kind in ("outlier_segment", "mean_outlier") and c.measure and c.segment}
+        for i, c in order:
+            if (c.kind == "group_effect") != (phase == "group_effect"):
+                continue
+            if c.kind == "group_effect" and any(("top", c.table, c.measure, g) in tops for g in c.groups):
+                continue
+            keys = _fact_keys(c)
+            if keys & seen:
+                continue
+            seen |= keys
+            kept[i] = c
+    return [kept[i] for i in sorted(kept)]
+
+
+def _fact_keys(c: D.Candidate) -> set:
+    # one finding per segment; two measures of one segment counted by one SQL are two findings
+    keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
+            ("seg", c.table, c.segment)}
+    if c.kind == "data_quality" and c.affected is not None:
+        keys.add(("dq", c.table, c.affected))
+    if c.segment is None:
+        keys.discard(("seg", c.table, c.segment))
+    elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
+        # (an outlier segment is one fact whatever its measure)
+        keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
+                  c.segment.split("=", 1)[1]))
+    return keys
 
 
 def _count(s, sql: str | None) -> int | None:

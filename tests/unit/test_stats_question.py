@@ -237,3 +237,17 @@ def test_spread_effect_gives_way_to_the_outlier_of_its_top_group():
 def test_a_dimension_that_defines_the_measure_is_no_finding():
     df = frame({"coins_small": (500, 0.99, 0.0), "coins_large": (300, 20.0, 0.0), "gems": (200, 5.0, 0.0)})
     assert [c for c in D.group_effects(df, "carrier", {}, 1, "flights", REF) if c.kind == "group_effect"] == []
+
+
+def test_spread_effect_stays_when_the_outlier_of_its_group_was_itself_dropped():
+    from assay.stats.analyst import _dedupe
+
+    df = frame({"furniture": (3000, 281.5, 40), "books": (3000, 18.3, 5), "toys": (3000, 30.0, 8),
+                "garden": (3000, 35.0, 9)})
+    effect = D.group_effects(df, "carrier", {}, 1, "flights", REF)[0]
+    first = cand("furniture has the most returns", 0.9, kind="outlier_segment", measure="return_rate")
+    first.segment, first.count_sql = "carrier=furniture", "SELECT 0"
+    second = cand("furniture has a much higher average dep_delay", 0.5, kind="outlier_segment",
+                  measure="avg_dep_delay")
+    second.segment, second.count_sql = "carrier=furniture", "SELECT 1"  # one finding per segment: dropped
+    assert _dedupe([first, effect, second]) == [first, effect]
