@@ -263,6 +263,33 @@ def expanded_goal(goal: str, cands: list[D.Candidate]) -> str:
     return expand_acronyms(goal, [expand_text(c.name) for c in cands])
 
 
+_UNIFORM = re.compile(r"^The (.+) is uniform across (.+) values$")
+
+
+def merge_no_effects(nulls: list[D.Candidate]) -> list[D.Candidate]:
+    """One line per measure: "the average tax is uniform across ship mode and ship instructions values"
+    rather than one per dimension (the first of each measure keeps its place)."""
+    out: list[D.Candidate] = []
+    by_key: dict[tuple, tuple[D.Candidate, list[str]]] = {}
+    for c in nulls:
+        m = _UNIFORM.match(c.name)
+        if not m:
+            out.append(c)
+            continue
+        key = (c.table, m.group(1))
+        if key not in by_key:
+            first = D.Candidate(**{**asdict(c), "indicators": list(c.indicators)})
+            by_key[key] = (first, [m.group(2)])
+            out.append(first)
+            continue
+        first, dims = by_key[key]
+        dims.append(m.group(2))
+        first.name = f"The {m.group(1)} is uniform across {', '.join(dims[:-1])} and {dims[-1]} values"
+        first.description += " " + c.description
+        first.p_value = min(first.p_value, c.p_value)
+    return out
+
+
 def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
     """A report that answers a question keeps a few other strong findings, not a page of them (an
     artifact of how the data was made stays: it bears on every answer)."""
@@ -292,6 +319,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         # ... about the question's measures, never about a reference table
         nulls = _closest(s, expanded_goal(goal, mine), [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
                                                         and c.relevance >= D.NO_EFFECT_RELEVANT], MAX_NO_EFFECT)
+        nulls = merge_no_effects(nulls)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     insights = []

@@ -251,3 +251,15 @@ def test_spread_effect_stays_when_the_outlier_of_its_group_was_itself_dropped():
                   measure="avg_dep_delay")
     second.segment, second.count_sql = "carrier=furniture", "SELECT 1"  # one finding per segment: dropped
     assert _dedupe([first, effect, second]) == [first, effect]
+
+
+def test_findings_of_no_effect_merge_per_measure():
+    from assay.stats.analyst import merge_no_effects
+
+    a = D.no_effect("The average l tax is uniform across l shipmode values", "A.", "lineitem", 1, 0.4, "s", "")
+    b = D.no_effect("The average l tax is uniform across l shipinstruct values", "B.", "lineitem", 2, 0.6, "s", "")
+    c = D.no_effect("The average price is uniform across brand values", "C.", "part", 3, 0.7, "s", "")
+    out = merge_no_effects([a, b, c])
+    assert [x.name for x in out] == ["The average l tax is uniform across l shipmode and l shipinstruct values",
+                                     "The average price is uniform across brand values"]
+    assert out[0].description == "A. B." and a.name.endswith("l shipmode values")  # inputs untouched
