@@ -31,6 +31,13 @@ def is_key(name: str) -> bool:
     return bool(_KEY.search(name))
 
 
+def names_the_table(name: str, table: str) -> bool:
+    """flights.flight, orders.order_number: the row's own number, an identifier, never a measure."""
+    n, t = name.lower(), table.lower()
+    stem = t[:-1] if t.endswith("s") else t
+    return n in (t, stem) or n in (f"{stem}_no", f"{stem}_num", f"{stem}_number", f"{stem}num", f"{stem}_nr")
+
+
 def is_calendar_part(name: str) -> bool:
     return bool(_CAL_PART.search(name))
 

@@ -172,7 +172,8 @@ class Profile:
         return self._ranked([c.name for c in self.table.columns
                              if kind_of(c.type) == "number" and not is_id(c.name) and c.name not in dims
                              and not is_counter(c.name) and not C.is_calendar_part(c.name)
-                             and not self.is_clock(c.name) and self.distinct.get(c.name, 2) > 1])
+                             and not self.is_clock(c.name) and self.distinct.get(c.name, 2) > 1
+                             and not C.names_the_table(c.name, self.table.name)])
 
     def bools(self) -> list[str]:
         return [c.name for c in self.table.columns if kind_of(c.type) == "bool"]

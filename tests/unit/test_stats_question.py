@@ -22,13 +22,14 @@ def table(name, cols, rows=1000):
 
 FLIGHT_COLS = [("year", "BIGINT"), ("month", "BIGINT"), ("day", "BIGINT"), ("dep_time", "DOUBLE"),
                ("sched_dep_time", "BIGINT"), ("dep_delay", "DOUBLE"), ("arr_delay", "DOUBLE"),
-               ("carrier", "VARCHAR"), ("origin", "VARCHAR"), ("distance", "BIGINT"), ("note", "VARCHAR")]
+               ("carrier", "VARCHAR"), ("origin", "VARCHAR"), ("distance", "BIGINT"), ("note", "VARCHAR"),
+               ("flight", "BIGINT")]
 
 
 def flights_profile(rows=300_000):
     p = Profile(table=table("flights", FLIGHT_COLS, rows), rows=rows)
     p.distinct = {"year": 1, "month": 12, "day": 31, "dep_time": 1300, "sched_dep_time": 1000, "dep_delay": 500,
-                  "arr_delay": 600, "carrier": 16, "origin": 3, "distance": 200, "note": rows}
+                  "arr_delay": 600, "carrier": 16, "origin": 3, "distance": 200, "note": rows, "flight": 3800}
     p.nulls = {"dep_time": 8000, "dep_delay": 8000, "arr_delay": 9000}
     p.lo = {"year": 2013, "month": 1, "day": 1, "dep_time": 1, "sched_dep_time": 106, "dep_delay": -43,
             "arr_delay": -86, "distance": 17}
@@ -54,7 +55,9 @@ def test_conventions_keys_clock_calendar_text():
 
 def test_measures_exclude_keys_clock_calendar_and_text():
     p = flights_profile()
-    assert p.measures() == ["dep_time", "dep_delay", "arr_delay", "distance"][1:]  # no clock, year, month, day
+    # no clock, year, month, day, and not the flight number
+    assert p.measures() == ["dep_delay", "arr_delay", "distance"]
+    assert C.names_the_table("flight", "flights") and C.names_the_table("order_number", "orders")
     assert "note" not in p.dims() and "month" not in p.dims()
     assert p.clocks() == ["dep_time", "sched_dep_time"]
     assert p.date_parts() == {"year": "year", "month": "month", "day": "day"}
