@@ -349,8 +349,9 @@ class Planner:
         ts_cols = [c for c in p.table.columns if kind_of(c.type) == "time"]
         parts = p.date_parts()
         # a scheduled clock first: the actual one is late exactly when there is a delay
+        pos = {c.name: i for i, c in enumerate(p.table.columns)}  # a tie: the first clock (departure before arrival)
         clocks = sorted(p.clocks(), key=lambda c: (C.twin_stem(c) == c.lower(), -p.rel.get(c, 0.0),
-                                                    p.nulls.get(c, 0), c))
+                                                    p.nulls.get(c, 0), pos.get(c, 0)))
         specs: list[tuple[str, str, str]] = []  # (label column, expression, calendar)
         if ts_cols:
             ts = ts_cols[0]

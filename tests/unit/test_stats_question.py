@@ -23,17 +23,19 @@ def table(name, cols, rows=1000):
 FLIGHT_COLS = [("year", "BIGINT"), ("month", "BIGINT"), ("day", "BIGINT"), ("dep_time", "DOUBLE"),
                ("sched_dep_time", "BIGINT"), ("dep_delay", "DOUBLE"), ("arr_delay", "DOUBLE"),
                ("carrier", "VARCHAR"), ("origin", "VARCHAR"), ("distance", "BIGINT"), ("note", "VARCHAR"),
-               ("flight", "BIGINT")]
+               ("flight", "BIGINT"), ("sched_arr_time", "BIGINT")]
 
 
 def flights_profile(rows=300_000):
     p = Profile(table=table("flights", FLIGHT_COLS, rows), rows=rows)
     p.distinct = {"year": 1, "month": 12, "day": 31, "dep_time": 1300, "sched_dep_time": 1000, "dep_delay": 500,
-                  "arr_delay": 600, "carrier": 16, "origin": 3, "distance": 200, "note": rows, "flight": 3800}
+                  "arr_delay": 600, "carrier": 16, "origin": 3, "distance": 200, "note": rows, "flight": 3800,
+                  "sched_arr_time": 1100}
     p.nulls = {"dep_time": 8000, "dep_delay": 8000, "arr_delay": 9000}
-    p.lo = {"year": 2013, "month": 1, "day": 1, "dep_time": 1, "sched_dep_time": 106, "dep_delay": -43,
+    p.lo = {"year": 2013, "month": 1, "day": 1, "dep_time": 1, "sched_dep_time": 106, "sched_arr_time": 1, "dep_delay": -43,
             "arr_delay": -86, "distance": 17}
-    p.hi = {"year": 2013, "month": 12, "day": 31, "dep_time": 2400, "sched_dep_time": 2359, "dep_delay": 1301,
+    p.hi = {"year": 2013, "month": 12, "day": 31, "dep_time": 2400, "sched_dep_time": 2359, "sched_arr_time": 2359,
+            "dep_delay": 1301,
             "arr_delay": 1272, "distance": 4983}
     p.avg_len = {"carrier": 2, "origin": 3, "note": 80}
     return p
@@ -59,7 +61,7 @@ def test_measures_exclude_keys_clock_calendar_and_text():
     assert p.measures() == ["dep_delay", "arr_delay", "distance"]
     assert C.names_the_table("flight", "flights") and C.names_the_table("order_number", "orders")
     assert "note" not in p.dims() and "month" not in p.dims()
-    assert p.clocks() == ["dep_time", "sched_dep_time"]
+    assert p.clocks() == ["dep_time", "sched_dep_time", "sched_arr_time"]
     assert p.date_parts() == {"year": "year", "month": "month", "day": "day"}
 
 
@@ -92,8 +94,11 @@ def test_goal_ranks_measures_and_dims_not_position():
 
 def test_no_goal_prefers_business_measures_that_vary():
     p = flights_profile()
-    Planner([p.table], lambda x: f'"{x}"', []).plan({p.table.fqn: p})
+    probes = Planner([p.table], lambda x: f'"{x}"', []).plan({p.table.fqn: p})
     assert p.measures()[0] in ("dep_delay", "arr_delay", "distance")
+    # the hour of day from a scheduled clock, the first one when nothing tells them apart
+    hour = next(pr for pr in probes if pr.kind == "season" and pr.meta["dim"] == "hour_of_day")
+    assert hour.meta["expr"] == 'CAST(floor("sched_dep_time" / 100) AS INTEGER)'
 
 
 def frame(groups):
