@@ -429,7 +429,7 @@ def discover(
     elif goal and not project:
         fail("goal-driven discovery needs a project id, or both --warehouse FILE and --goal TEXT")
     if not project:
-        fail("give a project id, or --warehouse FILE --goal TEXT")
+        fail("give a project id, or --warehouse FILE [--goal TEXT]")
     p = _store().get_project(project)  # unknown project: one line, before Prefect starts
     from .config import check_project
 
@@ -453,13 +453,15 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
 
     from .models import Project, WarehouseConfig
 
-    if not (warehouse and goal):
-        fail("goal-driven discovery needs both --warehouse FILE and --goal TEXT")
+    if not warehouse:
+        fail("goal-driven discovery needs --warehouse FILE (and optionally --goal TEXT)")
     path = Path(warehouse).expanduser().resolve()
     if not path.is_file():
         fail(f"{warehouse}: no such warehouse file")
-    pid = project or "goal-" + hashlib.sha1(f"{path}|{goal}".encode()).hexdigest()[:10]
-    p = Project(id=pid, name=goal[:60], pack="goal", goal=goal,
+    # one project per warehouse file: each --goal run (failed ones too) reuses it with that goal;
+    # without a goal the generic pack runs
+    pid = project or "goal-" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    p = Project(id=pid, name=(goal or path.name)[:60], pack="goal" if goal else "generic", goal=goal or None,
                 warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)}))
     _store().save_project(p)
     return pid

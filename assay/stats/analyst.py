@@ -8,6 +8,7 @@ SQL and verified by the same verifier as an LLM's claims.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from dataclasses import asdict
@@ -24,6 +25,8 @@ from .portable import portable
 MAX_INSIGHTS_PER_AREA = 5
 MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what it found
 MAX_NO_EFFECT = 4       # findings of no effect reported for a goal
+MAX_OFF_GOAL = 3        # findings off the goal's subject reported after those on it...
+ANSWERED = 3            # ...once at least this many findings are on it
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -67,8 +70,11 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
         t = next((x for x in s.tables if x.fqn == table), None)
         cols = [c.name for c in t.columns] if t else []
         return D.quality_from_profile(df.iloc[0].to_dict(), meta, step.step, name, ref, cols)
+    if kind == "season":
+        return D.group_effects(df, meta["dim"], meta, step.step, name, ref)
     if kind == "breakdown":
-        out = (D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
+        out = (D.group_effects(df, meta["dim"], meta, step.step, name, ref)
+               + D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
                + D.dominant_segment(df, meta["dim"], meta, step.step, name, ref))
         if meta.get("small") and not meta.get("catalogue"):
             # an operational table too small for robust z-scores: Welch's test on each measure's average
@@ -79,9 +85,18 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
     return detector(df, meta, step.step, name, ref) if detector else []
 
 
+def _detect_marked(s, step: ExplorationStep) -> list[D.Candidate]:
+    out = detect(s, step)
+    if (step.probe or {}).get("catalogue"):
+        for c in out:
+            c.catalogue = True
+    return out
+
+
 # probe kind -> detector(frame, meta, step, table name, table reference)
 DETECTORS = {
-    "joined_breakdown": lambda df, meta, *a: D.segment_outliers(df, meta["dim"], meta, *a),
+    "joined_breakdown": lambda df, meta, *a: (D.group_effects(df, meta["dim"], meta, *a)
+                                              + D.segment_outliers(df, meta["dim"], meta, *a)),
     "duration_breakdown": D.duration_outliers,
     "duration_series": D.duration_series,
     "correlation": D.correlations,
@@ -93,27 +108,69 @@ DETECTORS = {
     "concentration": D.concentration,
     "retention": D.retention_outliers,
     "end_before_start": D.end_before_start,
+    "status_switch": D.status_switch,
+    "null_reason": D.null_reason,
 }
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def drop_artifact_echoes(cands: list[D.Candidate]) -> list[D.Candidate]:
+    """One artifact, one finding: a change dated at a status switch is the switch seen again."""
+    switches = [pd.Timestamp(c.segment.split()[-1]) for c in cands if c.kind == D.ARTIFACT and c.segment]
+    seen: list[pd.Timestamp] = []
+    out = []
+    for c in cands:
+        if c.kind == D.ARTIFACT:
+            at = pd.Timestamp(c.segment.split()[-1])
+            if any(abs((at - x).days) <= 62 for x in seen):
+                continue  # the same switch seen through another status column
+            seen.append(at)
+        elif switches and c.kind in ("change_point", "trend"):
+            dates = [pd.Timestamp(x) for x in _DATE.findall(c.name + " " + c.description)]
+            if any(abs((d - sw).days) <= 62 for d in dates for sw in switches):
+                continue
+        out.append(c)
+    return out
 
 
 def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
     """One candidate per fact. Same count SQL, same kind and segment of a table, or the same
-    number of defective rows in a table: the same fact seen by two probes. Best first wins."""
+    number of defective rows in a table: the same fact seen by two probes. Best first wins; a spread
+    effect gives way to a kept segment outlier of its highest or lowest group (said in its words)."""
     seen: set = set()
-    out = []
-    for c in cands:  # already sorted best first
-        keys = {("sql", c.count_sql or c.name), ("seg", c.table, c.segment)}  # one finding per segment
-        if c.kind == "data_quality" and c.affected is not None:
-            keys.add(("dq", c.table, c.affected))
-        if c.segment is None:
-            keys.discard(("seg", c.table, c.segment))
-        elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
-            keys.add(("value", c.table, c.kind, c.measure, c.segment.split("=", 1)[1]))
-        if keys & seen:
-            continue
-        seen |= keys
-        out.append(c)
-    return out
+    kept: dict[int, D.Candidate] = {}
+    order = list(enumerate(cands))  # already sorted best first
+    for phase in ("others", "group_effect"):
+        tops = {("top", c.table, c.measure, c.segment) for c in kept.values()
+                if c.kind in ("outlier_segment", "mean_outlier") and c.measure and c.segment}
+        for i, c in order:
+            if (c.kind == "group_effect") != (phase == "group_effect"):
+                continue
+            if c.kind == "group_effect" and any(("top", c.table, c.measure, g) in tops for g in c.groups):
+                continue
+            keys = _fact_keys(c)
+            if keys & seen:
+                continue
+            seen |= keys
+            kept[i] = c
+    return [kept[i] for i in sorted(kept)]
+
+
+def _fact_keys(c: D.Candidate) -> set:
+    # one finding per segment; two measures of one segment counted by one SQL are two findings
+    keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
+            ("seg", c.table, c.segment)}
+    if c.kind == "data_quality" and c.affected is not None:
+        keys.add(("dq", c.table, c.affected))
+    if c.segment is None:
+        keys.discard(("seg", c.table, c.segment))
+    elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
+        # (an outlier segment is one fact whatever its measure)
+        keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
+                  c.segment.split("=", 1)[1]))
+    return keys
 
 
 def _count(s, sql: str | None) -> int | None:
@@ -140,13 +197,13 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
                 try:
                     with warnings.catch_warnings():  # tests on near-constant series: their p says so
                         warnings.simplefilter("ignore", RuntimeWarning)
-                        cands += detect(s, st)
+                        cands += _detect_marked(s, st)
                 except Exception as exc:  # one odd result must not sink the area
                     s.store.log_candidate_error(s.run_id, st.step, f"{type(exc).__name__}: {exc}")
         scored = D.score(cands)
         for c in scored:
             c.affected = _count(s, c.count_sql)
-        scored = _dedupe(scored)
+        scored = drop_artifact_echoes(_dedupe(scored))
         areas = assign_areas(s, scored)
         s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)], area_ids)
         return scored, areas
@@ -175,16 +232,94 @@ def _closest(s, goal: str, cands: list[D.Candidate], k: int) -> list[D.Candidate
     return [cands[i] for i in np.argsort(-sims)[:k]]
 
 
+def rank_by_goal(s, goal: str, cands: list[D.Candidate]) -> list[D.Candidate]:
+    """Findings about the question first: each candidate's score weighted by the similarity of its
+    headline and the columns it is about to the goal (findings of no effect keep their place last)."""
+    if not cands:
+        return cands
+    from .columns import expand, expand_text
+
+    g = s.embedder.embed([expanded_goal(goal, cands)])[0]
+    sims = s.embedder.embed([expand_text(f"{c.name}. {c.area_text}") for c in cands]) @ g
+    measures = sorted({c.measure for c in cands if c.measure})
+    msim = dict(zip(measures, (s.embedder.embed([expand(m.split("_", 1)[1] if m[:4] in ("avg_", "sum_") else m)
+                                                 for m in measures]) @ g) if measures else []))
+    for c, sim in zip(cands, sims):
+        # what is measured counts as much as what the headline says: a count of rows per carrier is
+        # not the carriers' delays
+        c.relevance = round(float(min(sim, msim[c.measure])) if c.measure else float(sim) * 0.75, 4)
+    real = [c for c in cands if c.kind != D.NO_EFFECT]
+    nulls = [c for c in cands if c.kind == D.NO_EFFECT]
+    weight = {k: 0.35 for k in D.DESCRIPTIVE_KINDS}
+    # what answers the question first, then the rest, each by score weighted by relevance
+    real.sort(key=lambda c: (c.relevance < D.GOAL_RELEVANT,
+                             -(c.score * weight.get(c.kind, 1.0) * (0.1 + max(c.relevance, 0.0)) ** 2), c.name))
+    return real + nulls
+
+
+def expanded_goal(goal: str, cands: list[D.Candidate]) -> str:
+    from .columns import expand_acronyms, expand_text
+
+    return expand_acronyms(goal, [expand_text(c.name) for c in cands])
+
+
+_UNIFORM = re.compile(r"^The (.+) is uniform across (.+) values$")
+
+
+def merge_no_effects(nulls: list[D.Candidate]) -> list[D.Candidate]:
+    """One line per measure: "the average tax is uniform across ship mode and ship instructions values"
+    rather than one per dimension (the first of each measure keeps its place)."""
+    out: list[D.Candidate] = []
+    by_key: dict[tuple, tuple[D.Candidate, list[str]]] = {}
+    for c in nulls:
+        m = _UNIFORM.match(c.name)
+        if not m:
+            out.append(c)
+            continue
+        key = (c.table, m.group(1))
+        if key not in by_key:
+            first = D.Candidate(**{**asdict(c), "indicators": list(c.indicators)})
+            by_key[key] = (first, [m.group(2)])
+            out.append(first)
+            continue
+        first, dims = by_key[key]
+        dims.append(m.group(2))
+        first.name = f"The {m.group(1)} is uniform across {', '.join(dims[:-1])} and {dims[-1]} values"
+        first.description += " " + c.description
+        first.p_value = min(first.p_value, c.p_value)
+    return out
+
+
+def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
+    """A report that answers a question keeps a few other strong findings, not a page of them (an
+    artifact of how the data was made stays: it bears on every answer)."""
+    real = [c for c in cands if c.kind not in (D.NO_EFFECT, D.ARTIFACT)]
+    off = [c for c in real if c.relevance < D.GOAL_RELEVANT]
+    if len(real) - len(off) < ANSWERED:
+        return cands  # nothing found answers the question: what was found is the report
+    drop = {id(c) for c in off[keep:]}
+    return [c for c in cands if id(c) not in drop]
+
+
 def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationStep]) -> list[Insight]:
     scored, areas = run_candidates(s)
     goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
     mine = [c for c, a in zip(scored, areas) if a == area.id]
+    if goal:
+        mine = cap_off_goal(rank_by_goal(s, goal, mine))
     # how rows spread over a dimension describes the data; it is a finding when a goal asks about it
     findings = [c for c in mine if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
+    if not goal:  # unasked, a spread effect must be large to be worth a line
+        findings = [c for c in findings if c.kind != "group_effect" or c.effect >= D.MIN_UNASKED_EFFECT]
+    # small reference tables (airports, products) describe the catalogue, not the question
+    findings = [c for c in findings if not (c.catalogue and (goal or c.kind == "group_effect"))]
     if goal:
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)
-        nulls = _closest(s, goal, [c for c in mine if c.kind == D.NO_EFFECT], MAX_NO_EFFECT)
+        # ... about the question's measures, never about a reference table
+        nulls = _closest(s, expanded_goal(goal, mine), [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
+                                                        and c.relevance >= D.NO_EFFECT_RELEVANT], MAX_NO_EFFECT)
+        nulls = merge_no_effects(nulls)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     insights = []
@@ -192,7 +327,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         count = c.affected
         insights.append(Insight(
             id=f"{area.id}-{n}", area=area.id, name=c.name, description=c.description,
-            severity=Severity(D.severity(c)), affected_count=count, risk_score=round(c.effect, 3),
+            severity=Severity(D.severity(c, goal=bool(goal))), affected_count=count, risk_score=round(c.effect, 3),
             confidence=round(max(0.0, min(1.0, 1 - c.q_value)), 3), indicators=c.indicators,
             source_steps=[c.step], segment=c.segment,
             verification_sql=portable(c.count_sql, s.warehouse.dialect) if c.count_sql else None,

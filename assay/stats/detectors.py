@@ -20,6 +20,7 @@ ROBUST_Z = 3.5
 MIN_REL_GAP = 0.25
 CHANGE_MIN_SIDE = 3
 CHANGE_MIN_REL = 0.30
+PERIOD_MIN_REL = 0.10  # a goal asking what changed: a steady change of a tenth of the average over the period
 NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
 
 
@@ -40,6 +41,11 @@ class Candidate:
     area_text: str = ""
     affected: int | None = None
     measure: str = ""      # what a segment finding measures (one fact per segment value and measure)
+    support: int | None = None          # rows the finding stands on (with a value of its measure)
+    support_share: float | None = None  # their share of the rows it looked at
+    relevance: float = 0.0              # similarity to the run's goal (set by the analyst)
+    catalogue: bool = False             # about a small reference table (products, airports)
+    groups: list[str] = field(default_factory=list)  # a spread effect's highest and lowest groups
 
     def key(self) -> tuple:
         return (self.kind, self.table, self.segment, self.name)
@@ -146,7 +152,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: dict, step: int, table: s
                 count_sql = f"SELECT count(*) AS count FROM {src} WHERE {cond}"
                 unit = "rows"
             out.append(Candidate(
-                kind="outlier_segment",
+                kind="outlier_segment", measure=m,
                 name=f"{seg} has a much {'lower' if v < med else 'higher'} {label} than other {_words(dim)} values",
                 description=(f"In {table}, the segment {dim} = {seg} has {'an' if label[0] in 'aeiou' else 'a'} {label} of {_fmt(v)}, "
                              f"{_pct(rel)} {direction} the median of {_fmt(med)} across {len(df)} segments "
@@ -229,13 +235,18 @@ def _complete_months(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+_GRAIN = {"month": "monthly", "year": "yearly"}
+
+
 def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
     if "month" not in df or len(df) < 6:
         return []
     df = _complete_months(df.sort_values("month").reset_index(drop=True))
     out = []
     time_col = meta.get("time")
-    for m in [c for c in df.columns if c != "month" and c != "entities"]:
+    tsql = meta.get("time_sql") or (_q(time_col) if time_col else None)
+    grain = meta.get("grain", "month")
+    for m in [c for c in df.columns if c not in ("month", "entities") and not c.startswith(("sd_", "nn_"))]:
         y = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
         if not np.isfinite(y).all() or len(y) < 6:
             continue
@@ -248,12 +259,12 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
                 word = "rose" if rel > 0 else "fell"
                 out.append(Candidate(
                     kind="change_point",
-                    name=f"The monthly {_measure_words(m, table, meta)} {word} {_pct(abs(rel))} from {since}",
-                    description=(f"The monthly {_measure_words(m, table, meta)} {word} from an average of "
+                    name=f"The {_GRAIN[grain]} {_measure_words(m, table, meta)} {word} {_pct(abs(rel))} from {since}",
+                    description=(f"The {_GRAIN[grain]} {_measure_words(m, table, meta)} {word} from an average of "
                                  f"{_fmt(before)} before {since} to {_fmt(after)} after (Welch t-test p = {p:.2g})."),
                     table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
-                    count_sql=(f"SELECT count(*) AS count FROM {ref} WHERE {_q(time_col)} >= TIMESTAMP '{since}'"
-                               if time_col else None),
+                    count_sql=(f"SELECT count(*) AS count FROM {ref} WHERE {tsql} >= TIMESTAMP '{since}'"
+                               if tsql else None),
                     segment=f"since {since}", indicators=[f"before = {_fmt(before)}", f"after = {_fmt(after)}"],
                     area_text=f"{table} {m} monthly trend",
                 ))
@@ -270,13 +281,28 @@ def series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str
             if abs(rel) >= 0.5 and p < 0.01:
                 word = "grew" if slope > 0 else "declined"
                 out.append(Candidate(
-                    kind="trend", name=(f"The monthly {_measure_words(m, table, meta)} is "
+                    kind="trend", name=(f"The {_GRAIN[grain]} {_measure_words(m, table, meta)} is "
                                         f"{'increasing' if slope > 0 else 'decreasing'} over time"),
-                    description=(f"The monthly {_measure_words(m, table, meta)} {word} by {_fmt(slope)} per month, "
-                                 f"{_pct(abs(rel))} of its average over {len(y)} months (p = {p:.2g})."),
+                    description=(f"The {_GRAIN[grain]} {_measure_words(m, table, meta)} {word} by {_fmt(slope)} per {grain}, "
+                                 f"{_pct(abs(rel))} of its average over {len(y)} {grain}s (p = {p:.2g})."),
                     # steady drift is usually the business growing: worth a line, rarely a headline
                     table=table, step=step, effect=0.4 * min(1.0, abs(rel)), p_value=p, count_sql=None,
-                    indicators=[f"slope = {_fmt(slope)} per month"], area_text=f"{table} {m} trend",
+                    indicators=[f"slope = {_fmt(slope)} per {grain}"], area_text=f"{table} {m} trend",
+                ))
+            elif meta.get("period") and m.startswith("avg_") and abs(rel) >= PERIOD_MIN_REL and p < 0.01:
+                # a question about change over time: the average measure from the first to the last period
+                first, last = (pd.Timestamp(df["month"].iloc[i]) for i in (0, -1))
+                fmt = "%Y" if grain == "year" else "%Y-%m"
+                word = "rose" if slope > 0 else "fell"
+                what = _measure_words(m, table, meta)
+                out.append(Candidate(
+                    kind="trend", measure=m,
+                    name=f"The {what} {word} from {_fmt(y[0])} in {first:{fmt}} to {_fmt(y[-1])} in {last:{fmt}}",
+                    description=(f"The {what} {word} steadily over {len(y)} {grain}s, from {_fmt(y[0])} in "
+                                 f"{first:{fmt}} to {_fmt(y[-1])} in {last:{fmt}} ({'+' if slope > 0 else ''}"
+                                 f"{_fmt(slope)} per {grain}, linear trend p = {p:.2g})."),
+                    table=table, step=step, effect=min(1.0, 0.3 + abs(rel)), p_value=p, count_sql=None,
+                    indicators=[f"slope = {_fmt(slope)} per {grain}"], area_text=f"{table} {m} change over time",
                 ))
     return out
 
@@ -363,10 +389,16 @@ def segment_series_changes(df: pd.DataFrame, meta: dict, step: int, table: str, 
     time_col = meta.get("time")
     share = wide.sum() / float(wide.values.sum() or 1)
     for seg, (rel, k, before, after, p) in shifts.items():
-        others = [v[0] for s2, v in shifts.items() if s2 != seg]
+        others = [s2 for s2 in wide.columns if s2 != seg]
         if not others:
             continue
-        typical = float(np.median(others))  # the other segments only: a segment is not its own baseline
+        # the other segments pooled at the same date, each weighted by its base (an average of their
+        # percentage changes would let a tiny segment's 20,000% stand for all of them)
+        pooled = wide[others].fillna(0).sum(axis=1).to_numpy(dtype=float)
+        base_before, base_after = float(pooled[:k].mean()), float(pooled[k:].mean())
+        if base_before <= 0:
+            continue  # the others did not exist before: nothing to compare with (a new status, a new series)
+        typical = (base_after - base_before) / base_before
         if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
             continue
         if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
@@ -1012,7 +1044,30 @@ def score(cands: list[Candidate], alpha: float = 0.05) -> list[Candidate]:
     return sorted(kept, key=lambda c: (-c.score, c.name)) + sorted(nulls, key=lambda c: (-c.p_value, c.name))
 
 
-def severity(c: Candidate) -> str:
+_LEVELS = ["low", "medium", "high", "critical"]
+LOW_SUPPORT_ROWS = 100
+
+
+def severity(c: Candidate, goal: bool = False) -> str:
+    """Severity from the effect and its significance, capped by support (few rows, mostly empty
+    measure), by a small reference table, and by relevance when the run answers a question."""
+    level = _base_severity(c)
+    cap = "critical"
+    if c.catalogue:
+        cap = "low"
+    elif (c.support is not None and c.support < LOW_SUPPORT_ROWS) or \
+            (c.support_share is not None and c.support_share < 0.5):
+        cap = "medium"
+    if goal and (c.relevance < GOAL_RELEVANT or c.kind in DESCRIPTIVE_KINDS):
+        cap = min(cap, "medium", key=_LEVELS.index)  # off the question, or only how rows are spread
+    return min(level, cap, key=_LEVELS.index)
+
+
+GOAL_RELEVANT = 0.3  # cosine of a finding's headline to the goal below which it is not about the question
+NO_EFFECT_RELEVANT = 0.2  # "X is uniform across Y" carries fewer of the goal's words: a lower bar
+
+
+def _base_severity(c: Candidate) -> str:
     if c.kind == NO_EFFECT:
         return "low"
     if c.kind == "trend":  # a steady drift is worth watching, rarely an emergency
@@ -1028,3 +1083,222 @@ def severity(c: Candidate) -> str:
     if c.effect >= 0.2:
         return "medium"
     return "low"
+
+
+# ---------------------------------------------------------------------------- spread effects and seasonality
+
+MIN_EFFECT_GROUP_N = 5
+DEFINITION_ETA2 = 0.98  # a dimension that explains all of a measure's spread defines it
+MIN_UNASKED_EFFECT = 0.3  # unasked, a spread effect must be about medium (omega² ≈ 0.06, Cohen) to be reported
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]  # dayofweek: 0 = Sunday
+
+
+def calendar_label(value, calendar: str | None) -> str:
+    """7 -> July (month of year), 0 -> Sunday (day of week), 17 -> 17:00 (hour of day)."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if calendar == "month" and 1 <= v <= 12:
+        return _MONTHS[v - 1]
+    if calendar == "dow" and 0 <= v <= 6:
+        return _DAYS[v]
+    if calendar == "hour" and 0 <= v <= 24:
+        return f"{v:02d}:00"
+    return str(value)
+
+
+def anova_effect(n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> tuple[float, float, float]:
+    """(eta squared, omega squared, p) of a one-way ANOVA from each group's count, mean and sd."""
+    k, total = len(n), float(n.sum())
+    if k < 2 or total <= k:
+        return 0.0, 0.0, 1.0
+    grand = float((n * mean).sum() / total)
+    ssb = float((n * (mean - grand) ** 2).sum())
+    ssw = float(((n - 1) * sd ** 2).sum())
+    sst = ssb + ssw
+    if sst <= 0:
+        return 0.0, 0.0, 1.0
+    msw = ssw / (total - k)
+    eta2 = ssb / sst
+    omega2 = max(0.0, (ssb - (k - 1) * msw) / (sst + msw))
+    if ssw <= 0:
+        return eta2, omega2, 0.0 if ssb > 0 else 1.0
+    f = (ssb / (k - 1)) / msw
+    return eta2, omega2, float(stats.f.sf(f, k - 1, total - k))
+
+
+def _with_measure(m: str, c: Candidate) -> Candidate:
+    c.measure = m
+    return c
+
+
+def group_effects(df: pd.DataFrame, dim: str, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """How much of a measure's spread lies between the values of a dimension (eta squared / omega
+    squared with a one-way ANOVA from group counts, means and standard deviations), naming the highest
+    and lowest groups with their averages. Effects spread over many groups count, not only outliers."""
+    if dim not in df or "n" not in df:
+        return []
+    out = []
+    cal = meta.get("calendar")
+    expr = meta.get("expr") or _q(dim)
+    join = meta.get("join")
+    src = f"{ref} f JOIN {join['ref']} o ON f.{_q(join['on'])} = o.{_q(join['key'])}" if join else ref
+    col = f"o.{_q(dim)}" if join else expr
+    rows_all = float(pd.to_numeric(df["n"], errors="coerce").fillna(0).sum())
+    for m in [c for c in df.columns if c.startswith("avg_")]:
+        base = m[4:]
+        sd_col, nn_col = "sd_" + base, "nn_" + base
+        if sd_col not in df:
+            continue
+        d = df.dropna(subset=[dim, m]).copy()
+        ncol = nn_col if nn_col in d else "n"
+        d["_n"] = pd.to_numeric(d[ncol], errors="coerce").fillna(0)
+        d = d[d["_n"] >= MIN_EFFECT_GROUP_N]
+        if len(d) < 2:
+            continue
+        n = d["_n"].to_numpy(dtype=float)
+        mean = pd.to_numeric(d[m], errors="coerce").to_numpy(dtype=float)
+        sd = pd.to_numeric(d[sd_col], errors="coerce").fillna(0).to_numpy(dtype=float)
+        if not np.isfinite(mean).all():
+            continue
+        eta2, omega2, p = anova_effect(n, mean, sd)
+        total = float(n.sum())
+        grand = float((n * mean).sum() / total)
+        label = "average " + _words(base)
+        dim_words = _words(dim)
+        if p >= NO_EFFECT_P:
+            if not meta.get("small"):
+                out.append(_with_measure(m, no_effect(f"The {label} is uniform across {dim_words} values",
+                                     f"The {label} of {table} ranges only from {_fmt(mean.min())} to "
+                                     f"{_fmt(mean.max())} over {len(d)} {dim_words} values (ANOVA p = {p:.2g}, "
+                                     f"eta\u00b2 = {eta2:.3f}).", table, step, p, f"{dim} {base} uniform",
+                                     f"{table} {dim} {base} uniform")))
+            continue
+        named = d["_n"].to_numpy(dtype=float) >= max(MIN_EFFECT_GROUP_N, 0.005 * total)
+        idx = np.flatnonzero(named) if named.sum() >= 2 else np.arange(len(d))
+        order = idx[np.argsort(mean[idx])]
+        hi, lo = int(order[-1]), int(order[0])
+        if sd[hi] == 0 or sd[lo] == 0 or eta2 >= DEFINITION_ETA2:
+            continue  # every row of a group holds one value: the dimension defines the measure (a price list)
+        hi_v, lo_v = d[dim].iloc[hi], d[dim].iloc[lo]
+        hi_l, lo_l = calendar_label(hi_v, cal), calendar_label(lo_v, cal)
+        gap = (mean[hi] - mean[lo]) / abs(grand) if grand else 0.0
+        effect = min(1.0, 0.6 * min(1.0, math.sqrt(omega2) / 0.5) + 0.4 * min(1.0, abs(gap) / 2))
+        share = total / rows_all if rows_all else 1.0
+        top = [calendar_label(d[dim].iloc[i], cal) for i in order[::-1][:3]]
+        caveat = ""
+        if share < 0.5:
+            caveat = f" Only {_pct(share)} of the rows have a {_words(base)}: the rest are not counted."
+        if total < 100:
+            caveat += f" Low support: {int(total)} rows."
+        if cal:
+            what = {"month": "month of the year", "dow": "day of the week", "hour": "hour of the day"}[cal]
+            at = {"month": "in", "dow": "on", "hour": "at"}[cal]
+            name = (f"The {label} peaks {at} {hi_l} ({_fmt(mean[hi])}) and is lowest {at} {lo_l} ({_fmt(mean[lo])}) "
+                    f"by {what}")
+        else:
+            name = (f"{hi_l} has the highest {label} ({_fmt(mean[hi])}) and {lo_l} the lowest ({_fmt(mean[lo])}) "
+                    f"across {dim_words} values")
+        out.append(Candidate(
+            kind="group_effect", measure=m,
+            name=name,
+            description=(f"In {table}, the {label} differs by {dim_words} (ANOVA p = {p:.2g}, eta\u00b2 = {eta2:.3f}, "
+                         f"omega\u00b2 = {omega2:.3f} over {len(d)} values and {int(total):,} rows): highest for "
+                         f"{', '.join(top)} ({_fmt(mean[hi])} for {hi_l}, n = {int(n[hi]):,}), lowest for {lo_l} "
+                         f"({_fmt(mean[lo])}, n = {int(n[lo]):,}), against {_fmt(grand)} overall.{caveat}"),
+            table=table, step=step, effect=round(effect, 4), p_value=p,
+            count_sql=f"SELECT count(*) AS count FROM {src} WHERE {col} = {_lit(hi_v)}",
+            segment=f"{base} by {dim}", support=int(total), support_share=round(share, 4),
+            groups=[f"{dim}={hi_v}", f"{dim}={lo_v}"],
+            catalogue=bool(meta.get("catalogue")),
+            indicators=[f"eta\u00b2 = {eta2:.3f}", f"omega\u00b2 = {omega2:.3f}", f"{label}[{hi_l}] = {_fmt(mean[hi])}",
+                        f"{label}[{lo_l}] = {_fmt(mean[lo])}", f"overall = {_fmt(grand)}", f"rows = {int(total):,}"],
+            area_text=f"{table} {dim} {base} {label} differs by {dim_words} {hi_l} {lo_l}",
+        ))
+    return out
+
+
+# ---------------------------------------------------------------------------- artifacts
+
+SWITCH_TOLERANCE_DAYS = 31
+ARTIFACT = "artifact"
+
+
+def status_switch(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A status whose values split the timeline at one date for every row (F before 1995-06-17, O
+    after): how the data was generated or loaded, not many changes in the business. Reported once."""
+    dim, time_col = meta.get("dim"), meta.get("time")
+    need = {"value", "first_at", "last_at", "n"}
+    if not dim or not time_col or not need <= set(df.columns):
+        return []
+    d = df.dropna(subset=["value", "first_at", "last_at"]).copy()
+    if len(d) < 2:
+        return []
+    d["first_at"], d["last_at"] = pd.to_datetime(d["first_at"]), pd.to_datetime(d["last_at"])
+    total = float(d["n"].sum())
+    start, end = d["first_at"].min(), d["last_at"].max()
+    tol = pd.Timedelta(days=SWITCH_TOLERANCE_DAYS)
+    if end - start < 6 * tol or total <= 0:
+        return []
+    for cut in sorted(d["last_at"].unique())[:-1]:
+        cut = pd.Timestamp(cut)
+        before = d[d["last_at"] <= cut + tol]
+        after = d[(d["first_at"] >= cut - tol) & ~d.index.isin(before.index)]
+        nb, na = float(before["n"].sum()), float(after["n"].sum())
+        if before.empty or after.empty or nb + na < 0.95 * total or min(nb, na) < 0.05 * total:
+            continue
+        switch = pd.Timestamp(after["first_at"].min()).date().isoformat()
+        old = ", ".join(str(v) for v in before["value"])
+        new = ", ".join(str(v) for v in after["value"])
+        return [Candidate(
+            kind=ARTIFACT,
+            name=f"{_words(dim)} switches from {old} to {new} on {switch} for every row: a data-generation or ETL pattern",
+            description=(f"In {table}, every row before {switch} has {dim} {old} ({int(nb):,} rows) and every row "
+                         f"from {switch} has {new} ({int(na):,} rows). A status that flips at one date for all rows "
+                         f"comes from how the data was generated or loaded, not from the business: changes of other "
+                         f"measures dated at {switch} are this pattern, not separate findings."),
+            table=table, step=step, effect=0.5, p_value=1e-12,
+            count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(time_col)} >= TIMESTAMP '{switch}'",
+            segment=f"switch at {switch}", indicators=[f"switch date = {switch}", f"before: {old}", f"after: {new}"],
+            area_text=f"{table} {dim} status switch data generation etl pattern",
+        )]
+    return []
+
+
+# ---------------------------------------------------------------------------- why a measure is empty
+
+NULL_EXPLAINED = 0.95  # share of the measure's empty rows that another column's emptiness must cover
+
+
+def null_reason(df: pd.DataFrame, meta: dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A measure empty on exactly the rows where another column is empty too (no departure time, no
+    delay): those rows are events that did not happen (cancelled) or where the measure does not apply,
+    not missing data."""
+    m, others = meta.get("measure"), meta.get("others") or []
+    if not m or df.empty or "missing" not in df or "n" not in df:
+        return []
+    row = df.iloc[0]
+    n, missing = int(row["n"] or 0), int(row["missing"] or 0)
+    if n <= 0 or missing <= 0:
+        return []
+    cover = {c: int(row.get("both_" + c) or 0) for c in others}
+    best = max(cover, key=lambda c: (cover[c], c), default=None)
+    if best is None or cover[best] < NULL_EXPLAINED * missing:
+        return []
+    share = missing / n
+    return [Candidate(
+        kind="null_reason", measure=m,
+        name=(f"{missing:,} {table} ({_pct(share)}) have no {_words(m)} because they have no {_words(best)}: "
+              f"cancelled or not applicable"),
+        description=(f"{missing:,} of {n:,} rows in {table} have an empty {m}; {cover[best]:,} of them also have no "
+                     f"{best}. These rows never took place (cancelled) or the measure does not apply to them: they "
+                     f"are left out of every average of {_words(m)}, not lost data."),
+        table=table, step=step, effect=min(1.0, 0.3 + share), p_value=1e-9,
+        count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {_q(m)} IS NULL", segment=m,
+        support=n, support_share=1.0,
+        indicators=[f"empty {m} = {missing:,}", f"also empty {best} = {cover[best]:,}", f"rows = {n:,}"],
+        area_text=f"{table} {m} missing cancelled not applicable {best}",
+    )]

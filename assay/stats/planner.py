@@ -16,11 +16,13 @@ from ..explore.executor import Executor
 from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
 from .detectors import MIN_BEHAVIOUR_ROWS
+from . import columns as C
 from .portable import portable
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
 MAX_TABLES = 12
+CATALOGUE_RATIO = 20          # a small table this many times smaller than the largest one is a reference table
 _MONEY = re.compile(r"(amount|revenue|price|total|spend|value|cost|gmv|sales|usd|eur)", re.I)
 _NONNEG = re.compile(r"(duration|amount|price|total|qty|quantity|count|age|revenue|spend|cost|seconds|_s$|"
                      r"minutes|hours|days)", re.I)
@@ -31,6 +33,7 @@ _ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave
                       r"priority|rating|score_band|segment|cohort|week|weekday|hour|month|quarter|year)", re.I)
 _PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patient|employee|subscriber|"
                      r"buyer|seller|creator|person)", re.I)
+_STATUS = re.compile(r"(status|state|flag|stage|phase)", re.I)
 _CREATED = re.compile(r"(created|installed|signup|signed_up|registered|joined|first_seen|acquired)", re.I)
 
 
@@ -74,8 +77,7 @@ def is_counter(col: str) -> bool:
 
 
 def is_id(col: str) -> bool:
-    c = col.lower()
-    return c == "id" or c.endswith("_id") or c.endswith("_key") or c.endswith("_uuid")
+    return C.is_key(col)
 
 
 @dataclass
@@ -85,6 +87,47 @@ class Profile:
     distinct: dict[str, int] = field(default_factory=dict)
     nulls: dict[str, int] = field(default_factory=dict)
     negatives: dict[str, int] = field(default_factory=dict)
+    lo: dict[str, float] = field(default_factory=dict)      # numbers: smallest value
+    hi: dict[str, float] = field(default_factory=dict)      # numbers: largest value
+    avg_len: dict[str, float] = field(default_factory=dict)  # strings: average length
+    rel: dict[str, float] = field(default_factory=dict)     # relevance of each column to the question
+
+    def _ranked(self, cols: list[str]) -> list[str]:
+        pos = {c.name: i for i, c in enumerate(self.table.columns)}
+        return sorted(cols, key=lambda c: (-self.rel.get(c, 0.0), pos.get(c, 0)))
+
+    def is_text(self, col: str) -> bool:
+        return C.is_free_text(col, kind_of(self._type(col)), self.distinct.get(col, 0), self.rows,
+                              self.avg_len.get(col))
+
+    def is_clock(self, col: str) -> bool:
+        return C.is_clock_int(col, kind_of(self._type(col)), self.lo.get(col), self.hi.get(col))
+
+    def _type(self, col: str) -> str:
+        return next((c.type for c in self.table.columns if c.name == col), "")
+
+    def clocks(self) -> list[str]:
+        """Times of day stored as HHMM numbers (dep_time = 517 is 05:17)."""
+        return [c.name for c in self.table.columns if self.is_clock(c.name)]
+
+    def date_parts(self) -> dict[str, str]:
+        """Integer calendar parts that can stand in for a date: {'year': col, 'month': col, 'day': col}."""
+        out = {}
+        for c in self.table.columns:
+            if kind_of(c.type) != "number" or "INT" not in c.type.upper():
+                continue
+            n, lo, hi = c.name.lower(), self.lo.get(c.name), self.hi.get(c.name)
+            if lo is None or hi is None:
+                continue
+            if n in ("year", "yr") and 1800 <= lo <= hi <= 2200:
+                out.setdefault("year", c.name)
+            elif n in ("month", "mon") and 1 <= lo and hi <= 12:
+                out.setdefault("month", c.name)
+            elif n in ("day", "day_of_month") and 1 <= lo and hi <= 31:
+                out.setdefault("day", c.name)
+            elif n in ("hour",) and 0 <= lo and hi <= 23:
+                out.setdefault("hour", c.name)
+        return out
 
     def kinds(self) -> dict[str, str]:
         return {c.name: kind_of(c.type) for c in self.table.columns}
@@ -113,17 +156,24 @@ class Profile:
         for c in self.table.columns:
             k = kind_of(c.type)
             d = self.distinct.get(c.name, 0)
-            if looks_like_pii(c.name) or c.name == self.pk or is_counter(c.name):
+            if looks_like_pii(c.name) or c.name == self.pk or is_counter(c.name) or is_id(c.name) \
+                    or C.is_calendar_part(c.name):  # month, hour: the season probes' business
                 continue
-            if k in ("string", "bool") and 1 < d <= MAX_DIM_CARDINALITY:
+            if k in ("string", "bool") and 1 < d <= MAX_DIM_CARDINALITY and not self.is_text(c.name):
                 out.append(c.name)
             elif k == "number" and "INT" in c.type.upper() and 1 < d <= MAX_DIM_CARDINALITY and _ORDINAL.search(c.name):
                 out.append(c.name)  # ordinal integers such as level, tier, stage
-        return out
+        return self._ranked(out)
 
     def measures(self) -> list[str]:
-        return [c.name for c in self.table.columns
-                if kind_of(c.type) == "number" and not is_id(c.name) and c.name not in self.dims()]
+        """Numeric columns worth averaging, most relevant to the question first: never keys, counters,
+        calendar parts (year, month, hour), clock times stored as HHMM numbers, or segments."""
+        dims = set(self.dims())
+        return self._ranked([c.name for c in self.table.columns
+                             if kind_of(c.type) == "number" and not is_id(c.name) and c.name not in dims
+                             and not is_counter(c.name) and not C.is_calendar_part(c.name)
+                             and not self.is_clock(c.name) and self.distinct.get(c.name, 2) > 1
+                             and not C.names_the_table(c.name, self.table.name)])
 
     def bools(self) -> list[str]:
         return [c.name for c in self.table.columns if kind_of(c.type) == "bool"]
@@ -171,11 +221,41 @@ class Probe:
 
 
 class Planner:
-    def __init__(self, tables: list[TableInfo], quote: Callable[[str], str], keywords: list[str]):
+    def __init__(self, tables: list[TableInfo], quote: Callable[[str], str], keywords: list[str],
+                 goal: str = "", embed: Callable | None = None):
         self.tables = tables
         self.q = quote
         self.keywords = [k.lower() for k in keywords]
+        self.goal = goal.strip()
+        self.embed = embed  # texts -> unit vectors (the run's embedder); None: names and keywords only
         self.referenced: set[str] = set()
+
+    def score_columns(self, profiles: dict[str, "Profile"]) -> None:
+        """Each column's relevance to the question: embedding similarity of the goal to the column's
+        words (name, table, comment), plus keyword hits; with no goal, what a business tracks and varies."""
+        cols = [(p, c) for p in profiles.values() for c in p.table.columns]
+        if not cols:
+            return
+        sims = [0.0] * len(cols)
+        if self.goal and self.embed is not None:
+            vecs = self.embed([C.column_text(p.table.name, c.name, c.description) for p, c in cols])
+            g = self.embed([self.goal])[0]
+            sims = [float(x) for x in vecs @ g]
+        for (p, c), sim in zip(cols, sims):
+            words = c.name.replace("_", " ") + " " + C.expand(c.name)
+            rows = max(p.rows, 1)
+            varies = 0.05 if p.distinct.get(c.name, 0) > 10 else 0.0
+            filled = 1.0 - p.nulls.get(c.name, 0) / rows
+            if self.goal:
+                hits = min(2, C.keyword_hits(words, self.keywords))
+                r = sim + 0.25 * hits + 0.1 * C.business_score(c.name) + varies
+            else:
+                r = 0.5 * C.business_score(c.name) + 2 * varies + 0.2 * filled
+            p.rel[c.name] = round(r, 4)
+
+    def measure_rel(self, p: "Profile") -> float:
+        ms = p.measures()
+        return p.rel.get(ms[0], 0.0) if ms else 0.0
 
     def ref(self, t: TableInfo) -> str:
         return f"{self.q(t.schema_name)}.{self.q(t.name)}"
@@ -197,6 +277,11 @@ class Planner:
             parts.append(f"count(*) - count({q}) AS {self.q(c.name + '__nulls')}")
             if k == "number" and _NONNEG.search(c.name) and not is_id(c.name):
                 parts.append(f"sum(CASE WHEN {q} < 0 THEN 1 ELSE 0 END) AS {self.q(c.name + '__negative')}")
+            if k == "number" and not is_id(c.name):
+                parts.append(f"min({q}) AS {self.q(c.name + '__min')}")
+                parts.append(f"max({q}) AS {self.q(c.name + '__max')}")
+            if k == "string":
+                parts.append(f"avg(length({q})) AS {self.q(c.name + '__len')}")
         sql = f"SELECT {', '.join(parts)} FROM {self.ref(t)}"
         return Probe("profile", t.fqn, f"Profile of {t.fqn}: row count, distinct values, nulls and negative "
                                        f"values per column (data quality)", sql)
@@ -207,18 +292,108 @@ class Planner:
         probes: list[Probe] = []
         by_name = {p.table.name.lower(): p for p in profiles.values()}
         # tables that other tables point at by *_id (products, channels): catalogues, not behaviour
-        self.referenced = {name for p in profiles.values() for c in p.table.columns if is_id(c.name)
-                           and c.name != p.pk for name in (c.name.lower()[:-3] + "s", c.name.lower()[:-3])
-                           if name in by_name and by_name[name] is not p}
+        self.profiles = profiles
+        self.referenced = {o.table.name.lower() for p in profiles.values() for c in p.table.columns
+                           if is_id(c.name) and c.name != p.pk
+                           for o in [self._join_target(c.name, p)] if o is not None and o is not p}
+        self.score_columns(profiles)
+        self.profiles = profiles
         for p in sorted(profiles.values(), key=lambda x: (-self.relevance(x.table), x.table.fqn)):
             probes += self._table_probes(p, by_name)
+            probes += self._season_probes(p)
         probes += self._retention_probes(profiles)
-        # interleave by kind so a small budget still covers every kind of probe
+        # the question first: the most relevant measures across the most relevant dimensions, their
+        # seasonality and their change over the period; then every kind interleaved, so a small budget
+        # still covers each kind of probe
+        # small reference tables (referenced by key, or tiny beside the warehouse's fact table): their
+        # findings describe a catalogue (airports, products), not the business
+        biggest = max((x.rows for x in profiles.values()), default=0)
+        catalogues = {x.table.fqn for x in profiles.values()
+                      if x.table.name.lower() in self.referenced
+                      or (x.rows < MIN_BEHAVIOUR_ROWS and biggest >= CATALOGUE_RATIO * max(x.rows, 1))}
+        for pr in probes:
+            if pr.table in catalogues:
+                pr.meta["catalogue"] = True
+                pr.meta.pop("core", None)
+        core = sorted([pr for pr in probes if pr.meta.get("core")], key=lambda pr: -pr.meta["core"])
+        rest = [pr for pr in probes if not pr.meta.get("core")]
         order = {"funnel": 0, "rate_series": 1, "breakdown": 2, "retention": 3, "concentration": 4,
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
-                 "duration_breakdown": 9, "duration_series": 10, "correlation": 11, "crosstab": 12}
-        probes.sort(key=lambda pr: (order.get(pr.kind, 13), -self._probe_relevance(pr)))
-        return probes
+                 "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13}
+        rest.sort(key=lambda pr: (order.get(pr.kind, 14), -self._probe_relevance(pr)))
+        return core + rest
+
+    def _core(self, p: "Profile", dim: str | None = None, bonus: float = 0.0) -> float:
+        """Priority of a probe about the table's top measures (across ``dim``): 0 when not core."""
+        ms = p.measures()
+        if not ms or p.rows < 2 or p.table.name.lower() in self.referenced:
+            return 0.0
+        if dim is not None and dim not in p.dims()[:4]:
+            return 0.0
+        return round(0.01 + self.measure_rel(p) + (p.rel.get(dim, 0.0) if dim else 0.0) + bonus, 4)
+
+    def _measure_aggs(self, p: "Profile", prefix: str = "", limit: int = 3) -> list[str]:
+        out = ["count(*) AS n"]
+        for m in p.measures()[:limit]:
+            c = f"{prefix}{self.q(m)}"
+            out += [f"count({c}) AS {self.q('nn_' + m)}", f"avg({c}) AS {self.q('avg_' + m)}",
+                    f"stddev_samp({c}) AS {self.q('sd_' + m)}"]
+        return out
+
+    def _season_probes(self, p: "Profile") -> list[Probe]:
+        """The top measures by month of year, day of week and hour of day (from a timestamp, integer
+        date parts or an HHMM clock), and across the period when there is no timestamp to trend on."""
+        if not p.measures() or p.table.name.lower() in self.referenced:
+            return []
+        q, t, ref = self.q, p.table, self.ref(p.table)
+        ts_cols = [c for c in p.table.columns if kind_of(c.type) == "time"]
+        parts = p.date_parts()
+        # a scheduled clock first: the actual one is late exactly when there is a delay
+        pos = {c.name: i for i, c in enumerate(p.table.columns)}  # a tie: the first clock (departure before arrival)
+        clocks = sorted(p.clocks(), key=lambda c: (C.twin_stem(c) == c.lower(), -p.rel.get(c, 0.0),
+                                                    p.nulls.get(c, 0), pos.get(c, 0)))
+        specs: list[tuple[str, str, str]] = []  # (label column, expression, calendar)
+        if ts_cols:
+            ts = ts_cols[0]
+            specs.append(("month_of_year", f"CAST(extract(month FROM {q(ts.name)}) AS INTEGER)", "month"))
+            specs.append(("day_of_week", f"CAST(extract(dow FROM {q(ts.name)}) AS INTEGER)", "dow"))
+            if "TIMESTAMP" in ts.type.upper() or "DATETIME" in ts.type.upper():
+                specs.append(("hour_of_day", f"CAST(extract(hour FROM {q(ts.name)}) AS INTEGER)", "hour"))
+        else:
+            if "month" in parts:
+                specs.append(("month_of_year", q(parts["month"]), "month"))
+            if {"year", "month", "day"} <= set(parts):
+                specs.append(("day_of_week", f"CAST(extract(dow FROM {_make_date(q, parts, 'day')}) AS INTEGER)",
+                              "dow"))
+        if not any(x[2] == "hour" for x in specs):
+            if clocks:
+                specs.append(("hour_of_day", f"CAST(floor({q(clocks[0])} / 100) AS INTEGER)", "hour"))
+            elif "hour" in parts:
+                specs.append(("hour_of_day", q(parts["hour"]), "hour"))
+        aggs = ", ".join(self._measure_aggs(p, limit=2))
+        out = []
+        for label, expr, cal in specs:
+            out.append(Probe("season", t.fqn, f"{t.name}: {', '.join(p.measures()[:2])} by {label.replace('_', ' ')}",
+                             f"SELECT {expr} AS {q(label)}, {aggs} FROM {ref} WHERE {expr} IS NOT NULL "
+                             f"GROUP BY 1 ORDER BY 1",
+                             {"dim": label, "expr": expr, "calendar": cal, "core": self._core(p, bonus=0.05)}))
+        out += self._null_probes(p)
+        if ts_cols:
+            ts = ts_cols[0].name
+            for d in [x for x in p.dims() if _STATUS.search(x) and p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
+                out.append(Probe("status_switch", t.fqn, f"{t.name}: first and last {ts} of each {d} value",
+                                 f"SELECT {q(d)} AS value, min({q(ts)}) AS first_at, max({q(ts)}) AS last_at, "
+                                 f"count(*) AS n FROM {ref} GROUP BY 1 ORDER BY 1",
+                                 {"dim": d, "time": ts, "core": self._core(p, bonus=0.03)}))
+        if not ts_cols and "year" in parts and p.distinct.get(parts["year"], 0) >= 6:
+            grain = "month" if "month" in parts else "year"
+            expr = _make_date(q, parts, grain)
+            out.append(Probe("series", t.fqn, f"{'Monthly' if grain == 'month' else 'Yearly'} trend of {t.name} "
+                                              f"(volume and measures)",
+                             f"SELECT {expr} AS month, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
+                             {"time_sql": expr, "grain": grain, "entity": p.entity(), "period": bool(self.goal),
+                              "core": self._core(p, bonus=0.04)}))
+        return out
 
     def _probe_relevance(self, pr: Probe) -> float:
         text = (pr.purpose + " " + pr.sql).lower()
@@ -230,6 +405,7 @@ class Planner:
         if ent and ent != p.pk:
             aggs.append(f"count(DISTINCT {self.q(ent)}) AS entities")
         for m in [x for x in p.measures() if not is_counter(x)][:3]:
+            aggs.append(f"count({self.q(m)}) AS {self.q('nn_' + m)}")
             aggs.append(f"avg({self.q(m)}) AS {self.q('avg_' + m)}")
             aggs.append(f"stddev_samp({self.q(m)}) AS {self.q('sd_' + m)}")
             if _MONEY.search(m):
@@ -250,7 +426,7 @@ class Planner:
             out.append(Probe("breakdown", t.fqn, f"{t.name} by {d}: counts, averages and rates per {d}",
                              f"SELECT {q(d)}, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
                              {"dim": d, "entity": p.entity(), "small": p.rows < MIN_BEHAVIOUR_ROWS,
-                              "catalogue": t.name.lower() in self.referenced}))
+                              "catalogue": t.name.lower() in self.referenced, "core": self._core(p, d)}))
         if ev:
             segs = [d for d in p.dims() if d != ev and p.distinct.get(d, 99) <= MAX_SERIES_SEGMENTS]
             for seg in segs[:3]:
@@ -266,7 +442,9 @@ class Planner:
         if ts:
             out.append(Probe("series", t.fqn, f"Monthly trend of {t.name} (volume and measures)",
                              f"SELECT date_trunc('month', {q(ts)}) AS month, {', '.join(self._aggs(p))} "
-                             f"FROM {ref} GROUP BY 1 ORDER BY 1", {"time": ts, "entity": p.entity()}))
+                             f"FROM {ref} GROUP BY 1 ORDER BY 1",
+                             {"time": ts, "entity": p.entity(), "period": bool(self.goal),
+                              "core": self._core(p, bonus=0.04)}))
         money = p.money()
         ent = p.entity()
         if money and ent and ent != p.pk:
@@ -284,8 +462,7 @@ class Planner:
         for c in t.columns:
             if not is_id(c.name) or c.name == p.pk:
                 continue
-            stem = c.name.lower()[:-3]
-            other = by_name.get(stem + "s") or by_name.get(stem)
+            other = self._join_target(c.name, p)
             if other is None or other is p:
                 continue
             for d in [x for x in other.dims() if other.distinct.get(x, 99) <= 12][:4]:
@@ -351,6 +528,44 @@ class Planner:
                                  {"dim": d, "time": ts, "measure": "sum_" + m}))
         return out
 
+    def _null_probes(self, p: "Profile") -> list[Probe]:
+        """Why the top measure is empty: the other columns empty on the same rows (a departure time,
+        a close date) say the event did not happen (cancelled) or does not apply."""
+        ms = p.measures()[:1]
+        if not ms or p.rows <= 0 or p.nulls.get(ms[0], 0) < max(1, 0.005 * p.rows):
+            return []
+        m, q = ms[0], self.q
+        # only the time of the event itself can say it did not happen (no departure time: cancelled)
+        others = [c.name for c in p.table.columns if c.name != m and p.nulls.get(c.name, 0) > 0
+                  and (kind_of(c.type) == "time" or p.is_clock(c.name))][:12]
+        if not others:
+            return []
+        parts = [f"count(*) AS n", f"sum(CASE WHEN {q(m)} IS NULL THEN 1 ELSE 0 END) AS missing"]
+        parts += [f"sum(CASE WHEN {q(m)} IS NULL AND {q(c)} IS NULL THEN 1 ELSE 0 END) AS {q('both_' + c)}"
+                  for c in others]
+        return [Probe("null_reason", p.table.fqn, f"{p.table.name}: rows without {m} and what else they lack",
+                      f"SELECT {', '.join(parts)} FROM {self.ref(p.table)}",
+                      {"measure": m, "others": others, "core": self._core(p, bonus=0.02)})]
+
+    def _join_target(self, col: str, p: "Profile") -> "Profile | None":
+        """The table a key column points at: orders.customer_id -> customers, o_custkey -> customer
+        (whose key is c_custkey: the same name once the table's column prefix is dropped)."""
+        profiles = getattr(self, "profiles", {})
+        by_name = {x.table.name.lower(): x for x in profiles.values()}
+        c = col.lower()
+        if c.endswith("_id"):
+            stem = c[:-3]
+            hit = by_name.get(stem + "s") or by_name.get(stem)
+            if hit is not None:
+                return hit
+        bare = re.sub(r"^[a-z]{1,3}_", "", c)
+        for other in profiles.values():
+            if other is p or not other.pk:
+                continue
+            if re.sub(r"^[a-z]{1,3}_", "", other.pk.lower()) == bare:
+                return other
+        return None
+
     def _interval_expr(self, start: str, end: str) -> str:
         return f"date_diff('second', {self.q(start)}, {self.q(end)}) / 86400.0"
 
@@ -401,7 +616,7 @@ class Planner:
         if dur:
             exprs[dur[2]] = f"CASE WHEN {q(dur[1])} >= {q(dur[0])} THEN {self._interval_expr(dur[0], dur[1])} END"
         names = list(exprs)
-        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]][:limit]
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if not C.are_twins(a, b)][:limit]
         if not pairs:
             return []
         parts = []
@@ -440,6 +655,14 @@ class Planner:
         return out
 
 
+def _make_date(q: Callable[[str], str], parts: dict[str, str], grain: str) -> str:
+    """A date from integer parts, to the day, month or year (make_date in DuckDB and PostgreSQL)."""
+    y = f"CAST({q(parts['year'])} AS INTEGER)"
+    m = f"CAST({q(parts['month'])} AS INTEGER)" if grain in ("day", "month") else "1"
+    d = f"CAST({q(parts['day'])} AS INTEGER)" if grain == "day" else "1"
+    return f"make_date({y}, {m}, {d})"
+
+
 def _profile_from_row(t: TableInfo, row: dict) -> Profile:
     p = Profile(table=t, rows=int(row.get("row_count") or 0))
     for c in t.columns:
@@ -447,6 +670,13 @@ def _profile_from_row(t: TableInfo, row: dict) -> Profile:
         p.nulls[c.name] = int(row.get(c.name + "__nulls") or 0)
         if c.name + "__negative" in row:
             p.negatives[c.name] = int(row.get(c.name + "__negative") or 0)
+        for key, target in (("__min", p.lo), ("__max", p.hi), ("__len", p.avg_len)):
+            v = row.get(c.name + key)
+            if v is not None:
+                try:
+                    target[c.name] = float(v)
+                except (TypeError, ValueError):
+                    pass
     return p
 
 
@@ -473,8 +703,14 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
 
 def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[ExplorationStep], None]) -> str:
     """Plan and run probes up to ``max_steps``; resumes after the last persisted step."""
+    from ..packs import goal_keywords
+
+    goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
     keywords = [k for a in s.pack.areas for k in a.keywords]
-    planner = Planner(s.tables, s.warehouse.quote, keywords)
+    if goal:  # the whole question, not only the pack's first words
+        keywords += [k for k in goal_keywords(goal, limit=64) if k not in keywords]
+    planner = Planner(s.tables, s.warehouse.quote, keywords, goal=goal,
+                      embed=s.embedder.embed if goal else None)
     dialect = s.warehouse.dialect
     done_sql = {st.query for st in prior}
     n = len(prior)

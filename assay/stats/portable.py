@@ -5,10 +5,20 @@ from __future__ import annotations
 from functools import lru_cache
 
 import sqlglot
+from sqlglot import exp
+
+_MAKE_DATE = {"postgres"}  # dialects with make_date(y, m, d), which sqlglot writes as DATE_FROM_PARTS
+
+
+def _fix(node: exp.Expression, dialect: str) -> exp.Expression:
+    if isinstance(node, exp.DateFromParts) and dialect in _MAKE_DATE:
+        return exp.Anonymous(this="MAKE_DATE", expressions=[node.args.get("year"), node.args.get("month"), node.args.get("day")])
+    return node
 
 
 @lru_cache(maxsize=4096)
 def portable(sql: str, dialect: str) -> str:
     if dialect == "duckdb":
         return sql
-    return sqlglot.transpile(sql, read="duckdb", write=dialect)[0]
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    return tree.transform(_fix, dialect).sql(dialect=dialect)
