@@ -180,6 +180,14 @@ class CompactResult(_Model):
     head_rows: list[dict[str, Any]] | None = None  # digests written before kept_rows existed
     tail_rows: list[dict[str, Any]] | None = None
 
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row the digest kept, whichever form it was stored in."""
+        if self.all_rows is not None:
+            return self.all_rows
+        if self.kept_rows is not None:
+            return self.kept_rows
+        return (self.head_rows or []) + (self.tail_rows or [])
+
 
 # --------------------------------------------------------------------------- steps
 

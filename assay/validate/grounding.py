@@ -54,7 +54,7 @@ def step_numbers(step: ExplorationStep, *, statistics: bool = True) -> list[floa
     if d is None or not step.ok:
         return []
     nums: list[float] = [float(d.row_count)]
-    rows = d.all_rows if d.all_rows is not None else d.head_rows + d.tail_rows
+    rows = d.rows()
     for r in rows:
         nums += [x for x in map(_num, r.values()) if x is not None]
     if d.all_rows:

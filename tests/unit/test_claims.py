@@ -261,3 +261,23 @@ def test_statistical_count_goes_through_the_same_check_with_its_sql(world):
     assert v.status == ValidationStatus.confirmed and v.verified_count == 50
     assert ins.affected_entity == "customer" and ins.claims[0].verdict == ValidationStatus.confirmed
     assert not ins.ungrounded  # a computed count is not held to a step's result
+
+
+def test_grounding_reads_a_cut_result_s_kept_rows():
+    """A result too long to keep whole stores only its signal rows (``kept_rows``, no ``all_rows``): grounding
+    reads those. It crashed with ``None + None`` on the legacy head/tail fields and failed four of five areas
+    of a real-model run."""
+    import pyarrow as pa
+
+    from assay.models import ExplorationStep, StepAction
+
+    months = pa.table({"month": [f"2026-{m:02d}" for m in range(1, 13)] * 4,
+                       "rate": [0.44] * 6 + [0.11] * 6 + [0.41 + i / 1000 for i in range(36)]})
+    digest = build_compact_result(months)
+    assert digest.all_rows is None and digest.kept_rows  # a cut result
+    step = ExplorationStep(run_id="r", step=3, action=StepAction.query, query="SELECT 1", row_count=48,
+                           digest=digest)
+    kept = [r["rate"] for r in digest.kept_rows]
+    claim = Claim(metric="rate", value=kept[0], source_steps=[3])
+    assert ground_claim(claim, {3: step}, []) == []
+    assert ground_claim(Claim(metric="rate", value=0.777, source_steps=[3]), {3: step}, []) == [0.777]
