@@ -46,11 +46,14 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     return table.to_pandas()
 
 
-def _sig(x: float) -> float:
-    """Round to 6 significant digits (stable, compact JSON)."""
+def _sig(x: float, digits: int = 6) -> float:
+    """Round to ``digits`` significant digits (stable, compact JSON)."""
     if x == 0 or not math.isfinite(x):
         return float(x)
-    return float(f"{x:.6g}")
+    return float(f"{x:.{digits}g}")
+
+
+CELL_DIGITS = 10  # a cell keeps a revenue total to the cent (6 digits turned 3,346,869 into 3,346,870)
 
 
 def _kind(t: pa.DataType) -> ColumnKind:
@@ -78,12 +81,12 @@ def cell(v: Any) -> Any:
     if isinstance(v, int):
         return v
     if isinstance(v, float):
-        return _sig(v) if math.isfinite(v) else None
+        return _sig(v, CELL_DIGITS) if math.isfinite(v) else None
     if isinstance(v, decimal.Decimal):
         if v.is_finite() and v.as_tuple().exponent >= 0:
             return int(v)  # numeric(p, 0): SUM of integers in DuckDB and PostgreSQL is a count, not 45.0
         f = float(v)
-        return _sig(f) if math.isfinite(f) else None
+        return _sig(f, CELL_DIGITS) if math.isfinite(f) else None
     if isinstance(v, np.generic):
         return cell(v.item())
     if isinstance(v, (dt.datetime, pd.Timestamp)):
