@@ -208,9 +208,10 @@ class Lane:
     def spawn(self, start: int) -> bool:
         cwd = self.world.watch / "cwd"
         self.proc = subprocess.Popen([PY, str(HERE / "guard_lane.py"), str(self.file), str(start)], cwd=cwd,
-                                     stdout=subprocess.PIPE, stderr=open(self.err, "a"), bufsize=0,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.err, "a"), bufsize=0,
                                      start_new_session=True)
         self.buf = b""
+        self.go_sent = False
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
         msg = self.read(120)
@@ -251,6 +252,12 @@ class Lane:
             if self.proc is None and not self.spawn(i):
                 err = self.err.read_text()[-800:] if self.err.exists() else ""
                 raise SystemExit(f"lane {self.name}: the child did not start:\n{err}")
+            if not self.go_sent:  # one statement at a time: the child waits until the last one is judged
+                try:
+                    self.proc.stdin.write(b"go\n")
+                except (BrokenPipeError, OSError):
+                    pass
+                self.go_sent = True
             msg = self.read(60)
             while msg and "noise" in msg:
                 msg = self.read(60)
@@ -292,6 +299,7 @@ class Lane:
                 rec["world_changed"] = diff(before, after)
                 before = after
             recs.append(self.judge(i, rec, None))
+            self.go_sent = False
             if VERBOSE:
                 print(f"# {self.name} {i} {rec['status']} {rec.get('wall', 0):.2f}s {rec['harm'][:2]} "
                       f"{rec.get('msg', '')[:100]!r} :: {rec['sql'][:100]!r}", file=sys.stderr, flush=True)

@@ -32,6 +32,11 @@ def main() -> None:
             shown += 1
             sql = " ".join(r["sql"].split())[:160]
             print(f"  - `{sql}` [{r['lane']}, {r['status']}] -> {'; '.join(h[:140] for h in r['harm'][:2])}")
+    gaps = [r for r in harmful if r.get("leaks_after_verdict_mask")]
+    if gaps:
+        print(f"- **PII the guard's masked_outputs would not cover** (lineage gaps, {len(gaps)}):")
+        for r in gaps[:6]:
+            print(f"  - `{' '.join(r['sql'].split())[:140]}` [{r['lane']}] -> {r['leaks_after_verdict_mask'][0][:80]}")
     leg = [r for r in recs if r["kind"] == "legit" and r["status"] != "ok"]
     if leg:
         print(f"- **legit queries that did not pass** ({len(leg)}):")
