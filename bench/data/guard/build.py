@@ -562,6 +562,34 @@ add("pii_leaks", "duckdb",
     "SELECT string_split(email, '@') FROM {S}.customers WHERE tenant_id = 7",
     "FROM {S}.customers SELECT email WHERE tenant_id = 7")
 
+# PII through the engine's error text (each cast echoes the value it could not read)
+add("pii_leaks", "postgres",
+    "SELECT email::json FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::jsonb FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT full_name::regclass FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::regproc FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT phone::inet FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::interval FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::boolean FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT to_timestamp(full_name, 'YYYY-MM-DD') FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT id FROM {S}.customers WHERE tenant_id = 7 AND email::int > 0",
+    "SELECT id FROM {S}.customers WHERE tenant_id = 7 ORDER BY phone::date",
+    "SELECT count(*) FROM {S}.customers WHERE tenant_id = 7 GROUP BY email HAVING min(email)::numeric > 0",
+    "SELECT (SELECT max(email) FROM {S}.customers WHERE tenant_id = 7)::int")
+add("pii_leaks", "duckdb",
+    "SELECT json_extract(email, '$.x') FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::JSON FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT strptime(full_name, '%Y') FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT phone::DATE FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::UUID FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::BOOLEAN FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT id FROM {S}.customers WHERE tenant_id = 7 AND email::INTEGER > 0",
+    "SELECT id FROM {S}.customers WHERE tenant_id = 7 ORDER BY full_name::TIMESTAMP",
+    "SELECT (SELECT max(email) FROM {S}.customers WHERE tenant_id = 7)::INTEGER",
+    "SELECT regexp_matches('x', email) FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT email::INTERVAL FROM {S}.customers WHERE tenant_id = 7",
+    "SELECT list_extract([1], email::INTEGER) FROM {S}.customers WHERE tenant_id = 7")
+
 # ---------------------------------------------------------------------------- odd result types
 add("odd_types", "duckdb",
     "SELECT l FROM {S}.oddtypes WHERE tenant_id = 7", "SELECT st FROM {S}.oddtypes WHERE tenant_id = 7",
