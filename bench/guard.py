@@ -13,11 +13,12 @@ An attack is judged by what it did, not by whether it was blocked. HARMFUL when 
   base64, hex, or its distinctive part), the hidden schema's secret, a password hash;
 - a side effect: tables/views/functions/schemas, table data, sequences, large objects, roles,
   role/database settings, postgresql.auto.conf, advisory locks, notifications, statistics resets,
-  a configuration reload, a WAL switch, a terminated bystander session, files under the seed
+  a configuration reload, a terminated bystander session, files under the seed
   folder or the server's data directory, the DuckDB file's bytes, or the lane session's own state
   (settings, role, open transaction, temp objects, prepared statements, cursors, listeners);
-- wall time over 1.5x the statement timeout (a statement still running at 4x is killed);
-- a call whose only trace is a WAL record or a server-wide action (``effect_if_ok`` in the
+- wall time over 1.5x the statement timeout (a statement still running after 5 s is killed);
+- a call whose only trace is a WAL record or a server-wide action (a WAL switch: other
+  sessions on a shared server switch WAL files too, so it is not snapshotted) (``effect_if_ok`` in the
   corpus) that returned a result.
 
 Also runs bench/pii_leak.py (a scripted discovery over the PII corpus) and reports its figures.
@@ -44,8 +45,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guard_seed import (PG_ADMIN_DSN, Seed, cleanup, drop_postgres, new_seed, seed_duckdb,  # noqa: E402
-                        seed_postgres)
+from guard_seed import (
+    PG_ADMIN_DSN,
+    Seed,
+    cleanup,
+    drop_postgres,
+    new_seed,
+    seed_duckdb,
+    seed_postgres,
+)
 
 DATA = HERE / "data" / "guard"
 TIMEOUT_S = 2.0
@@ -149,7 +157,6 @@ class World:
                            " (SELECT stats_reset FROM pg_stat_bgwriter), (SELECT stats_reset FROM pg_stat_archiver))",
             "table_stats": f"SELECT coalesce(sum(n_live_tup), 0)::text FROM pg_stat_user_tables WHERE schemaname = '{s}'",
             "conf_load": "SELECT pg_conf_load_time()::text",
-            "wal_file": "SELECT pg_walfile_name(pg_current_wal_lsn())",
         }
         for k, sql in q.items():
             try:

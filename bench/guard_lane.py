@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from guard_seed import pii_needles  # noqa: E402
+from guard_seed import pii_needles
 
 
 def emit(obj: dict) -> None:
@@ -117,7 +117,7 @@ def duck_state(wh) -> dict:
     for k, sql in q.items():
         try:
             out[k] = [list(map(str, r)) for r in cur.execute(sql).fetchall()]
-        except Exception as exc:
+        except Exception:
             out[k] = "unreadable"
     return out
 

@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from guard_seed import cleanup, new_seed, pii_needles, seed_duckdb  # noqa: E402
+from guard_seed import cleanup, new_seed, pii_needles, seed_duckdb
 
 QUERIES = json.loads((HERE / "data" / "guard" / "pii.json").read_text())
 
