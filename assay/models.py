@@ -65,7 +65,7 @@ class LLMConfig(_Model):
     base_url: str | None = None
     api_key_env: str | None = None
     secret_block: str | None = None
-    max_tokens: int = 4096
+    max_tokens: int = 8192  # an area's insights with their claims outgrow 4,096 output tokens
     # one request's wait for the model (the SDK retries past it); ASSAY_LLM_TIMEOUT_S for slow gateways
     timeout_s: float = Field(default_factory=lambda: float(os.environ.get("ASSAY_LLM_TIMEOUT_S") or 300.0))
     analysis_budget_tokens: int = 200_000
@@ -333,6 +333,12 @@ class Claim(_Model):
     @classmethod
     def _num(cls, v: Any) -> Any:
         return _number(v)
+
+    @field_validator("measure", "segment", "segment_sql", "baseline", "baseline_sql", "period", "period_sql",
+                     mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        return "" if v is None else v  # a real model writes null for "no baseline"; that is not an invalid answer
 
     @field_validator("source_steps", mode="before")
     @classmethod

@@ -35,7 +35,8 @@ INSIGHTS_CONTRACT = """\
 ## Numbers as claims
 - affected_entity says what affected_count counts, in the schema's terms: customers, orders, order items, events,
   players, sessions, purchases, ... ("customers" for count(DISTINCT customer_id), "order items" for rows of
-  order_items). A count of events is not a count of customers.
+  order_items). A count of events is not a count of customers. State affected_count also as a claim of its own
+  (metric count, its entity, and the segment and period it counts), so it is checked against what it counts.
 - claims: every headline number of the insight, one claim per comparison, each with metric (count | rate | share |
   average | change), measure (what is measured), entity (what is counted or averaged over), segment and baseline
   in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
@@ -47,6 +48,7 @@ INSIGHTS_CONTRACT = """\
   "segment_sql": "platform = 'android'", "baseline": "web and ios", "baseline_sql": "platform <> 'android'",
   "period": "since 2026-07-01", "period_sql": "event_at >= TIMESTAMP '2026-07-01'", "value": 0.14,
   "baseline_value": 0.52, "source_steps": [7]}
+  A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.
 - Report an insight only when a result above shows it. When no result above is evidence for this area, return an
   empty list: an area with nothing to say says nothing.
 

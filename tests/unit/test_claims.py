@@ -281,3 +281,13 @@ def test_grounding_reads_a_cut_result_s_kept_rows():
     claim = Claim(metric="rate", value=kept[0], source_steps=[3])
     assert ground_claim(claim, {3: step}, []) == []
     assert ground_claim(Claim(metric="rate", value=0.777, source_steps=[3]), {3: step}, []) == [0.777]
+
+
+def test_a_claim_without_a_baseline_may_say_null():
+    """A real model wrote ``"baseline": null`` for a plain count; that is a claim with no comparison, not an
+    invalid answer (which cost a corrective round in both real-model runs)."""
+    c = Claim.model_validate({"metric": "count", "measure": "orders", "entity": "orders", "segment": "bulk orders",
+                              "segment_sql": "quantity >= 11", "baseline": None, "baseline_sql": None,
+                              "baseline_value": None, "period": None, "period_sql": None, "value": 353,
+                              "source_steps": [12]})
+    assert c.baseline == "" and c.baseline_sql == "" and c.period == "" and c.value == 353
