@@ -60,15 +60,28 @@ class DuckDBWarehouse:
                 read_only=self.path != ":memory:",
                 # identical config on every open: DuckDB shares one instance per file in a process
                 config={"enable_external_access": False, "autoinstall_known_extensions": False,
-                        "autoload_known_extensions": False,
-                        "memory_limit": f"{int(memory_limit_mb)}MB",
-                        "max_temp_directory_size": f"{4 * int(memory_limit_mb)}MB",
-                        "threads": int(threads or default_threads()),
-                        "lock_configuration": True},
+                        "autoload_known_extensions": False},
             )
         except duckdb.Error as exc:
             raise WarehouseUnreachable(f"duckdb: cannot open {self.path}: {exc}") from None
+        self._bound(int(memory_limit_mb), int(threads or default_threads()))
         self._lock = threading.Lock()
+
+    def _bound(self, memory_limit_mb: int, threads: int) -> None:
+        """Memory (spilling to disk up to 4x) and threads, then lock the configuration: no
+        statement can lift a limit, re-enable external access or load an extension. An earlier
+        open of the same file in this process shares its instance and has locked it already:
+        its limits hold."""
+        try:
+            for name, value in (("memory_limit", f"{memory_limit_mb}MB"),
+                                ("max_temp_directory_size", f"{4 * memory_limit_mb}MB"),
+                                ("threads", str(threads))):
+                self._con.execute(f"SET {name} = '{value}'")
+            self._con.execute("SET lock_configuration = true")
+        except duckdb.Error:
+            locked = self._con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+            if str(locked).lower() not in ("true", "1"):
+                raise WarehouseUnreachable(f"duckdb: cannot bound {self.path}'s memory and threads") from None
 
     # cursors are independent connections to the same database: one per call
     def _cursor(self) -> duckdb.DuckDBPyConnection:
