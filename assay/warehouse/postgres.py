@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from typing import Iterator
 
 import psycopg
-import pyarrow as pa
 from psycopg import sql as psql
 from psycopg.types import datetime as pgdt
 from psycopg.types.string import TextLoader
