@@ -119,7 +119,11 @@ class Executor:
             msg = scrub_error(str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
                               touches_pii=v.touches_pii, sql=f"{sql}\n{v.sql}")
             raise QueryError(f"the query failed: {type(exc).__name__}{': ' + msg if msg else ''}") from None
-        return mask_outputs(res, v.masked_outputs)
+        positions = list(v.masked_outputs)
+        traced = getattr(v, "output_count", None)  # the width the guard traced (None: no PII read)
+        if traced is not None and traced != res.table.num_columns:
+            positions = list(range(res.table.num_columns))  # the engine expanded what the guard traced: fail closed
+        return mask_outputs(res, positions)
 
     def _fix(self, sql: str, error: str, evidence: str | None, purpose: str) -> tuple[str, TokenUsage]:
         prompt = apply_section(self.warehouse.sql_fix_prompt(), "VERIFICATION_CONTEXT", evidence)

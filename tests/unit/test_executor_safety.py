@@ -61,6 +61,19 @@ def test_masking_keeps_nulls_and_ignores_positions_out_of_range(db):
     assert out.result.table.column("e").to_pylist() == [None, MASK, None, MASK]
 
 
+class WidthStub(LineageStub):
+    def vet(self, sql):
+        v = super().vet(sql)
+        v.output_count = 1  # the guard traced one output; the engine returns more (SELECT * of a pivot...)
+        return v
+
+
+def test_a_result_wider_than_the_guard_traced_is_masked_whole(db):
+    ex = executor(db, WidthStub, masked=[0])
+    out = ex.run("SELECT customer_id, email FROM customers ORDER BY 1 LIMIT 2")
+    assert out.result.table.to_pylist() == [{"customer_id": MASK, "email": MASK}] * 2
+
+
 def test_explorer_tool_result_and_stored_step_carry_no_lineage_pii(db):
     sql = "SELECT lower(email) AS who, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 LIMIT 3"
     llm = ReplayLLM({"explore": [json.dumps({"thinking": "t", "purpose": "p", "query": sql}), '{"done": true}']})
