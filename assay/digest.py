@@ -31,6 +31,7 @@ from .limits import (
 from .models import ColumnKind, ColumnSummary, CompactResult, ValueCount
 from .pii import MASK, pii_columns
 from .rows import describe_cut, select_rows
+from .warehouse.values import digestible
 
 
 PARALLEL_ROWS = 100_000  # below this, threads cost more than they save
@@ -108,9 +109,10 @@ def cell(v: Any) -> Any:
 
 
 def _to_arrow(data: pa.Table | pd.DataFrame) -> tuple[pa.Table, set[str]]:
-    """Arrow view of the data, and the names of genuinely mixed-type columns."""
+    """Arrow view of the data with scalar columns only (nested values as JSON text, see
+    ``warehouse.values``), and the names of genuinely mixed-type columns."""
     if isinstance(data, pa.Table):
-        return data, set()
+        return digestible(data), set()
     cols, names, mixed = [], [], set()
     for name in data.columns:
         s = data[name]
@@ -126,7 +128,7 @@ def _to_arrow(data: pa.Table | pd.DataFrame) -> tuple[pa.Table, set[str]]:
             mixed.add(str(name))
         names.append(str(name))
         cols.append(arr)
-    return pa.Table.from_arrays(cols, names=names), mixed
+    return digestible(pa.Table.from_arrays(cols, names=names)), mixed
 
 
 def _sorted_quantiles(sv: np.ndarray, qs: tuple[float, ...]) -> list[float]:

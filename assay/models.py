@@ -51,6 +51,9 @@ class WarehouseConfig(_Model):
     inject_tenant_filter: bool = False
     statement_timeout_s: float = 60.0
     row_cap: int = 10_000
+    # what one connection may use: DuckDB's memory_limit (spill to disk up to 4x), PostgreSQL's
+    # work_mem (1/16) and temp_file_limit (4x, where the role may set it)
+    memory_limit_mb: int = Field(2048, ge=64)
     digest_bytes_cap: int = 16_000  # a step digest larger than this sheds rows, never statistics
     pii_columns: list[str] = Field(default_factory=list)
     # what tables hold, in the project's words, for warehouses without comments (or without the

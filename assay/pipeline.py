@@ -710,22 +710,6 @@ def prune_runs(store: Store, *, keep_days: float, keep_last: int = 3, now: dt.da
     return deleted
 
 
-def step_fetcher(s: RunSession) -> Callable[[ExplorationStep], object]:
-    """Re-run a step's stored query (guarded, read-only, no fixing) when a report needs its whole
-    result and the digest kept only its head and tail."""
-    from .digest import to_frame
-
-    ex = Executor(s.warehouse, build_guard(s.warehouse, s.project.warehouse, s.tables), s.project.warehouse, None)
-
-    def fetch(step: ExplorationStep):
-        if not step.query:
-            return None
-        out = ex.run(step.query, fix=False, purpose="report")
-        return to_frame(out.result.table) if out.ok else None
-
-    return fetch
-
-
 def estimate_project(project_id: str, *, max_steps: int | None = None, settings: Settings | None = None):
     """The cost estimate of a discovery of the project, from its real prompts and catalog."""
     from .analysis.analyze import build_area_prompt

@@ -5,6 +5,12 @@ behind the model's back: the refusal goes back to the caller (and from there
 to the model, which can correct itself). A statement the warehouse rejects is
 sent to the LLM with the error and the warehouse's dialect-specific fix
 prompt, up to ``MAX_SQL_FIXES`` times; every attempt is kept.
+
+What comes back is safe to show: the output columns the guard traced to a PII column are
+masked in the result before anyone (explorer, digest, analyst, verifier, report) sees it, and
+engine error text is scrubbed of the values it quotes (see ``warehouse.redact``). Whatever goes
+wrong in one query (an engine error, a timeout, a value the adapter could not read, a bug) is
+that query's error, never an exception out of ``run``; only an unreachable warehouse is.
 """
 
 from __future__ import annotations
@@ -13,12 +19,17 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from ..errors import GuardRefusal, LLMError, QueryError, QueryTimeout
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import GuardRefusal, LLMError, QueryError, QueryTimeout, TransientError, UserError
 from ..limits import MAX_SQL_FIXES
 from ..llm.base import LLM, LLMRequest, Message, SystemBlock
 from ..models import SQLAttempt, TokenUsage, WarehouseConfig
+from ..pii import MASK
 from ..warehouse.base import QueryResult, Warehouse
-from ..warehouse.guard import SQLGuard
+from ..warehouse.guard import GuardVerdict, SQLGuard
+from ..warehouse.redact import scrub_error
 
 
 @dataclass
@@ -66,6 +77,19 @@ def extract_sql(text: str) -> str:
     return t.rstrip(";").strip()
 
 
+def mask_outputs(res: QueryResult, positions: list[int]) -> QueryResult:
+    """The result with the output columns at ``positions`` (0-based) masked: every non-null
+    value becomes ``MASK`` (a string column), nulls stay null (their count is not personal)."""
+    table = res.table
+    for i in sorted({p for p in positions if 0 <= p < table.num_columns}):
+        col = table.column(i)
+        masked = pc.if_else(pc.is_valid(col), pa.scalar(MASK), pa.scalar(None, pa.string()))
+        table = table.set_column(i, table.schema.field(i).name, masked)
+    if table is not res.table:
+        res.table = table
+    return res
+
+
 class Executor:
     def __init__(self, warehouse: Warehouse, guard: SQLGuard, cfg: WarehouseConfig, llm: LLM | None = None):
         self.warehouse = warehouse
@@ -73,9 +97,33 @@ class Executor:
         self.cfg = cfg
         self.llm = llm
 
+    def _vet(self, sql: str) -> GuardVerdict:
+        try:
+            return self.guard.vet(sql)
+        except GuardRefusal:
+            raise
+        except Exception as exc:  # a statement the guard cannot reason about is refused, not run
+            raise GuardRefusal(f"the guard could not check this statement ({type(exc).__name__})") from None
+
     def _run_once(self, sql: str) -> QueryResult:
-        safe = self.guard.enforce(sql)
-        return self.warehouse.query(safe, row_cap=self.cfg.row_cap, timeout_s=self.cfg.statement_timeout_s)
+        v = self._vet(sql)
+        try:
+            res = self.warehouse.query(v.sql, row_cap=self.cfg.row_cap, timeout_s=self.cfg.statement_timeout_s)
+        except QueryTimeout as exc:
+            raise QueryTimeout(scrub_error(str(exc))) from None
+        except QueryError as exc:
+            raise QueryError(scrub_error(str(exc), touches_pii=v.touches_pii, sql=f"{sql}\n{v.sql}")) from None
+        except (UserError, TransientError):
+            raise  # the warehouse is gone (or must be fixed by its owner): not this query's error
+        except Exception as exc:  # whatever an adapter let through: this query failed, the run goes on
+            msg = scrub_error(str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
+                              touches_pii=v.touches_pii, sql=f"{sql}\n{v.sql}")
+            raise QueryError(f"the query failed: {type(exc).__name__}{': ' + msg if msg else ''}") from None
+        positions = list(v.masked_outputs)
+        traced = getattr(v, "output_count", None)  # the width the guard traced (None: no PII read)
+        if traced is not None and traced != res.table.num_columns:
+            positions = list(range(res.table.num_columns))  # the engine expanded what the guard traced: fail closed
+        return mask_outputs(res, positions)
 
     def _fix(self, sql: str, error: str, evidence: str | None, purpose: str) -> tuple[str, TokenUsage]:
         prompt = apply_section(self.warehouse.sql_fix_prompt(), "VERIFICATION_CONTEXT", evidence)

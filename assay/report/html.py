@@ -1,6 +1,10 @@
 """The run report as one self-contained HTML file: summary, insights by area with severity and
-validation badges, a Vega-Lite chart per insight drawn from its source step's result (Altair), the
-SQL behind each number (collapsed), recommendations linked to their insights and back.
+validation badges, a Vega-Lite chart per insight drawn from its source step's stored result
+(Altair), the SQL behind each number (collapsed), recommendations linked to their insights and back.
+
+Charts come only from what the run stored: the step's digest, already masked (PII columns by
+name and by lineage). The report never queries the warehouse: a step whose digest kept only its
+head and tail rows gets no chart, and a masked column is never plotted.
 
 The Vega/Vega-Lite/vega-embed bundle is inlined once (from vl-convert), so the file opens
 offline and can be mailed as is.
@@ -18,6 +22,7 @@ import jinja2
 import pandas as pd
 
 from ..models import DiscoveryResult, ExplorationStep, Insight, ValidationStatus
+from ..pii import MASK
 from ..validate.compare import AFFECTED
 from .claims import claim_line, claim_subject, insight_notes
 from .markdown import SEVERITY_ORDER, links
@@ -38,15 +43,16 @@ BADGES = {
 # ---------------------------------------------------------------------------- charts
 
 
-def step_frame(step: ExplorationStep, fetch=None) -> pd.DataFrame | None:
-    """The step's whole result: from its digest when the digest kept every row, else from ``fetch``
-    (which re-runs the step's query). Head and tail rows alone would draw a misleading chart."""
+def step_frame(step: ExplorationStep) -> pd.DataFrame | None:
+    """The step's whole result as its digest stored it (masked), or None when the digest does not
+    hold every row (head and tail alone would draw a misleading chart). Columns whose values are
+    all masked are left out: there is nothing to draw in them."""
     d = step.digest
-    if d is None or not step.ok:
+    if d is None or not step.ok or not d.all_rows:
         return None
-    if d.all_rows is not None:
-        return pd.DataFrame(d.all_rows, columns=[c.name for c in d.columns]) if d.all_rows else None
-    return fetch(step) if fetch else None
+    df = pd.DataFrame(d.all_rows, columns=[c.name for c in d.columns])
+    masked = [c for c in df.columns if df[c].notna().any() and (df[c].dropna() == MASK).all()]
+    return df.drop(columns=masked)
 
 
 def _numeric(df: pd.DataFrame, col: str) -> bool:
@@ -342,8 +348,8 @@ def _script_json(obj) -> str:
     return json.dumps(obj, allow_nan=False).replace("</", "<\\/")
 
 
-def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep], fetch=None) -> str:
-    """``fetch(step)`` re-runs a step whose digest is not its whole result (None: no chart then)."""
+def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep]) -> str:
+    """The report of ``r``; charts from the stored digests of ``steps`` only."""
     recs_for, by_area = links(r)
     cards_by_area = []
     specs: dict[str, dict] = {}
@@ -356,7 +362,7 @@ def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep], fetch=Non
             for no in i.source_steps:
                 if no in steps:
                     try:
-                        spec = chart_spec(i, step_frame(steps[no], fetch))
+                        spec = chart_spec(i, step_frame(steps[no]))
                     except Exception:  # a result the chart builder cannot read: the card says so
                         spec = None
                     if spec:

@@ -55,13 +55,23 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
+# nested and composite types (DuckDB LIST/ARRAY/STRUCT/MAP/UNION, PostgreSQL arrays, ranges,
+# json, intervals, geometry): no measure, no segment, no timeline; they reach the analyst as text
+_OTHER_TYPE = re.compile(r"\[|\b(STRUCT|MAP|UNION|ARRAY|LIST|JSONB?|VARIANT|OBJECT|INTERVAL|USER-DEFINED|"
+                         r"POINT|LINE|LSEG|BOX|PATH|POLYGON|CIRCLE|GEOMETRY|GEOGRAPHY)\b|RANGE")
+_NUMBER_TYPE = re.compile(r"\b(U?(TINY|SMALL|BIG|HUGE)?INT(EGER|2|4|8|16|32|64|128)?|DECIMAL|NUMERIC|DOUBLE|"
+                          r"FLOAT\d?|REAL|NUMBER)\b")
+
+
 def kind_of(type_name: str) -> str:
     t = type_name.upper()
-    if any(k in t for k in ("TIMESTAMP", "DATE", "TIME")) and "INTERVAL" not in t:
+    if _OTHER_TYPE.search(t):
+        return "other"
+    if re.search(r"TIMESTAMP|DATETIME|\bDATE\b", t):
         return "time"
     if "BOOL" in t:
         return "bool"
-    if any(k in t for k in ("INT", "DECIMAL", "NUMERIC", "DOUBLE", "FLOAT", "REAL", "NUMBER", "HUGEINT")):
+    if _NUMBER_TYPE.search(t):
         return "number"
     if any(k in t for k in ("CHAR", "TEXT", "STRING", "VARCHAR", "ENUM", "UUID")):
         return "string"

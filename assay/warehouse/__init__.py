@@ -17,7 +17,8 @@ def open_warehouse(cfg: WarehouseConfig) -> Warehouse:
         path = cfg.settings.get("path")
         if not path:
             raise ConfigError("warehouse.settings.path: required for duckdb")
-        return DuckDBWarehouse(path, schemas=cfg.schemas)
+        return DuckDBWarehouse(path, schemas=cfg.schemas, timeout_s=cfg.statement_timeout_s,
+                               memory_limit_mb=cfg.memory_limit_mb, threads=cfg.settings.get("threads"))
     if cfg.kind == "postgres":
         from .postgres import PostgresWarehouse
 

@@ -8,9 +8,11 @@ from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from ..models import TableInfo
+from ..models import TableInfo, WarehouseConfig
 
 FIX_PROMPTS = Path(__file__).parent / "prompts"
+DEFAULT_TIMEOUT_S = WarehouseConfig.model_fields["statement_timeout_s"].default
+DEFAULT_MEMORY_LIMIT_MB = WarehouseConfig.model_fields["memory_limit_mb"].default
 
 
 @dataclass

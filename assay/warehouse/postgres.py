@@ -1,8 +1,13 @@
 """PostgreSQL adapter (psycopg 3).
 
-Read-only at the connection (``default_transaction_read_only``), a
-``statement_timeout``, and a server-side cursor so a huge result stops at the
-row cap without being fetched whole. One connection per thread.
+Read-only at the connection (``default_transaction_read_only``), and every statement it sends
+under a ``statement_timeout``: a query's whole budget is split over its server-side cursor's
+fetches (each FETCH gets what is left), and the count behind a truncated result runs in the same
+transaction with what is left after that. The session bounds memory (``work_mem``, and
+``temp_file_limit`` where the role may set it), closes a transaction left idle, and checks the
+client while a query runs (``client_connection_check_interval``), so a query whose client went
+away is cancelled on the server. Values come back as digestible scalars (see ``values``): types
+without a native Python form load as their text. One connection per thread.
 """
 
 from __future__ import annotations
@@ -10,18 +15,63 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from contextlib import contextmanager
+from typing import Iterator
 
 import psycopg
-import pyarrow as pa
 from psycopg import sql as psql
+from psycopg.types import datetime as pgdt
+from psycopg.types.string import TextLoader
 
 from .. import secrets
-from ..errors import ConfigError, QueryError, QueryTimeout, TransientError, WarehouseUnreachable
+from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
 from .base import QueryResult, clean_comment, fix_prompt_for
+from .redact import scrub_error
+from .values import table_from_rows
 
 _SYSTEM = ("pg_catalog", "information_schema", "pg_toast")
 FETCH_BATCH = 10_000
+CLIENT_CHECK_MS = 1000  # how often a running query checks that its client is still there
+
+# types psycopg loads as a value every stage reads (json/jsonb and records: nested, turned into
+# JSON text later); every other built-in type loads as its PostgreSQL text
+NATIVE_TYPES = {"bool", "int2", "int4", "int8", "oid", "xid", "xid8", "cid", "float4", "float8", "numeric",
+                "text", "varchar", "bpchar", "name", '"char"', "bytea", "date", "time", "timestamp",
+                "timestamptz", "json", "jsonb", "record"}
+
+
+def _text_on_overflow(base: type) -> type:
+    """A date/time loader that gives the value's text when Python cannot hold it (infinity, BC,
+    year 10000+) instead of failing the whole fetch."""
+
+    class Loader(base):
+        def load(self, data):
+            try:
+                return super().load(data)
+            except (psycopg.DataError, ValueError, OverflowError):
+                return bytes(data).decode("utf-8", "replace")
+
+    Loader.__name__ = f"TextOnOverflow{base.__name__}"
+    return Loader
+
+
+_TEMPORAL_LOADERS = {name: _text_on_overflow(cls) for name, cls in (
+    ("date", pgdt.DateLoader), ("timestamp", pgdt.TimestampLoader), ("timestamptz", pgdt.TimestamptzLoader))}
+
+
+def _register_loaders(c: psycopg.Connection) -> None:
+    for info in psycopg.postgres.types:
+        if info.name not in NATIVE_TYPES:
+            c.adapters.register_loader(info.oid, TextLoader)
+    for name, loader in _TEMPORAL_LOADERS.items():
+        c.adapters.register_loader(name, loader)
+
+
+def _message(exc: BaseException) -> str:
+    diag = getattr(exc, "diag", None)
+    msg = (diag.message_primary if diag is not None else None) or str(exc) or type(exc).__name__
+    return scrub_error(msg.strip().splitlines()[0][:500])
 
 
 class PostgresWarehouse:
@@ -34,6 +84,7 @@ class PostgresWarehouse:
         s = cfg.settings
         self.schemas = cfg.schemas
         self.timeout_s = cfg.statement_timeout_s
+        self.memory_limit_mb = cfg.memory_limit_mb
         dsn = s.get("dsn")
         if not dsn and not s.get("host"):
             raise ConfigError("warehouse.settings: postgres needs dsn or host/dbname/user")
@@ -55,40 +106,70 @@ class PostgresWarehouse:
         self._local = threading.local()
         self._all: list[psycopg.Connection] = []
         self._lock = threading.Lock()
+        self.session_limits: dict[str, str] = {}  # the limits the server accepted for this role
         self.health_check()
+
+    def _limits(self) -> list[tuple[str, str]]:
+        mem = int(self.memory_limit_mb)
+        return [
+            ("work_mem", f"{max(4, mem // 16)}MB"),
+            ("temp_file_limit", f"{4 * mem}MB"),  # superuser (or GRANT SET) only: skipped otherwise
+            ("idle_in_transaction_session_timeout", str(int((self.timeout_s + 30) * 1000))),
+            ("client_connection_check_interval", str(CLIENT_CHECK_MS)),  # PostgreSQL 14+
+        ]
+
+    def _apply_limits(self, c: psycopg.Connection) -> None:
+        accepted = {}
+        for name, value in self._limits():
+            try:
+                c.execute(psql.SQL("SET {} = {}").format(psql.Identifier(name), psql.Literal(value)))
+                c.commit()
+                accepted[name] = value
+            except psycopg.Error:
+                c.rollback()  # an older server or a role without the right: the other limits still hold
+        self.session_limits = accepted
 
     def _conn(self) -> psycopg.Connection:
         c = getattr(self._local, "conn", None)
-        if c is None or c.closed:
+        if c is None or c.closed or c.broken:
             try:
                 c = psycopg.connect(self.conninfo, autocommit=False)
+                c.read_only = True
+                self._apply_limits(c)
             except psycopg.OperationalError as exc:
                 msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise WarehouseUnreachable(f"postgres: cannot connect ({msg})") from None
-            c.read_only = True
+            _register_loaders(c)
             self._local.conn = c
             with self._lock:
                 self._all.append(c)
         return c
 
-    def health_check(self) -> None:
-        c = self._conn()
-        with c.cursor() as cur:
-            cur.execute("SELECT 1")
-        c.rollback()
-
-    def explain_cost(self, sql: str) -> dict | None:
+    @contextmanager
+    def _txn(self) -> Iterator[psycopg.Connection]:
+        """The thread's connection for one unit of work, rolled back after it whatever happens."""
         c = self._conn()
         try:
-            with c.cursor() as cur:
+            yield c
+        finally:
+            try:
+                c.rollback()
+            except psycopg.Error:
+                self._local.conn = None
+
+    def health_check(self) -> None:
+        with self._txn() as c, c.cursor() as cur:
+            cur.execute("SELECT 1")
+
+    def explain_cost(self, sql: str) -> dict | None:
+        try:
+            with self._txn() as c, c.cursor() as cur:
                 cur.execute("EXPLAIN (FORMAT JSON) " + sql)
                 plan = cur.fetchone()[0]
             return {"unit": "plan cost units", "value": float(plan[0]["Plan"]["Total Cost"]),
                     "rows": float(plan[0]["Plan"].get("Plan Rows", 0))}
-        except psycopg.Error:
+        except (psycopg.Error, WarehouseUnreachable, LookupError, TypeError, ValueError):
             return None
-        finally:
-            c.rollback()
 
     def quote(self, ident: str) -> str:
         return '"' + ident.replace('"', '""') + '"'
@@ -97,10 +178,9 @@ class PostgresWarehouse:
         return fix_prompt_for("postgres")
 
     def list_tables(self) -> list[TableInfo]:
-        c = self._conn()
         schema_filter = "AND c.table_schema = ANY(%s)" if self.schemas else ""
         params = [self.schemas] if self.schemas else []
-        with c.cursor() as cur:
+        with self._txn() as c, c.cursor() as cur:
             cur.execute(
                 f"""SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.is_nullable
                     FROM information_schema.columns c
@@ -135,7 +215,6 @@ class PostgresWarehouse:
                      AND (d.objsubid = 0 OR a.attname IS NOT NULL)"""
             )
             comments = {(s, n, col): text for s, n, col, text in cur.fetchall()}
-        c.rollback()
         tables: dict[tuple[str, str], TableInfo] = {}
         for schema, name, col, typ, nullable in rows:
             t = tables.setdefault((schema, name), TableInfo(schema=schema, name=name))
@@ -154,58 +233,70 @@ class PostgresWarehouse:
     def sample_rows(self, table: TableInfo, n: int = 3) -> list[dict]:
         q = psql.SQL("SELECT * FROM {}.{} LIMIT {}").format(
             psql.Identifier(table.schema_name), psql.Identifier(table.name), psql.Literal(int(n)))
-        c = self._conn()
-        try:
-            with c.cursor() as cur:
-                cur.execute(q)
-                cols = [d.name for d in cur.description]
-                return [dict(zip(cols, r)) for r in cur.fetchall()]
-        finally:
-            c.rollback()
+        return self.query(q.as_string(self._conn()), row_cap=int(n), timeout_s=self.timeout_s).table.to_pylist()
+
+    @staticmethod
+    def _budget(cur: psycopg.Cursor, deadline: float) -> None:
+        """The next statement of this transaction gets what is left of the query's timeout."""
+        left_ms = int((deadline - time.perf_counter()) * 1000)
+        if left_ms <= 0:
+            raise psycopg.errors.QueryCanceled("the query's time is up")
+        cur.execute(psql.SQL("SET LOCAL statement_timeout = {}").format(psql.Literal(left_ms)))
 
     def query(self, sql: str, *, row_cap: int, timeout_s: float) -> QueryResult:
-        c = self._conn()
         t0 = time.perf_counter()
+        deadline = t0 + timeout_s
         name = f"assay_{uuid.uuid4().hex[:12]}"
+        total = None
         try:
-            with c.transaction():
-                with c.cursor() as setup:
-                    setup.execute(psql.SQL("SET LOCAL statement_timeout = {}").format(
-                        psql.Literal(int(timeout_s * 1000))))
+            with self._txn() as c, c.transaction(), c.cursor() as setup:
                 with c.cursor(name=name) as cur:
                     cur.itersize = FETCH_BATCH
-                    cur.execute(sql)
+                    self._budget(setup, deadline)
+                    cur.execute(sql)  # DECLARE: plans the query; the FETCHes run it
                     cols = [d.name for d in cur.description] if cur.description else []
                     got: list[tuple] = []
                     while len(got) <= row_cap:
+                        self._budget(setup, deadline)
                         batch = cur.fetchmany(min(FETCH_BATCH, row_cap + 1 - len(got)))
                         if not batch:
                             break
                         got.extend(batch)
                     truncated = len(got) > row_cap
                     got = got[:row_cap]
+                if truncated:
+                    total = self._count(c, setup, sql, deadline)
         except psycopg.errors.QueryCanceled:
             raise QueryTimeout(f"query exceeded the {timeout_s:g}s statement timeout") from None
         except psycopg.errors.ReadOnlySqlTransaction as exc:
-            raise QueryError(f"refused by the read-only connection: {exc.diag.message_primary}") from None
+            raise QueryError(f"refused by the read-only connection: {_message(exc)}") from None
         except psycopg.OperationalError as exc:
             self._local.conn = None
-            raise TransientError(f"postgres: connection lost ({type(exc).__name__})") from None
+            raise QueryError(f"the connection to the warehouse was lost during the query ({_message(exc)}); "
+                             "the next query reconnects") from None
         except psycopg.Error as exc:
-            msg = (exc.diag.message_primary if getattr(exc, "diag", None) else None) or str(exc)
-            raise QueryError(msg.strip().splitlines()[0][:500]) from None
-        table = pa.Table.from_pydict({col: [r[i] for r in got] for i, col in enumerate(cols)}) if cols else pa.table({})
-        total = None
-        if truncated:
-            try:
-                with c.transaction():
-                    with c.cursor() as cur:
-                        cur.execute(f"SELECT count(*) FROM ({sql}) AS _q")
-                        total = int(cur.fetchone()[0])
-            except psycopg.Error:
-                total = None
+            raise QueryError(_message(exc)) from None
+        except Exception as exc:  # a value psycopg could not load, a decoding error: this query fails, not the run
+            raise QueryError(f"the result could not be read: {type(exc).__name__}: {scrub_error(str(exc))[:300]}"
+                             ) from None
+        table = table_from_rows(cols, got)
         return QueryResult(table=table, truncated=truncated, total_rows=total,
                            duration_ms=(time.perf_counter() - t0) * 1000, columns=cols)
+
+    def _count(self, c: psycopg.Connection, setup: psycopg.Cursor, sql: str, deadline: float) -> int | None:
+        """The true row count of a truncated result, in the query's transaction, within what is left
+        of its timeout (None when that is not enough)."""
+        try:
+            with c.transaction():  # a savepoint: a cancelled count leaves the rows already read
+                self._budget(setup, deadline)
+                setup.execute(f"SELECT count(*) FROM ({sql}\n) AS _q")
+                return int(setup.fetchone()[0])
+        except psycopg.errors.QueryCanceled:
+            return None
+        except psycopg.OperationalError:
+            raise
+        except psycopg.Error:
+            return None
 
     def close(self) -> None:
         with self._lock:

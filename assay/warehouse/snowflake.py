@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import time
 
-import pyarrow as pa
 
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
 from .base import QueryResult, clean_comment, fix_prompt_for
+from .redact import scrub_error
+from .values import table_from_rows
 
 _SYSTEM = ("INFORMATION_SCHEMA",)
 
@@ -128,13 +129,15 @@ class SnowflakeWarehouse:
         except self._errors.ProgrammingError as exc:
             if getattr(exc, "errno", None) == 604 or "timeout" in str(exc).lower():
                 raise QueryTimeout(f"query exceeded the {timeout_s:g}s statement timeout") from None
-            raise QueryError(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500]) from None
+            raise QueryError(scrub_error(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500])) from None
         except self._errors.Error as exc:
-            raise QueryError(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500]) from None
+            raise QueryError(scrub_error(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500])) from None
+        except Exception as exc:  # a value the connector could not convert: this query fails, not the run
+            raise QueryError(f"the result could not be read: {type(exc).__name__}") from None
         truncated = len(rows) > row_cap
         rows = rows[:row_cap]
         total = cur.rowcount if truncated and isinstance(cur.rowcount, int) and cur.rowcount > row_cap else None
-        table = pa.Table.from_pydict({c: [r[i] for r in rows] for i, c in enumerate(cols)}) if cols else pa.table({})
+        table = table_from_rows(cols, rows)  # VARIANT/ARRAY/OBJECT arrive as JSON text; the rest as scalars
         return QueryResult(table=table, truncated=truncated, total_rows=total,
                            duration_ms=(time.perf_counter() - t0) * 1000, columns=cols)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from assay.models import CompactResult, ExplorationStep, Insight, StepAction
+from assay.models import CompactResult, DiscoveryResult, ExplorationStep, Insight, StepAction
 from assay.report.html import chart_spec, render_html, step_frame
 
 
@@ -47,11 +47,30 @@ def test_nothing_to_plot():
     assert chart_spec(insight("x has y", "strings"), pd.DataFrame({"a": ["u", "v"], "b": ["w", "z"]})) is None
 
 
-def test_partial_digests_are_fetched_whole_or_not_charted():
+def test_partial_digests_are_not_charted_and_nothing_is_queried():
+    """The report draws only from the stored (masked) digest: a digest with head and tail rows only
+    gives no chart, and there is no way to hand the report a warehouse to re-run the query."""
+    import inspect
+
     digest = CompactResult(row_count=5000, head_rows=[{"a": 1}], tail_rows=[{"a": 2}])
     step = ExplorationStep(run_id="r", step=1, turn=1, action=StepAction.query, query="SELECT 1", digest=digest)
     assert step_frame(step) is None
-    assert step_frame(step, lambda s: pd.DataFrame({"a": [1, 2, 3]})).shape == (3, 1)
+    assert list(inspect.signature(step_frame).parameters) == ["step"]
+    assert list(inspect.signature(render_html).parameters) == ["r", "steps"]
+
+
+def test_masked_columns_are_never_plotted():
+    from assay.digest import build_compact_result
+    from assay.pii import MASK
+
+    df = pd.DataFrame({"email": ["a@x.io", "b@x.io", "c@x.io"], "contact": [MASK, MASK, None], "n": [3, 5, 9]})
+    step = ExplorationStep(run_id="r", step=1, turn=1, action=StepAction.query, query="SELECT 1",
+                           digest=build_compact_result(df))
+    frame = step_frame(step)
+    assert list(frame.columns) == ["n"]  # email masked by name, contact masked upstream (by lineage)
+    html = render_html(DiscoveryResult(run_id="abcdef123", project_id="p", domain="d",
+                                       insights=[insight("n rises by email", "n grows")]), {1: step})
+    assert "a@x.io" not in html and "b@x.io" not in html
 
 
 def test_text_is_escaped():

@@ -1,0 +1,104 @@
+"""Engine error text without the data values it quotes.
+
+Engines put the offending value into their error messages (``Could not convert string
+'ann@example.com' to INT32``, ``invalid input syntax for type integer: "Ann Lee"``), so an
+error is a way to read a column the result masks. ``scrub_error`` always masks what looks like
+an e-mail address or a phone number. When the statement reads a PII column it fails closed:
+a quoted part is kept only when every word in it is one the statement itself uses (its
+identifiers and literals, which the model wrote) or SQL vocabulary; the first quoted part that
+is not ends the message. What follows the last unquoted ``": "`` (where engines put a value:
+``date field value out of range: 2020-13-07``) is kept on the same condition.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ..pii import MASK
+
+_EMAIL = re.compile(r"[\w.+%-]+@[\w-]+(?:\.[\w-]+)+")
+_PHONE = re.compile(
+    r"\+\d[\d\s().-]{6,}\d"                                   # international: +44 20 7946 0958
+    r"|(?<![\w.])\(?\d{3}\)?[\s.-]?\d{3}[\s.-]\d{4}(?![\w.])"  # 555-123-4567, (555) 123 4567
+    r"|(?<![\w.-])\d{9,15}(?![\w.-])"                          # a bare run of 9-15 digits
+)
+_WORD = re.compile(r"\w+")
+_CLASS_PREFIX = re.compile(r"^[A-Z][A-Za-z ]{0,40} Error: ")  # DuckDB: "Conversion Error: ..."
+
+# words error messages use around identifiers: types and keywords (never data)
+VOCABULARY = frozenset("""
+int int2 int4 int8 int16 int32 int64 int128 integer bigint smallint tinyint hugeint uhugeint utinyint
+usmallint uinteger ubigint varint bignum numeric decimal real float float4 float8 double precision
+money text varchar char character bpchar name string bool boolean date time timetz timestamp timestamptz
+timestamp_s timestamp_ms timestamp_ns interval uuid json jsonb xml bytea blob bit varbit inet cidr
+macaddr point array list struct map union enum null any anyelement unknown record with without zone
+select from where group by order having limit offset join on as and or not in is case when then else
+end distinct union all over partition window cast true false
+""".split())
+
+
+def _redact_contacts(text: str) -> str:
+    return _PHONE.sub(MASK, _EMAIL.sub(MASK, text))
+
+
+def _known(fragment: str, words: set[str]) -> bool:
+    tokens = [t.lower() for t in _WORD.findall(fragment)]
+    return bool(tokens) and MASK not in fragment and all(t in words or t in VOCABULARY for t in tokens)
+
+
+def _quoted(text: str, quotes: str, words: set[str]) -> str:
+    """Keep quoted parts made of known words; from the first other one (or a quote left open),
+    everything to the end is masked."""
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch not in quotes:
+            out.append(ch)
+            i += 1
+            continue
+        j = text.find(ch, i + 1)
+        while j != -1 and j + 1 < len(text) and text[j + 1] == ch:  # a doubled quote inside
+            j = text.find(ch, j + 2)
+        if j == -1 or not _known(text[i + 1:j], words):
+            out.append(MASK)
+            return "".join(out)
+        out.append(text[i:j + 1])
+        i = j + 1
+    return "".join(out)
+
+
+def _colon_tail(text: str, words: set[str]) -> str:
+    """Mask what follows the last ': ' outside quotes unless it is made of known words."""
+    depth_quote, cut = None, -1
+    for k, ch in enumerate(text):
+        if depth_quote:
+            if ch == depth_quote:
+                depth_quote = None
+        elif ch in "'\"":
+            depth_quote = ch
+        elif ch == ":" and text[k + 1:k + 2] == " ":
+            cut = k + 2
+    if cut < 0:
+        return text
+    tail = text[cut:]
+    if not tail.strip() or tail.strip() == MASK or _known(tail.replace('"', " ").replace("'", " "), words):
+        return text
+    return text[:cut] + MASK
+
+
+def scrub_error(message: str, *, touches_pii: bool = False, sql: str = "",
+                known: Iterable[str] = ()) -> str:
+    """``message`` safe to show: contacts always masked; with ``touches_pii``, values too
+    (``sql``'s words and ``known`` identifiers are what may stay)."""
+    text = _redact_contacts(str(message))
+    if not touches_pii:
+        return text
+    words = {w.lower() for w in _WORD.findall(sql or "")}
+    for k in known:
+        words.update(w.lower() for w in _WORD.findall(str(k)))
+    m = _CLASS_PREFIX.match(text)
+    prefix, rest = (text[:m.end()], text[m.end():]) if m else ("", text)
+    rest = _quoted(rest, "'\"", words)
+    rest = _colon_tail(rest, words)
+    return prefix + rest

@@ -1,0 +1,166 @@
+"""What the executor hands on is safe: PII-derived outputs masked before anyone sees them, engine
+error text scrubbed of the values it quotes, and any failure of one query a step error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay.digest import build_compact_result, digest_json
+from assay.explore.executor import Executor
+from assay.llm.scripted import ReplayLLM
+from assay.models import WarehouseConfig
+from assay.pii import MASK
+from assay.warehouse.duckdb import DuckDBWarehouse
+from assay.warehouse.guard import SQLGuard
+from assay.warehouse.redact import scrub_error
+from tests.helpers import make_explorer, small_warehouse
+
+
+class LineageStub(SQLGuard):
+    """A test double of our guard: the real verdict, with PII lineage as the test declares it
+    (output positions to mask, and whether the statement reads a PII column)."""
+
+    def __init__(self, *a, masked=(), touches=False, **kw):
+        super().__init__(*a, **kw)
+        self.masked, self.touches = list(masked), touches
+
+    def vet(self, sql):
+        v = super().vet(sql)
+        v.masked_outputs, v.touches_pii = list(self.masked), self.touches
+        return v
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return small_warehouse(tmp_path_factory.mktemp("wh") / "small.duckdb")
+
+
+def executor(db, guard_cls=SQLGuard, llm=None, **kw):
+    wh = DuckDBWarehouse(str(db))
+    guard = guard_cls("duckdb", tables=wh.list_tables(), default_schema="main", **kw)
+    return Executor(wh, guard, WarehouseConfig(kind="duckdb", settings={"path": str(db)}), llm)
+
+
+def test_lineage_positions_are_masked_in_the_result_itself(db):
+    # `contact` is an email under another name: the name-based rule cannot see it, lineage can
+    ex = executor(db, LineageStub, masked=[1])
+    out = ex.run("SELECT customer_id, email AS contact, channel FROM customers ORDER BY customer_id LIMIT 5")
+    assert out.ok
+    rows = out.result.table.to_pylist()
+    assert [r["contact"] for r in rows] == [MASK] * 5
+    assert rows[0]["customer_id"] == 1 and rows[0]["channel"] in ("paid", "organic")  # the rest untouched
+    digest = digest_json(build_compact_result(out.result.table, auto_pii=False))
+    assert "@x.io" not in digest
+
+
+def test_masking_keeps_nulls_and_ignores_positions_out_of_range(db):
+    ex = executor(db, LineageStub, masked=[0, 7])
+    out = ex.run("SELECT CASE WHEN customer_id % 2 = 0 THEN email END AS e FROM customers ORDER BY customer_id LIMIT 4")
+    assert out.result.table.column("e").to_pylist() == [None, MASK, None, MASK]
+
+
+class WidthStub(LineageStub):
+    def vet(self, sql):
+        v = super().vet(sql)
+        v.output_count = 1  # the guard traced one output; the engine returns more (SELECT * of a pivot...)
+        return v
+
+
+def test_a_result_wider_than_the_guard_traced_is_masked_whole(db):
+    ex = executor(db, WidthStub, masked=[0])
+    out = ex.run("SELECT customer_id, email FROM customers ORDER BY 1 LIMIT 2")
+    assert out.result.table.to_pylist() == [{"customer_id": MASK, "email": MASK}] * 2
+
+
+def test_explorer_tool_result_and_stored_step_carry_no_lineage_pii(db):
+    sql = "SELECT lower(email) AS who, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1 LIMIT 3"
+    llm = ReplayLLM({"explore": [json.dumps({"thinking": "t", "purpose": "p", "query": sql}), '{"done": true}']})
+    saved = []
+    ex = make_explorer(db, llm, sink=saved.append)
+    ex.executor.guard = LineageStub("duckdb", tables=ex.tables, default_schema="main", masked=[0], touches=True)
+    out = ex.run()
+    assert out.steps[0].ok
+    seen = "".join(m.content for c in llm.calls for m in c.messages)  # what the model received
+    stored = "".join(s.model_dump_json() for s in saved)
+    for text in (seen, stored):
+        assert "@x.io" not in text and MASK in text
+
+
+def test_cast_error_does_not_leak_the_value(db):
+    # the engine quotes the offending value; the statement reads a PII column, so values go
+    ex = executor(db, LineageStub, touches=True)
+    out = ex.run("SELECT CAST(email AS INTEGER) AS n FROM customers", fix=False)
+    assert not out.ok and "@x.io" not in out.error and "user" not in out.error
+    assert out.error.startswith("Conversion Error: Could not convert string")
+    assert all("@x.io" not in (a.error or "") for a in out.attempts)
+
+
+def test_cast_error_of_a_name_is_masked_when_the_statement_touches_pii(db):
+    ex = executor(db, LineageStub, touches=True)
+    out = ex.run("SELECT CAST(channel || ' Ann Lee' AS INTEGER) FROM customers", fix=False)
+    assert "Ann Lee" not in out.error and "organic" not in out.error and MASK in out.error
+
+
+def test_contacts_are_masked_from_errors_even_without_pii_lineage(db):
+    ex = executor(db)  # the real guard: no lineage yet, touches_pii False
+    out = ex.run("SELECT CAST(email AS INTEGER) FROM customers", fix=False)
+    assert not out.ok and "@x.io" not in out.error and MASK in out.error
+
+
+def test_the_fixer_never_sees_the_value(db):
+    llm = ReplayLLM({"fix:explore": ["```sql\nSELECT 1 AS one\n```"]})
+    ex = executor(db, LineageStub, llm=llm, touches=True)
+    out = ex.run("SELECT CAST(email AS INTEGER) FROM customers")
+    assert out.ok and out.fixes == 1
+    sent = "".join(m.content for c in llm.calls for m in c.messages) + json.dumps([c.meta for c in llm.calls])
+    assert "@x.io" not in sent
+
+
+def test_identifier_errors_stay_useful(db):
+    ex = executor(db, LineageStub, touches=True)
+    out = ex.run("SELECT emial FROM customers", fix=False)
+    assert out.error == 'Binder Error: Referenced column "emial" not found in FROM clause!'  # it can fix its typo
+
+
+class Exploding(DuckDBWarehouse):
+    """A test double of our adapter: a failure no adapter should let through, to prove the executor holds."""
+
+    def query(self, sql, **kw):
+        raise OSError("stream broke while reading ann@example.com")
+
+
+def test_an_unexpected_adapter_exception_is_a_step_error(db):
+    ex = Executor(Exploding(str(db)), SQLGuard("duckdb"), WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
+    out = ex.run("SELECT 1 AS a", fix=False)
+    assert not out.ok and out.error.startswith("the query failed: OSError") and "ann@example.com" not in out.error
+
+
+class BrokenGuard(SQLGuard):
+    def vet(self, sql):
+        raise RecursionError("deep")
+
+
+def test_a_guard_that_cannot_check_refuses(db):
+    ex = executor(db, BrokenGuard)
+    out = ex.run("SELECT 1 AS a", fix=False)
+    assert not out.ok and out.refused and "could not check" in out.refused
+
+
+@pytest.mark.parametrize("message, clean", [
+    ("invalid input syntax for type integer: \"Ann Lee\"", "invalid input syntax for type integer: [masked]"),
+    ("Conversion Error: Could not convert string 'John O'Brien' to INT32",
+     "Conversion Error: Could not convert string [masked]"),
+    ("date field value out of range: 2020-13-07", "date field value out of range: [masked]"),
+    ("invalid value \"u1@x\" for \"YYYY\"", "invalid value [masked]"),
+    ("Invalid Input Error: missing ): ann(", "Invalid Input Error: missing ): [masked]"),
+    ("operator does not exist: text = integer", "operator does not exist: text = integer"),
+])
+def test_scrub_fails_closed_on_values(message, clean):
+    assert scrub_error(message, touches_pii=True, sql="SELECT CAST(x AS INTEGER) FROM t") == clean
+
+
+def test_scrub_always_masks_contacts():
+    text = scrub_error("bad value ann@example.com, call +44 20 7946 0958 or 555-123-4567 (on 2024-01-01 10:00:00)")
+    assert text == "bad value [masked], call [masked] or [masked] (on 2024-01-01 10:00:00)"
