@@ -176,7 +176,9 @@ class Explorer:
             calls = [ToolCall(id=s.call_id, name=self._action_of(s).kind, args=self._action_of(s).tool_args())
                      for s in turn]
             return [Message("assistant", content=turn[0].note, tool_calls=calls),
-                    Message("user", tool_results=[(s.call_id, s.result_preview) for s in turn],
+                    # each result names its step: the analysis and the summary cite steps by these numbers, and a
+                    # real model counted free schema lookups out and cited every step one too low
+                    Message("user", tool_results=[(s.call_id, f"[step {s.step}]\n{s.result_preview}") for s in turn],
                             content=self._progress(turn[-1].step))]
         out: list[Message] = []
         for s in turn:
@@ -189,7 +191,8 @@ class Explorer:
     def _progress(self, step: int) -> str:
         used = self._counted_steps(upto=step)
         left = self.max_steps - used
-        msg = f"Steps used: {used} of {self.max_steps} (schema lookups, searches and refused queries are free)."
+        msg = (f"Steps used: {used} of {self.max_steps} (schema lookups, searches and refused queries are free; "
+               "cite results by their [step N] numbers).")
         if self.min_steps and used < self.min_steps:
             msg += f" Do not finish before step {self.min_steps}."
         if not self.tools:
