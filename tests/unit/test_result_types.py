@@ -43,7 +43,7 @@ def test_the_statistical_analyst_reads_a_table_with_a_list_column(tmp_path):
     cfg = WarehouseConfig(kind="duckdb", settings={"path": str(db)})
     wh = open_warehouse(cfg)
     tables = wh.list_tables()
-    s = SimpleNamespace(tables=tables, warehouse=wh, pack=load_pack("ecommerce"), run=SimpleNamespace(max_steps=12),
+    s = SimpleNamespace(tables=tables, warehouse=wh, pack=load_pack("ecommerce"), run=SimpleNamespace(max_steps=12, goal=None),
                         run_id="r", executor=Executor(wh, build_guard(wh, cfg, tables), cfg),
                         project=SimpleNamespace(warehouse=cfg))
     steps = []
