@@ -471,6 +471,8 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
 
 
 def show_result(run_id: str, analyst: str | None = None) -> None:
+    """A run in the terminal. ``analyst`` is given when the run's first line already said which analyst
+    ran and why (`assay discover`), so it is not said twice."""
     from rich.markup import escape
 
     from .models import ValidationStatus
@@ -482,11 +484,15 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
               f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
               f"{result.total_steps} steps · {result.duration_s:.0f}s")
-    if result.analyst == "statistical":  # said once, here, with the reason
-        note = store.get_run(result.run_id).analyst_note or "no LLM was configured"
+    if result.analyst == "statistical":
         recs = "" if result.recommendations else " Recommendations need an LLM and were not generated."
-        out.print(f"[yellow]The statistical analyst ran ({note.removeprefix('analyst: ')}; set "
-                  f"ANTHROPIC_API_KEY or OPENAI_BASE_URL to use an LLM analyst).{recs}[/]", soft_wrap=True)
+        if analyst is None:  # `assay show`: which analyst ran and why, once
+            note = store.get_run(result.run_id).analyst_note or "no LLM was configured"
+            why = note.split(" because ", 1)[-1].rstrip(".")
+            out.print(f"[yellow]The statistical analyst ran: {why}. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to "
+                      f"use an LLM analyst.{recs}[/]", soft_wrap=True)
+        elif recs:
+            out.print(f"[yellow]{recs.strip()}[/]", soft_wrap=True)
     elif result.recommendation_note and not result.recommendations:
         out.print(f"[yellow]{result.recommendation_note}[/]", soft_wrap=True)
     for e in result.errors:
