@@ -27,7 +27,9 @@ def handler(req):
     CALLS.append(req.purpose)
     if req.purpose == "explore":
         if req.meta["step"] <= 2:
-            return json.dumps({"purpose": "customers by channel (conversion funnel check)",
+            purpose = ("customers by channel (conversion funnel check)" if req.meta["step"] == 1
+                       else "revenue by channel: order value per customer")
+            return json.dumps({"purpose": purpose,
                                "query": f"SELECT channel, count(*) AS n, {req.meta['step']} AS k FROM customers "
                                         f"GROUP BY 1 ORDER BY 1"})
         return '{"done": true, "summary": "enough"}'

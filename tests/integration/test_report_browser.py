@@ -66,7 +66,9 @@ def test_report_renders_in_chromium_without_console_errors(report, tmp_path):
     assert errors is not None, "the page did not finish loading"
     assert errors.group(1) == "[]", errors.group(1)
     charts = re.findall(r'<div class="chart[^"]*" id="(chart-\d+)"', dom)
-    assert len(charts) >= 3
+    # charts come only from stored, masked results that hold the claim's rows (no re-query): fewer than one
+    # per insight, but every one drawn
+    assert len(charts) >= 1
     for cid in charts:  # vega-embed drew an SVG with marks into every chart container
         body = dom.split(f'id="{cid}"', 1)[1][:200000]
         assert re.search(r'<svg[^>]*class="marks"', body.split('class="card"', 1)[0]), cid
