@@ -72,3 +72,32 @@ def test_a_dropped_tool_result_fails_loudly(demo_dir, monkeypatch):
     p = _project(demo_dir, "replay-ecommerce-dropped")
     with pytest.raises(TranscriptMismatch, match=r"request 0002 .*tool result"):
         run_discovery_inline(p.id, new_run_id())
+
+
+# Two 30-step runs by a model answering through the bridge as a careful analyst (2026-11-23, demo scale 1; the
+# replay runs on the session's smaller demo: results differ, the conversation's shape must not).
+REAL_MODEL = {
+    "demo-ecommerce-30-steps": ("ecommerce", ["Android cart-to-purchase collapsed", "Paid-social customers"]),
+    "demo-gaming-30-steps": ("gaming", ["Level 42 is a difficulty wall", "iOS purchase failures"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_MODEL))
+def test_real_model_transcript_replays_end_to_end(demo_dir, name):
+    which, headlines = REAL_MODEL[name]
+    replay.reset(name)
+    truth = json.loads((demo_dir / f"{which}_truth.json").read_text())
+    p = Project(id=f"replay-{name}", pack=truth["pack"], category=truth["category"], max_steps=30,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / f"{which}.duckdb")}),
+                llm=LLMConfig(provider="replay", model=name))
+    open_store(load_settings()).save_project(p)
+    result = run_discovery_inline(p.id, new_run_id())
+    replay.replay_llm(p.llm).assert_consumed()  # every recorded answer asked for, in order
+    steps = open_store(load_settings()).steps(result.run_id)
+    assert sum(1 for s in steps if s.action == StepAction.query) >= 24
+    assert not any(s.refused and "information_schema" in (s.query or "").lower() for s in steps)
+    assert result.run_type.value == "full" and not result.errors
+    names = " | ".join(i.name for i in result.insights)
+    assert all(h in names for h in headlines), names
+    assert all(i.validation is not None for i in result.insights)  # every insight went through verification
+    assert result.recommendations
