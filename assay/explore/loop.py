@@ -31,7 +31,7 @@ from .info_schema import answer as answer_info_schema, is_info_schema_query
 from .projection import fit_lookup, project
 
 MAX_CONSECUTIVE_ERRORS = 3
-MODEL_ROWS_SHOWN = 40
+MODEL_ROWS_SHOWN = 60  # the budget (TOOL_RESULT_BUDGET_CHARS) cuts further when rows are wide
 
 
 class StepSink(Protocol):
@@ -305,7 +305,9 @@ class Explorer:
         k = min(n, MODEL_ROWS_SHOWN)
         while True:
             positions, how = select_rows(table, k)
-            rows = [{c: (MASK if c in masked and v is not None else cell(v)) for c, v in r.items()}
+            # rows as lists under one header: keys repeated in every row took half the budget, and a 54-row
+            # breakdown was cut to 17 rows where a real model needed the rows in between
+            rows = [[MASK if c in masked and v is not None else cell(v) for c, v in r.items()]
                     for r in table.take(pa.array(positions, type=pa.int64())).to_pylist()]
             data = {"row_count": res.row_count, "columns": table.column_names, "rows": rows}
             notes = []

@@ -90,7 +90,7 @@ def test_anthropic_tool_use_loop_end_to_end(server, db):
     assert {t["name"] for t in first["tools"]} == {"query", "lookup_schema", "search_tables", "done"}
     results = [b for b in second["messages"][-1]["content"] if b["type"] == "tool_result"]
     assert [b["tool_use_id"] for b in results] == ["tu_1", "tu_2"]
-    assert '"n": 1000' in results[0]["content"] or '"n":1000' in results[0]["content"]
+    assert '"columns": ["n"], "rows": [[1000]]' in results[0]["content"]
     assert second["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert out.steps[0].usage.input_tokens == 100 and out.steps[2].usage.cached_tokens == 80
 

@@ -97,8 +97,9 @@ def test_information_schema_is_answered_from_the_discovered_schema(wide_db):
     steps = ex.run().steps
     first = json.loads(steps[0].result_preview)
     assert first["ok"] and first["data"]["row_count"] == 15 and not steps[0].refused
-    assert first["data"]["rows"][0] == {"column_name": "w1_id", "data_type": "BIGINT"}
-    names = [r["table_name"] for r in json.loads(steps[1].result_preview)["data"]["rows"]]
+    assert first["data"]["columns"] == ["column_name", "data_type"]
+    assert first["data"]["rows"][0] == ["w1_id", "BIGINT"]
+    names = [r[0] for r in json.loads(steps[1].result_preview)["data"]["rows"]]
     assert names == sorted(WIDE)  # the project's tables, not DuckDB's own catalog
     assert ex.counters.get("guard_refusals", 0) == 0 and ex.counters["information_schema_answers"] == 2
 
@@ -128,6 +129,20 @@ def test_a_long_result_keeps_every_column_and_says_what_was_cut(tmp_path):
     assert data["columns"] == ["month", "platform", "carts", "buys", "rate"] and "_truncated_from" not in view
     assert data["row_count"] == 76 and data["cut"].startswith(f"{len(data['rows'])} of 76 rows kept")
     assert len(data["row_numbers"]) == len(data["rows"]) and all(len(r) == 5 for r in data["rows"])
-    kept = {(r["month"][:7], r["platform"]) for r in data["rows"]}
+    kept = {(r[0][:7], r[1]) for r in data["rows"]}  # rows as lists under the one header
     assert ("2024-08", "android") in kept and ("2024-09", "android") in kept  # both sides of the drop
     assert step.digest.truncated and step.digest.cut.startswith("12 of 76 rows kept")
+
+
+def test_a_small_breakdown_reaches_the_model_whole(tmp_path):
+    """A 54-row category x platform breakdown fits the tool-result budget when each row is a list under one
+    header; with a key per cell it was cut to 17 rows, and a real model spent a step re-querying the rest."""
+    path = tmp_path / "grid.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE g AS SELECT 'category_' || (i // 3) AS category,
+                   ['android', 'ios', 'web'][(i % 3) + 1] AS platform, 1000 + i AS carts, 0.4 AS rate
+                   FROM range(0, 54) r(i)""")
+    con.close()
+    llm = ReplayLLM({"explore": [q("SELECT category, platform, carts, rate FROM g ORDER BY 1, 2"), '{"done": true}']})
+    data = json.loads(make_explorer(path, llm).run().steps[0].result_preview)["data"]
+    assert data["row_count"] == 54 and len(data["rows"]) == 54 and "cut" not in data
