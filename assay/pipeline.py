@@ -184,6 +184,10 @@ class RunSession:
         wh = self.__dict__.get("warehouse")
         if wh is not None:
             wh.close()
+        # forget what holds the connection: a failed phase's traceback keeps this session alive (Prefect
+        # keeps the exception in the task's state), and with it the engine's connection until exit
+        for name in ("executor", "provider", "warehouse"):
+            self.__dict__.pop(name, None)
 
 
 # ---------------------------------------------------------------------------- phase 1: init

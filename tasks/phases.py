@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 
 from prefect import get_run_logger, task
 from prefect.artifacts import acreate_progress_artifact, aupdate_progress_artifact, update_progress_artifact
@@ -30,6 +31,11 @@ async def _phase(run_id: str, fn, *args, **kwargs):
         s = pipeline.RunSession(run_id)
         try:
             return fn(s, *args, **kwargs)
+        except BaseException as exc:
+            # Prefect keeps a failed task's exception; its frames' locals (the warehouse, its connection)
+            # would live as long as it does. The traceback's lines stay for the log.
+            traceback.clear_frames(exc.__traceback__)
+            raise
         finally:
             s.close()
 
