@@ -752,7 +752,7 @@ def serve() -> None:
 @app.command()
 @_guarded
 def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50)) -> None:
-    """Answer one question with the exploration loop; the answer cites the SQL it ran."""
+    """Answer one question from the project's earlier findings or the warehouse; cites insight ids and SQL."""
     from rich.syntax import Syntax
 
     from .ask import ask as run_ask
@@ -760,6 +760,9 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
     store = _store()
     ans = run_ask(store, store.get_project(project), question, turns=turns)
     out.print(f"[bold]{ans.answer}[/]", soft_wrap=True)
+    out.print(f"[dim]answered from: {ans.sources}[/]")
+    for h in ans.cited_insights():
+        out.print(f"\n[dim]{h.kind} {h.cite()} · {h.verdict or 'recommendation'}:[/] {h.title}", soft_wrap=True)
     for s in ans.cited():
         out.print(f"\n[dim]step {s.step}: {s.purpose} ({s.row_count:,} rows)[/]")
         out.print(Syntax(s.query, "sql", word_wrap=True))

@@ -199,6 +199,7 @@ class StepAction(str, Enum):
     query = "query"
     lookup_schema = "lookup_schema"
     search_tables = "search_tables"
+    search_insights = "search_insights"  # `assay ask`: earlier discoveries' findings
     complete_rejected = "complete_rejected"
     done = "done"
     error = "error"
