@@ -768,6 +768,23 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
         out.print(Syntax(s.query, "sql", word_wrap=True))
 
 
+@app.command()
+@_guarded
+def mcp(http: bool = typer.Option(False, "--http", help="serve streamable HTTP instead of stdio"),
+        host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
+        allow_discover: bool = typer.Option(False, "--allow-discover",
+                                            help="let clients start discoveries (off by default)")) -> None:
+    """Serve assay to MCP clients (agents, editors): projects, runs, insights, ask, guarded SQL."""
+    from .mcp_server import AssayTools, build_server
+
+    server = build_server(AssayTools(allow_discover=allow_discover))
+    if http:
+        print(f"assay MCP server on http://{host}:{port}/mcp", file=sys.stderr)
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")
+
+
 eval_app = typer.Typer(no_args_is_help=True, help="Measure discovery quality.")
 app.add_typer(eval_app, name="eval")
 

@@ -59,12 +59,14 @@ def test_needs_an_llm(project):
 def _findings_project(project, store, pid="askf"):
     import datetime as dt
 
-    from assay.models import DiscoveryResult, Insight, Recommendation, Validation, ValidationStatus
+    from assay.models import (DiscoveryResult, DiscoveryRun, Insight, Recommendation, RunStatus, Validation,
+                              ValidationStatus)
 
     p = project.model_copy(update={"id": pid})
     store.save_project(p)
+    store.create_run(DiscoveryRun(id=f"feedbeef-{pid}", project_id=pid, status=RunStatus.completed))
     store.save_result(DiscoveryResult(
-        run_id="feedbeef0001", project_id=pid, domain="ecommerce",
+        run_id=f"feedbeef-{pid}", project_id=pid, domain="ecommerce",
         created_at=dt.datetime(2026, 11, 20, 8, 0, tzinfo=dt.timezone.utc),
         insights=[
             Insight(id="I1", area="acquisition", name="Paid customers churn twice as often",
