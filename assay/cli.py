@@ -770,6 +770,25 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
 
 @app.command()
 @_guarded
+def verify(run: str, insights: Optional[list[str]] = typer.Argument(None, help="insight ids (default: all)")) -> None:
+    """Re-verify a run's insights against today's warehouse; keeps the history of verdicts."""
+    from .reverify import reverify
+
+    rows = reverify(_store(), run, insights or None)
+    t = Table(title=f"Re-verified {len(rows)} insight(s)")
+    for c in ("insight", "at discovery", "today", "why"):
+        t.add_column(c)
+    for r in rows:
+        now = f"[bold]{r.now}[/]" if r.changed else r.now
+        t.add_row(f"{r.insight} {r.title[:50]}", r.before, now, r.reasoning[:120])
+    out.print(t)
+    changed = [r.insight for r in rows if r.changed]
+    out.print(f"{len(changed)} verdict(s) changed" + (f": {', '.join(changed)}" if changed else "") +
+              f" · history: assay show {run} --json (verdict_history)")
+
+
+@app.command()
+@_guarded
 def mcp(http: bool = typer.Option(False, "--http", help="serve streamable HTTP instead of stdio"),
         host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
         allow_discover: bool = typer.Option(False, "--allow-discover",

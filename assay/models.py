@@ -398,6 +398,16 @@ class AnalysisAnswer(_Model):
     insights: list[InsightDraft]
 
 
+class VerdictRecord(_Model):
+    """One verification of an insight: at discovery, or re-run on demand (`assay verify`)."""
+
+    at: dt.datetime = Field(default_factory=utcnow)
+    source: Literal["discovery", "reverify"] = "discovery"
+    status: ValidationStatus
+    claims: list[dict[str, Any]] = Field(default_factory=list)  # measure, value, verified values, verdict
+    note: str = ""
+
+
 class Insight(InsightDraft):
     id: str
     area: str
@@ -406,6 +416,7 @@ class Insight(InsightDraft):
     ungrounded: bool = False  # a number of a claim traces to no cited step's stored result
     also_relevant_to: list[str] = Field(default_factory=list)  # areas whose same finding was merged here
     merged_from: list[str] = Field(default_factory=list)       # ids of the merged insights
+    verdict_history: list[VerdictRecord] = Field(default_factory=list)  # re-verifications, oldest first
     discovered_at: dt.datetime = Field(default_factory=utcnow)
 
 
