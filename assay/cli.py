@@ -520,6 +520,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
             out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
             for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
                 out.print("    " + escape(line), soft_wrap=True)
+            for h in i.verdict_history[1:]:
+                out.print(f"    [dim]re-verified {h.at:%Y-%m-%d %H:%M}: {h.status.value}[/]", soft_wrap=True)
     for log in result.analysis_log:
         if log.ok and log.note and log.area not in by_area:
             out.print(f"[dim]{escape(log.area)}: {escape(log.note)}[/]", soft_wrap=True)

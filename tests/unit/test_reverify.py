@@ -92,3 +92,10 @@ def test_cli(run):
     res = CliRunner().invoke(app, ["verify", rid])
     assert res.exit_code == 0, res.output
     assert "Re-verified 2 insight(s)" in res.output and "0 verdict(s) changed" in res.output
+
+
+def test_show_lists_the_reverifications(run):
+    store, rid, _ = run
+    reverify(store, rid, ["I2"])
+    res = CliRunner().invoke(app, ["show", rid])
+    assert res.exit_code == 0 and res.output.count("re-verified 20") == 1
