@@ -16,7 +16,7 @@ from ..llm.base import LLM
 from ..models import DiscoveryRun, DomainPack, Project, TableInfo
 from ..packs import pack_for_project
 from ..schema.catalog import join_hints
-from ..schema.discovery import discover_schema, schema_cache_key
+from ..schema.discovery import discover_schema
 from ..schema.index import SchemaIndex, project_schema_index
 from ..schema.provider import SchemaProvider
 from ..settings import Settings, load_settings
@@ -61,11 +61,9 @@ class RunSession:
 
     @cached_property
     def tables(self) -> list[TableInfo]:
-        key = self.run.schema_key or schema_cache_key(self.project.warehouse)
-        cached = self.store.get_schema(key)
-        if cached is None:
-            cached = discover_schema(self.store, self.project, self.warehouse)
-        return cached
+        """The run's tables, with the project's descriptions (the schema phase's, read from the cache)."""
+        return discover_schema(self.store, self.project, lambda: self.warehouse, key=self.run.schema_key,
+                               warn=False)  # the schema phase warned
 
     @cached_property
     def llm(self) -> LLM | None:
