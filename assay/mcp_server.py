@@ -131,7 +131,7 @@ class AssayTools:
     def query(self, project: str, sql: str) -> dict:
         """One read-only statement through the project's guard and masking, as a run would execute it."""
         from .explore.executor import Executor
-        from .pipeline import discover_schema
+        from .schema.discovery import discover_schema
         from .warehouse import build_guard, open_warehouse
 
         p = self._project(project)

@@ -58,7 +58,7 @@ def reverify(store: Store, run_ref: str, insight_ids: list[str] | None = None, *
              use_project_llm: bool = True) -> list[Reverified]:
     """Re-verify ``insight_ids`` (default: every insight that is not a repeat) of a finished run."""
     from .explore.executor import Executor
-    from .pipeline import discover_schema
+    from .schema.discovery import discover_schema
     from .validate.verify import Verifier
     from .warehouse import build_guard, open_warehouse
 
