@@ -518,7 +518,11 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                 check += f" (warehouse: {v.verified_count:,})"
             count = f"{i.affected_count:,} affected · " if i.affected_count is not None else ""
             dup = f" · [dim]repeats {i.duplicate_of}[/]" if i.duplicate_of else ""
-            out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}")
+            if v and v.refutation and v.status in (ValidationStatus.confirmed, ValidationStatus.adjusted):
+                check += f", [dim]{escape(v.refutation)}[/]" if v.refutation.startswith("survives") else \
+                    f", [yellow]{escape(v.refutation)}[/]"
+            out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}",
+                      soft_wrap=True)
             out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
             for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
                 out.print("    " + escape(line), soft_wrap=True)

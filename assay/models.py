@@ -278,6 +278,8 @@ class Validation(_Model):
     query: str = ""
     reasoning: str = ""
     attempts: list[SQLAttempt] = Field(default_factory=list)
+    # the refuter's finding on the insight's confirmed comparisons: "survives refutation", or "but ..."
+    refutation: str | None = None
 
 
 class MetricKind(str, Enum):
@@ -328,6 +330,8 @@ class Claim(_Model):
     verified_baseline_value: float | None = None
     query: str = ""
     reasoning: str = ""
+    refutation: str | None = None      # "survives refutation" | "but <counter-evidence in one sentence>"
+    refutation_sql: str = ""
 
     @field_validator("metric", mode="before")
     @classmethod

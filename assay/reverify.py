@@ -23,6 +23,7 @@ class Reverified:
     before: str
     now: str
     reasoning: str
+    refutation: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -33,7 +34,7 @@ def _claims_record(claims: list[Claim]) -> list[dict]:
     return [{"metric": c.metric.value, "measure": c.measure, "segment": c.segment, "value": c.value,
              "baseline_value": c.baseline_value, "verified_value": c.verified_value,
              "verified_baseline_value": c.verified_baseline_value,
-             "verdict": c.verdict.value if c.verdict else None} for c in claims]
+             "verdict": c.verdict.value if c.verdict else None, "refutation": c.refutation} for c in claims]
 
 
 def _discovery_record(ins: Insight, at) -> VerdictRecord:
@@ -59,6 +60,7 @@ def reverify(store: Store, run_ref: str, insight_ids: list[str] | None = None, *
     """Re-verify ``insight_ids`` (default: every insight that is not a repeat) of a finished run."""
     from .explore.executor import Executor
     from .schema.discovery import discover_schema
+    from .validate.refute import Refuter, refute_insight
     from .validate.verify import Verifier
     from .warehouse import build_guard, open_warehouse
 
@@ -90,17 +92,20 @@ def reverify(store: Store, run_ref: str, insight_ids: list[str] | None = None, *
         verifier = Verifier(llm=llm, executor=Executor(wh, build_guard(wh, project.warehouse, tables),
                                                        project.warehouse, llm),
                             steps=steps, catalog=run.catalog)
+        refuter = Refuter(verifier.executor, tables)
         for ins in chosen:
             if not ins.verdict_history:
                 ins.verdict_history.append(_discovery_record(ins, result.created_at))
             before = ins.validation.status.value if ins.validation else "unverified"
             again = _fresh(ins)
             validation = verifier.verify(again)
+            validation.refutation = refute_insight(refuter, again)
             ins.claims, ins.validation = again.claims, validation
             ins.verdict_history.append(VerdictRecord(source="reverify", status=validation.status,
                                                      claims=_claims_record(again.claims),
                                                      note=validation.reasoning[:500]))
-            out.append(Reverified(ins.id, ins.name, before, validation.status.value, validation.reasoning))
+            out.append(Reverified(ins.id, ins.name, before, validation.status.value, validation.reasoning,
+                                  validation.refutation))
     finally:
         wh.close()
     store.save_result(result)
