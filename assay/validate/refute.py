@@ -292,12 +292,14 @@ class Refuter:
         usable = sorted((n, name, col) for (name, col) in cats if MIN_LEVELS <= (n := levels.get(name, 0)) <= MAX_LEVELS)
         worst: Refutation | None = None
         worst_attenuation = -1.0
+        tested = 0  # strata tests that had levels with both sides: "survives" means nothing without one
         for _, name, col in usable[:MAX_CANDIDATES]:
             sql = _stratified(sel, col, seg, base, self.dialect)
             strata = self._strata(sql)
             if not strata:
                 continue
             verdict = judge_strata(overall, strata)
+            tested += verdict != "unknown"
             pooled, _ = pooled_difference(strata)
             if pooled is None:
                 continue
@@ -308,9 +310,12 @@ class Refuter:
         if worst is not None:
             return worst
         for col in times[:1]:
-            period = self._period(sel, col, seg, base, claim, overall)
+            period, ran = self._period(sel, col, seg, base, claim, overall)
+            tested += ran
             if period is not None:
                 return period
+        if not tested:
+            return Refutation("skipped", "no other column or period to test the comparison within")
         return Refutation("survives", "survives refutation")
 
     def _mix_text(self, claim: Claim, dim: str, verdict: str, strata: list[Stratum]) -> str:
@@ -322,17 +327,18 @@ class Refuter:
         return (f"but within each {dim} the difference {what} ({parts}): it comes from the mix of {dim} "
                 "between segment and baseline")
 
-    def _period(self, sel, col, seg, base, claim: Claim, overall: float) -> Refutation | None:
+    def _period(self, sel, col, seg, base, claim: Claim, overall: float) -> tuple[Refutation | None, bool]:
+        """Counter-evidence from the two halves of the time span, and whether the halves could be compared."""
         q = sel.copy()
         q.set("expressions", [exp.alias_(exp.Min(this=col.copy()), "lo"), exp.alias_(exp.Max(this=col.copy()), "hi")])
         q.set("order", None)
         q.set("limit", None)
         rows = self._run(q.sql(dialect=self.dialect))
         if not rows or rows[0].get("lo") is None or rows[0].get("hi") is None:
-            return None
+            return None, False
         lo, hi = rows[0]["lo"], rows[0]["hi"]
         if not isinstance(lo, (dt.date, dt.datetime)) or lo == hi:
-            return None
+            return None, False
         mid = lo + (hi - lo) / 2
         if isinstance(mid, dt.datetime):
             lit = exp.cast(exp.Literal.string(mid.replace(tzinfo=None).isoformat(sep=" ")), "TIMESTAMP")
@@ -344,11 +350,11 @@ class Refuter:
         sql = _stratified(sel, half, seg, base, self.dialect)
         strata = self._strata(sql)
         if not strata or len(strata) < 2:
-            return None
+            return None, False
         usable = {s.level: s for s in strata if s.segment is not None and s.baseline is not None
                   and s.n_segment >= MIN_LEVEL_ROWS and s.n_baseline >= MIN_LEVEL_ROWS}
         if len(usable) < 2:
-            return None
+            return None, False
         diffs = {lvl: s.segment - s.baseline for lvl, s in usable.items()}
         strong = max(diffs, key=lambda lvl: abs(diffs[lvl]) if diffs[lvl] * overall > 0 else -1)
         weak = [lvl for lvl, d in diffs.items() if lvl != strong
@@ -356,7 +362,7 @@ class Refuter:
         v_strong, v_weak = (_variance(usable[strong]), _variance(usable[weak[0]])) if weak else (None, None)
         if weak and v_strong is not None and v_weak is not None and \
                 abs(diffs[strong] - diffs[weak[0]]) < Z_PERIOD * math.sqrt(v_strong + v_weak):
-            return None  # the halves differ by no more than sampling noise
+            return None, True  # the halves differ by no more than sampling noise
         if len(weak) == 1 and diffs[strong] * overall > 0:
             k = claim.metric
             s_w, s_s = usable[weak[0]], usable[strong]
@@ -364,8 +370,8 @@ class Refuter:
             return Refutation("period", f"but it holds in the {strong} of the period only: in the {weak[0]} "
                                         f"({when}) the segment is at {_fmt(s_w.segment, k)} against "
                                         f"{_fmt(s_w.baseline, k)} (the {strong}: {_fmt(s_s.segment, k)} against "
-                                        f"{_fmt(s_s.baseline, k)})", col.name, sql, list(usable.values()))
-        return None
+                                        f"{_fmt(s_s.baseline, k)})", col.name, sql, list(usable.values())), True
+        return None, True
 
 
 def refute_insight(refuter: Refuter, insight) -> str | None:

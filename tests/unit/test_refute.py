@@ -83,3 +83,14 @@ def test_insight_summary(world):
     assert "GROUP BY" in ins.claims[1].refutation_sql.upper()
     alone = Insight(id="I2", area="a", name="a count", description="a count", claims=[Claim(metric=MetricKind.count, value=3)])
     assert refute_insight(ref, alone) is None
+
+
+def test_nothing_to_stratify_by_is_skipped_not_survived(world):
+    cases, ref = world
+    c = cases[0].claim
+    # a comparison over a derived table: no base-table column to test it within
+    derived = ("SELECT avg(CASE WHEN channel = 'paid' THEN converted END) AS segment_value, "
+               "avg(CASE WHEN channel <> 'paid' THEN converted END) AS baseline_value "
+               "FROM (SELECT channel, converted FROM mix_0) AS t")
+    r = ref.refute(c.model_copy(update={"query": derived}))
+    assert r.outcome == "skipped" and not r.caveat
