@@ -9,7 +9,8 @@ warehouse, with its own guarded queries, and records what it found beside the ve
 Its queries are the claim's own verification query, stratified: the same SELECT (same FROM, joins,
 filters and aggregates) grouped by one more column, with the number of segment and baseline rows per
 level. Candidate strata are the other low-cardinality columns of the tables the query reads (never the
-ones its segment or baseline is defined by, never keys) and the two halves of the query's time span.
+ones its segment, baseline, measure or filters are defined by, never keys) and the two halves of the
+query's time span.
 Everything is judged by code: per level, segment against baseline; pooled across levels with weights
 that favour levels where both sides are well represented (the harmonic mean of their sizes, as a
 Mantel-Haenszel difference weights them). No LLM is involved, so the statistical analyst's claims and the
@@ -286,7 +287,10 @@ class Refuter:
             n = counted[0].n_segment
             return Refutation("small_sample", f"but it rests on only {n} row{'s' if n != 1 else ''} in the "
                                               "segment: a small sample")
-        exclude = _columns_in(seg, base, _condition(claim.period_sql, self.dialect))
+        # never stratify by a column the measure or the filters are defined by: within each status, a failure
+        # rate is 0% or 100%, which says nothing about the segment
+        exclude = _columns_in(seg, base, _condition(claim.period_sql, self.dialect), sel.args.get("where"),
+                              *sel.expressions)
         cats, times = self._candidates(sel, exclude)
         levels = self._levels(sel, cats)
         usable = sorted((n, name, col) for (name, col) in cats if MIN_LEVELS <= (n := levels.get(name, 0)) <= MAX_LEVELS)

@@ -21,6 +21,12 @@ from refutation_data import build  # noqa: E402
 def world(tmp_path_factory):
     path = tmp_path_factory.mktemp("refute") / "r.duckdb"
     cases = build(path, per_kind=3, n=4000, seed=3)
+    import duckdb
+
+    con = duckdb.connect(str(path))  # an outcome column that defines the measure (see the last test)
+    con.execute(f"CREATE TABLE outcomes AS SELECT *, CASE WHEN converted = 1 THEN 'won' ELSE 'lost' END AS outcome "
+                f"FROM {cases[-1].table}")
+    con.close()
     cfg = WarehouseConfig(kind="duckdb", settings={"path": str(path)})
     wh = open_warehouse(cfg)
     tables = wh.list_tables()
@@ -94,3 +100,14 @@ def test_nothing_to_stratify_by_is_skipped_not_survived(world):
                "FROM (SELECT channel, converted FROM mix_0) AS t")
     r = ref.refute(c.model_copy(update={"query": derived}))
     assert r.outcome == "skipped" and not r.caveat
+
+
+def test_never_stratifies_by_the_measures_own_column(world):
+    cases, ref = world
+    c = cases[-1].claim  # clean
+    # conversion defined by an outcome column: within each outcome the rate is 0% or 100%
+    sql = ("SELECT count(*) FILTER (WHERE channel = 'paid' AND outcome = 'won') * 1.0 / count(*) FILTER (WHERE "
+           "channel = 'paid') AS segment_value, count(*) FILTER (WHERE channel <> 'paid' AND outcome = 'won') * 1.0 "
+           "/ count(*) FILTER (WHERE channel <> 'paid') AS baseline_value FROM outcomes")
+    r = ref.refute(c.model_copy(update={"query": sql}))
+    assert r.outcome == "survives" and "outcome" not in r.text
