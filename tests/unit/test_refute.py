@@ -111,3 +111,33 @@ def test_never_stratifies_by_the_measures_own_column(world):
            "/ count(*) FILTER (WHERE channel <> 'paid') AS baseline_value FROM outcomes")
     r = ref.refute(c.model_copy(update={"query": sql}))
     assert r.outcome == "survives" and "outcome" not in r.text
+
+
+def test_a_whole_table_aggregate_is_rederived_not_left_unverifiable(tmp_path):
+    import json
+
+    import duckdb
+
+    from assay.llm.scripted import ReplayLLM
+    from assay.validate.verify import Verifier
+    from assay.warehouse.duckdb import DuckDBWarehouse
+    from assay.warehouse.guard import SQLGuard
+    from tests.helpers import small_warehouse
+
+    db = small_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(db))
+    mean = con.execute("SELECT avg(amount) FROM orders").fetchone()[0]
+    con.close()
+    wh = DuckDBWarehouse(str(db))
+    try:
+        tables = wh.list_tables()
+        llm = ReplayLLM({"verify": [json.dumps({"query": "SELECT avg(amount) AS segment_value FROM orders"})]})
+        ex = Executor(wh, SQLGuard("duckdb", tables=tables, default_schema="main"),
+                      WarehouseConfig(kind="duckdb", settings={}), llm)
+        ins = Insight(id="I1", area="revenue", name="Average order is about 28", description="across all orders",
+                      claims=[Claim(metric=MetricKind.average, measure="order amount", entity="orders",
+                                    segment="all orders", value=round(mean, 1))])
+        v = Verifier(llm=llm, executor=ex, steps={}, catalog="- main.orders").verify(ins)
+        assert v.status == ValidationStatus.confirmed and ins.claims[0].verified_value == pytest.approx(mean)
+    finally:
+        wh.close()
