@@ -23,13 +23,14 @@ class Case:
     claim: Claim
 
 
-def _frame(rng, kind: str, n: int, *, seg="paid", other="organic", mix_levels=("desktop", "mobile")):
+def _frame(rng, kind: str, n: int, *, seg="paid", other="organic", mix_levels=("desktop", "mobile"),
+           lean: float = 0.8):
     seg_mask = rng.random(n) < 0.4
     channel = np.where(seg_mask, seg, other)
     k = len(mix_levels)
     # the mix dimension: the segment leans to the first level when confounded
     if kind in ("mix", "reversal"):
-        p_first = np.where(seg_mask, 0.8, 0.2)
+        p_first = np.where(seg_mask, lean, 1 - lean)
     else:
         p_first = np.full(n, 1.0 / k)
     first = rng.random(n) < p_first
@@ -74,7 +75,9 @@ def build(path, *, per_kind: int = 10, n: int = 6000, seed: int = 7) -> list[Cas
     for kind in KINDS:
         for i in range(per_kind):
             table = f"{kind}_{i}"
-            frame = _frame(rng, kind, n, mix_levels=levels[i % len(levels)])
+            # confounding of several strengths and sample sizes: the segment leans 80/20 .. 65/35 to one level
+            frame = _frame(rng, kind, n if i % 2 == 0 else n // 2, mix_levels=levels[i % len(levels)],
+                           lean=(0.8, 0.72, 0.65)[i % 3])
             import pandas as pd
 
             df = pd.DataFrame(frame)  # noqa: F841 (read by DuckDB below)
