@@ -16,7 +16,7 @@ import re
 import types
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 from .models import Project
@@ -110,11 +110,12 @@ class AzureSettings(_LLMSettings):
     api_version: str = "2024-10-21"
     ad_token_env: str | None = None  # an env var holding a Microsoft Entra ID token (instead of the key)
 
-    @model_validator(mode="after")
-    def _url(self):
-        if not re.match(r"^https?://[^\s/]+", self.endpoint):
-            raise ValueError(f"endpoint: {self.endpoint!r} is not an http(s) URL")
-        return self
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://[^\s/]+", v):
+            raise ValueError(f"{v!r} is not an http(s) URL (e.g. https://NAME.openai.azure.com)")
+        return v
 
 
 # one typed settings model per LLM provider that takes settings (the others take none)
@@ -184,6 +185,10 @@ def is_secret_key(key: str) -> bool:
 def _secret_forms(path: str, key: str) -> str:
     """The env-var and Secret-block form that replaces a secret written at ``path``."""
     section = path.split(".", 1)[0]
+    if path.startswith("llm.settings."):
+        return ("llm.settings.access_token_env / ad_token_env: VAR (an environment variable); AWS and Google "
+                "credentials come from their own chains (llm.settings.profile, AWS_PROFILE; "
+                "llm.settings.service_account_file, GOOGLE_APPLICATION_CREDENTIALS)")
     if section == "llm":
         return "api_key_env: ANTHROPIC_API_KEY (an environment variable) or secret_block: NAME (a Prefect Secret block)"
     if section == "notify":

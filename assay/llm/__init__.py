@@ -92,7 +92,7 @@ def _build_cloud(cfg: LLMConfig) -> LLM:
 
             raise MissingKey(f"azure: llm.settings.ad_token_env names {st.ad_token_env}, which is not set")
     key = None if ad_token else secrets.resolve(cfg.api_key_env or "AZURE_OPENAI_API_KEY", cfg.secret_block,
-                                                what="azure")
+                                                what="azure", required=False)  # the adapter says what is missing
     return AzureOpenAILLM(cfg.model, endpoint=st.endpoint, deployment=st.deployment, api_version=st.api_version,
                           api_key=key, ad_token=ad_token, timeout_s=cfg.timeout_s)
 
