@@ -110,6 +110,11 @@ class AzureSettings(_LLMSettings):
     api_version: str = "2024-10-21"
     ad_token_env: str | None = None  # an env var holding a Microsoft Entra ID token (instead of the key)
 
+    @field_validator("api_version", mode="before")
+    @classmethod
+    def _version(cls, v):
+        return v.isoformat() if hasattr(v, "isoformat") else v  # YAML reads 2024-10-21 unquoted as a date
+
     @field_validator("endpoint")
     @classmethod
     def _url(cls, v: str) -> str:
