@@ -30,7 +30,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from assay.errors import ConfigError, LLMError, LLMTimeout, MissingKey, TransientError, is_transient
+from assay.errors import (
+    ConfigError,
+    LLMError,
+    LLMTimeout,
+    MissingKey,
+    TransientError,
+    is_transient,
+)
 from assay.llm import build_llm
 from assay.llm.base import LLMRequest, Message, SystemBlock, ToolSpec
 from assay.models import LLMConfig
@@ -76,7 +83,7 @@ class Loopback:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_POST = do_GET = _serve  # noqa: N815
+            do_POST = do_GET = _serve
 
             def log_message(self, *a):
                 pass
@@ -168,11 +175,13 @@ def sigv4_problem(req: dict, secret: str, region: str, service: str = "bedrock")
         return "no SigV4 Authorization header"
     parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
     akid, date, reg, svc, term = parts["Credential"].split("/")
+    if akid != AKID:
+        return "The security token included in the request is invalid (unknown access key)"
     if (reg, svc, term) != (region, service, "aws4_request"):
         return f"wrong credential scope {reg}/{svc}/{term}"
     amz_date = req["headers"].get("x-amz-date", "")
-    signed_at = dt.datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
-    if abs((dt.datetime.now(dt.timezone.utc) - signed_at).total_seconds()) > 300 or not amz_date.startswith(date):
+    signed_at = dt.datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+    if abs((dt.datetime.now(dt.UTC) - signed_at).total_seconds()) > 300 or not amz_date.startswith(date):
         return "X-Amz-Date is not fresh"
     signed = parts["SignedHeaders"].split(";")
     if "host" not in signed or "x-amz-date" not in signed:
@@ -394,6 +403,7 @@ def _b64url_decode(s: str) -> bytes:
 def token_endpoint(req, state):
     """Google's OAuth token endpoint for a service account: a JWT-bearer grant whose RS256 signature
     is verified with the account's public key; answers an access token."""
+    from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import padding
 
@@ -404,7 +414,7 @@ def token_endpoint(req, state):
     try:
         state["public_key"].verify(_b64url_decode(sig), f"{head}.{payload}".encode(), padding.PKCS1v15(),
                                    hashes.SHA256())
-    except Exception:
+    except InvalidSignature:
         return 400, {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}, {}
     claims = json.loads(_b64url_decode(payload))
     if claims.get("iss") != state["email"] or "cloud-platform" not in claims.get("scope", ""):
@@ -431,7 +441,7 @@ def test_vertex_service_account_file_is_exchanged_for_a_token(vertex, tmp_path):
                     settings={"region": VREGION, "service_account_file": str(sa)})  # project from the file
     llm = build_llm(cfg)
     assert llm.project_id == PROJECT and llm.complete(REQ).text == "signed in"
-    assert [r["path"] for r in vertex.requests][0] == "/token"
+    assert vertex.requests[0]["path"] == "/token"
     assert vertex.requests[1]["headers"]["authorization"] == f"Bearer {vertex.state['token']}"
     vertex.answers = [(200, claude_msg([{"type": "text", "text": "O"}]))]
     assert llm.ping(5) == f"{VMODEL} via vertex {PROJECT}/{VREGION} at {vertex.url}/v1"
@@ -565,3 +575,47 @@ def test_openai_compatible_server_retries_500_and_429_then_answers(compat):
     assert not is_transient(e.value)
     compat.answers = [(200, chat_msg(content="O"))]
     assert llm.ping(5) == f"qwen via the OpenAI-compatible server at {compat.url}/v1"
+
+
+def test_a_slow_or_absent_server_is_a_transient_error(compat):
+    from assay.llm.openai_compat import OpenAICompatLLM
+
+    slow = compat.check
+
+    def check(req):
+        time.sleep(1.5)
+        return slow(req)
+
+    compat.check = check
+    compat.answers = [(200, chat_msg(content="late"))]
+    with pytest.raises(LLMTimeout, match="openai: the model did not answer in time"):
+        OpenAICompatLLM("qwen", base_url=compat.url + "/v1", timeout_s=0.3, max_retries=0).complete(REQ)
+    compat.close()
+    with pytest.raises(LLMTimeout, match="openai: could not reach the service"):
+        OpenAICompatLLM("qwen", base_url=compat.url + "/v1", max_retries=0).complete(REQ)
+
+
+# ----------------------------------------------------------------------------- Anthropic: the doctor's ping
+
+
+def test_anthropic_ping_is_one_token_with_the_key(clean_env):
+    from assay.llm.anthropic import AnthropicLLM
+
+    def check(req):
+        if req["path"] != "/v1/messages":
+            return 404, {"type": "error", "error": {"type": "not_found_error", "message": "no route"}}, {}
+        # the key as x-api-key, or as a bearer token (newer SDKs)
+        if "sk-ant-good" not in (req["headers"].get("x-api-key"), req["headers"].get("authorization", "")[7:]):
+            return 401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}, {}
+        return srv.next_answer()
+
+    srv = Loopback(check)
+    try:
+        srv.answers = [(200, claude_msg([{"type": "text", "text": "O"}]))]
+        assert AnthropicLLM("claude-haiku-4-5", api_key="sk-ant-good", base_url=srv.url).ping(5) == \
+            f"claude-haiku-4-5 via anthropic at {srv.url}"
+        assert srv.requests[0]["body"]["max_tokens"] == 1
+        with pytest.raises(MissingKey, match=r"anthropic: the credentials were rejected \(HTTP 401: invalid x-api-key"):
+            AnthropicLLM("claude-haiku-4-5", api_key="sk-ant-bad", base_url=srv.url).ping(5)
+    finally:
+        srv.close()

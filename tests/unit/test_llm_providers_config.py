@@ -65,7 +65,7 @@ def test_a_misspelt_required_key_is_one_error():
 def test_the_readme_examples_are_valid_projects(tmp_path):
     text = README.read_text()
     section = text[text.index("### LLM providers"):text.index("### Environment")]
-    blocks = re.findall(r"```yaml\n(llm:.*?)```", section, re.S)
+    blocks = re.findall(r"```yaml\n(llm:.*?)```", section, re.DOTALL)
     assert len(blocks) == 5
     providers = []
     for i, block in enumerate(blocks):
