@@ -39,7 +39,7 @@ def serve():
         protocol_version = "HTTP/1.1"  # keep-alive, as the real services
         disable_nagle_algorithm = True  # else delayed ACKs add 40 ms to every call
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             body = json.dumps(CHAT if "chat/completions" in self.path else CLAUDE).encode()
             self.send_response(200)

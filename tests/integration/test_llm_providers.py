@@ -274,7 +274,7 @@ def test_bedrock_throttling_is_retried_honouring_retry_after_then_transient(bedr
     assert isinstance(e.value, TransientError) and e.value.retry_after_s == pytest.approx(0.02)
     assert len(bedrock.requests) == 5  # one try and two SDK retries
     for status in (500, 503, 529):
-        bedrock.answers = [(status, {"message": "ServiceUnavailableException"})] * 3
+        bedrock.answers = [(status, {"message": "ServiceUnavailableException"}, {"retry-after-ms": "1"})] * 3
         with pytest.raises(LLMTimeout):
             llm.complete(REQ)
 
