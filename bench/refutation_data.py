@@ -66,7 +66,8 @@ QUERY_FORMS = (
 )
 
 
-def build(path, *, per_kind: int = 10, n: int = 6000, seed: int = 7) -> list[Case]:
+def build(path, *, per_kind: int = 10, n: int = 6000, seed: int = 7, leans: tuple[float, ...] = (0.8, 0.72, 0.65),
+          vary_size: bool = True) -> list[Case]:
     """Write the tables into a DuckDB file at ``path``; return the cases with their claims verified."""
     rng = np.random.default_rng(seed)
     con = duckdb.connect(str(path))
@@ -76,8 +77,8 @@ def build(path, *, per_kind: int = 10, n: int = 6000, seed: int = 7) -> list[Cas
         for i in range(per_kind):
             table = f"{kind}_{i}"
             # confounding of several strengths and sample sizes: the segment leans 80/20 .. 65/35 to one level
-            frame = _frame(rng, kind, n if i % 2 == 0 else n // 2, mix_levels=levels[i % len(levels)],
-                           lean=(0.8, 0.72, 0.65)[i % 3])
+            frame = _frame(rng, kind, n if i % 2 == 0 or not vary_size else n // 2,
+                           mix_levels=levels[i % len(levels)], lean=leans[i % len(leans)])
             import pandas as pd
 
             df = pd.DataFrame(frame)  # noqa: F841 (read by DuckDB below)

@@ -20,7 +20,7 @@ from refutation_data import build  # noqa: E402
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     path = tmp_path_factory.mktemp("refute") / "r.duckdb"
-    cases = build(path, per_kind=3, n=4000, seed=3)
+    cases = build(path, per_kind=3, n=4000, seed=3, leans=(0.8,), vary_size=False)  # strong: always caught
     import duckdb
 
     con = duckdb.connect(str(path))  # an outcome column that defines the measure (see the last test)
