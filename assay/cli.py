@@ -518,10 +518,16 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                 check += f" (warehouse: {v.verified_count:,})"
             count = f"{i.affected_count:,} affected · " if i.affected_count is not None else ""
             dup = f" · [dim]repeats {i.duplicate_of}[/]" if i.duplicate_of else ""
-            out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}")
+            if v and v.refutation and v.status in (ValidationStatus.confirmed, ValidationStatus.adjusted):
+                check += f", [dim]{escape(v.refutation)}[/]" if v.refutation.startswith("survives") else \
+                    f", [yellow]{escape(v.refutation)}[/]"
+            out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}",
+                      soft_wrap=True)
             out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
             for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
                 out.print("    " + escape(line), soft_wrap=True)
+            for h in i.verdict_history[1:]:
+                out.print(f"    [dim]re-verified {h.at:%Y-%m-%d %H:%M}: {h.status.value}[/]", soft_wrap=True)
     for log in result.analysis_log:
         if log.ok and log.note and log.area not in by_area:
             out.print(f"[dim]{escape(log.area)}: {escape(log.note)}[/]", soft_wrap=True)
@@ -754,7 +760,7 @@ def serve() -> None:
 @app.command()
 @_guarded
 def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50)) -> None:
-    """Answer one question with the exploration loop; the answer cites the SQL it ran."""
+    """Answer one question from the project's earlier findings or the warehouse; cites insight ids and SQL."""
     from rich.syntax import Syntax
 
     from .ask import ask as run_ask
@@ -762,9 +768,48 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
     store = _store()
     ans = run_ask(store, store.get_project(project), question, turns=turns)
     out.print(f"[bold]{ans.answer}[/]", soft_wrap=True)
+    out.print(f"[dim]answered from: {ans.sources}[/]")
+    for h in ans.cited_insights():
+        out.print(f"\n[dim]{h.kind} {h.cite()} · {h.verdict or 'recommendation'}:[/] {h.title}", soft_wrap=True)
     for s in ans.cited():
         out.print(f"\n[dim]step {s.step}: {s.purpose} ({s.row_count:,} rows)[/]")
         out.print(Syntax(s.query, "sql", word_wrap=True))
+
+
+@app.command()
+@_guarded
+def verify(run: str, insights: Optional[list[str]] = typer.Argument(None, help="insight ids (default: all)")) -> None:
+    """Re-verify a run's insights against today's warehouse; keeps the history of verdicts."""
+    from .reverify import reverify
+
+    rows = reverify(_store(), run, insights or None)
+    t = Table(title=f"Re-verified {len(rows)} insight(s)")
+    for c in ("insight", "at discovery", "today", "why"):
+        t.add_column(c)
+    for r in rows:
+        now = f"[bold]{r.now}[/]" if r.changed else r.now
+        t.add_row(f"{r.insight} {r.title[:50]}", r.before, now, r.reasoning[:120])
+    out.print(t)
+    changed = [r.insight for r in rows if r.changed]
+    out.print(f"{len(changed)} verdict(s) changed" + (f": {', '.join(changed)}" if changed else "") +
+              f" · history: assay show {run} --json (verdict_history)")
+
+
+@app.command()
+@_guarded
+def mcp(http: bool = typer.Option(False, "--http", help="serve streamable HTTP instead of stdio"),
+        host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
+        allow_discover: bool = typer.Option(False, "--allow-discover",
+                                            help="let clients start discoveries (off by default)")) -> None:
+    """Serve assay to MCP clients (agents, editors): projects, runs, insights, ask, guarded SQL."""
+    from .mcp_server import AssayTools, build_server
+
+    server = build_server(AssayTools(allow_discover=allow_discover))
+    if http:
+        print(f"assay MCP server on http://{host}:{port}/mcp", file=sys.stderr)
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure discovery quality.")

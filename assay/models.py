@@ -207,6 +207,7 @@ class StepAction(str, Enum):
     query = "query"
     lookup_schema = "lookup_schema"
     search_tables = "search_tables"
+    search_insights = "search_insights"  # `assay ask`: earlier discoveries' findings
     complete_rejected = "complete_rejected"
     done = "done"
     error = "error"
@@ -280,6 +281,8 @@ class Validation(_Model):
     query: str = ""
     reasoning: str = ""
     attempts: list[SQLAttempt] = Field(default_factory=list)
+    # the refuter's finding on the insight's confirmed comparisons: "survives refutation", or "but ..."
+    refutation: str | None = None
 
 
 class MetricKind(str, Enum):
@@ -330,6 +333,8 @@ class Claim(_Model):
     verified_baseline_value: float | None = None
     query: str = ""
     reasoning: str = ""
+    refutation: str | None = None      # "survives refutation" | "but <counter-evidence in one sentence>"
+    refutation_sql: str = ""
 
     @field_validator("metric", mode="before")
     @classmethod
@@ -405,6 +410,16 @@ class AnalysisAnswer(_Model):
     insights: list[InsightDraft]
 
 
+class VerdictRecord(_Model):
+    """One verification of an insight: at discovery, or re-run on demand (`assay verify`)."""
+
+    at: dt.datetime = Field(default_factory=utcnow)
+    source: Literal["discovery", "reverify"] = "discovery"
+    status: ValidationStatus
+    claims: list[dict[str, Any]] = Field(default_factory=list)  # measure, value, verified values, verdict
+    note: str = ""
+
+
 class Insight(InsightDraft):
     id: str
     area: str
@@ -413,6 +428,7 @@ class Insight(InsightDraft):
     ungrounded: bool = False  # a number of a claim traces to no cited step's stored result
     also_relevant_to: list[str] = Field(default_factory=list)  # areas whose same finding was merged here
     merged_from: list[str] = Field(default_factory=list)       # ids of the merged insights
+    verdict_history: list[VerdictRecord] = Field(default_factory=list)  # re-verifications, oldest first
     discovered_at: dt.datetime = Field(default_factory=utcnow)
 
 

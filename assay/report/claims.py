@@ -39,7 +39,8 @@ def claim_values(c: Claim) -> str:
 def claim_line(c: Claim) -> str:
     verdict = c.verdict.value if c.verdict else "unverified"
     flag = " · ungrounded (no cited step shows it)" if c.grounded is False else ""
-    return f"[{verdict}] {claim_subject(c)}: {claim_values(c)}{flag}"
+    refuted = f" · {c.refutation}" if c.refutation else ""
+    return f"[{verdict}] {claim_subject(c)}: {claim_values(c)}{flag}{refuted}"
 
 
 def insight_notes(i: Insight) -> list[str]:

@@ -377,8 +377,11 @@ def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep]) -> str:
             sql += [(f"Re-derivation SQL: {claim_subject(cl)}", cl.query) for cl in i.claims
                     if cl.query and (v is None or cl.query != v.query)]
             check = ""
+            if v is not None and v.refutation and v.status in (ValidationStatus.confirmed,
+                                                                ValidationStatus.adjusted):
+                check = v.refutation + (" · " if v.verified_count is not None else "")
             if v is not None and v.verified_count is not None:
-                check = f"warehouse count {v.verified_count:,}"
+                check += f"warehouse count {v.verified_count:,}"
                 if v.claimed_count is not None and v.claimed_count != v.verified_count:
                     check += f" (claimed {v.claimed_count:,})"
             cards.append({"insight": i, "n": n, "spec": spec, "sql": sql, "recs": recs_for.get(i.id, []),

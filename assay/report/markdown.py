@@ -26,6 +26,8 @@ def validation_line(i: Insight) -> str:
     if v is None:
         return "unverified"
     badge = BADGE[v.status]
+    if v.refutation and v.status in (ValidationStatus.confirmed, ValidationStatus.adjusted):
+        badge = f"{badge}, {_md(v.refutation)}"
     if v.status == ValidationStatus.adjusted:
         return f"{badge}: claimed {v.claimed_count:,}, warehouse says {v.verified_count:,}"
     if v.status in (ValidationStatus.confirmed, ValidationStatus.rejected) and v.verified_count is not None:
