@@ -16,6 +16,11 @@ def _fix(node: exp.Expression, dialect: str) -> exp.Expression:
     return node
 
 
+def quote(ident: str) -> str:
+    """An identifier in the dialect generated SQL is written in (DuckDB), whatever the warehouse's own quoting."""
+    return '"' + ident.replace('"', '""') + '"'
+
+
 @lru_cache(maxsize=4096)
 def portable(sql: str, dialect: str) -> str:
     if dialect == "duckdb":
