@@ -96,7 +96,7 @@ class MySQLWarehouse:
         if not self.schemas:
             raise ConfigError("warehouse: mysql needs a database (in the DSN, settings.database or schemas)")
         self.default_schema = self.schemas[0]
-        params.setdefault("database", self.default_schema)
+        params["database"] = self.default_schema  # bare names mean the first schema, to the engine and the guard
         self.where = f"{params.get('host', 'localhost')}:{params.get('port', 3306)}/{params['database']}"
         ssl = {k[4:]: params.pop(k) for k in ("ssl_ca", "ssl_cert", "ssl_key") if k in params}
         self._params = dict(params, charset=params.get("charset", "utf8mb4"), autocommit=True,
