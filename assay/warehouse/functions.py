@@ -164,7 +164,7 @@ bround pmod div log2 log1p expm1 cosh sinh tanh hypot rint signum factorial bin 
 lcase ucase instr locate charindex split split_part regexp_extract regexp_extract_all regexp_replace
 regexp_like rlike regexp_count regexp_substr ilike like format_number format_string printf md5 sha sha1 sha2
 crc32 startswith endswith contains base64 unbase64 decode encode btrim char_length len substring_index
-elt mask levenshtein soundex
+elt mask levenshtein soundex listagg string_agg dayname monthname
 current_date current_timestamp now curdate date_add date_sub datediff date_diff dateadd timestampadd
 timestampdiff date_trunc trunc date_format to_date to_timestamp year month day dayofmonth dayofweek
 dayofyear weekofyear weekday quarter hour minute second last_day next_day add_months months_between
@@ -240,6 +240,8 @@ SYNTAX_OK = frozenset({
     "JSONBExtract", "JSONBExtractScalar", "JSONBContains", "ArrayContainsAll", "ArrayOverlaps",
     "ArrayContains", "Bracket", "Collate", "DPipe", "Interval", "Filter", "Unnest", "Extract",
     "StrPosition", "Substring", "Trim", "Overlay", "Cast", "TryCast", "Coalesce", "Nullif",
+    "WeekStart",  # BigQuery's WEEK(MONDAY) date part
+    "ApproxDistinct",  # Redshift's APPROXIMATE COUNT(DISTINCT x); elsewhere it renders as a call, checked by name
 })
 _HINT = ("use aggregates (count, sum, avg, min, max, percentile_cont, ...), window functions, string, "
          "date/time, math, casts, CASE/COALESCE and JSON readers")

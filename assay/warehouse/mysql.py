@@ -224,7 +224,9 @@ class MySQLWarehouse:
                 tcomment = "" if (tcomment or "").upper() == "VIEW" else tcomment
                 t = tables[(schema, name)] = TableInfo(schema=schema, name=name, row_count=int(rows or 0),
                                                        description=clean_comment(tcomment))
-            t.columns.append(ColumnInfo(name=col, type=str(typ), nullable=nullable == "YES",
+            # BOOL/BOOLEAN is MySQL's alias of tinyint(1): say boolean, as drivers that read it as a flag do
+            typ = "boolean" if str(typ).lower() in ("tinyint(1)", "tinyint(1) unsigned") else str(typ)
+            t.columns.append(ColumnInfo(name=col, type=typ, nullable=nullable == "YES",
                                         description=clean_comment(comment)))
         for s, n, col, rs, rn in fks:
             t = tables.get((s, n))

@@ -137,3 +137,20 @@ def test_bad_key_is_a_config_error(bq, monkeypatch):
     monkeypatch.setenv("WH_BQ_KEY", '{"type": "service_account"}')
     with pytest.raises(ConfigError, match="not a service-account JSON key"):
         open_warehouse(cfg(bq, credentials_env="WH_BQ_KEY"))
+
+
+def test_assay_estimate_shows_the_dry_run_bytes(bq):
+    from assay import pipeline
+    from assay.models import Project
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    p = Project(id="bq-est", pack="ecommerce", warehouse=cfg(bq))
+    open_store(load_settings()).save_project(p)
+    n_before = len(bq.requests)
+    est = pipeline.estimate_project("bq-est", max_steps=10)
+    dry = [b for m, path, b in bq.requests[n_before:] if m == "POST" and path.endswith("/jobs")
+           and b.get("configuration", {}).get("dryRun")]
+    ran = [b for m, path, b in bq.requests[n_before:] if m == "POST" and path.endswith("/queries")]
+    assert len(dry) == est.warehouse["tables"] >= 2 and not ran  # dry runs only: nothing was billed
+    assert est.warehouse["engine"] == "bigquery" and est.warehouse["unit"] == "bytes" and est.warehouse["total"] > 0

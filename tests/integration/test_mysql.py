@@ -28,12 +28,12 @@ def my_db(mysql_dsn):
         cur.execute(f"CREATE TABLE {db}.customers (customer_id INT PRIMARY KEY, email VARCHAR(80), channel TEXT) "
                     "COMMENT 'People who bought,\n at least once'")
         cur.execute(f"CREATE TABLE {db}.orders (order_id INT PRIMARY KEY, customer_id INT, amount DECIMAL(10,2) "
-                    f"COMMENT 'Order total in EUR', placed_at DATETIME, spent TIME, doc JSON, "
+                    f"COMMENT 'Order total in EUR', placed_at DATETIME, spent TIME, doc JSON, paid BOOLEAN, "
                     f"FOREIGN KEY (customer_id) REFERENCES {db}.customers(customer_id))")
         cur.execute(f"INSERT INTO {db}.customers SELECT seq, CONCAT('u', seq, '@x.io'), "
                     "IF(seq % 2 = 0, 'paid', 'organic') FROM seq_1_to_100")
         cur.execute(f"INSERT INTO {db}.orders SELECT seq, 1 + seq % 100, seq * 1.5, '2024-01-01' + INTERVAL seq HOUR, "
-                    "'01:02:03', JSON_OBJECT('k', seq) FROM seq_1_to_5000")
+                    "'01:02:03', JSON_OBJECT('k', seq), seq % 2 FROM seq_1_to_5000")
         cur.execute(f"ANALYZE TABLE {db}.orders, {db}.customers")
     yield db
     with _admin(mysql_dsn) as c, c.cursor() as cur:
@@ -57,6 +57,8 @@ def test_schema_discovery_with_keys_comments_and_row_estimates(mysql_dsn, my_db)
     assert tables["customers"].description == "People who bought, at least once"
     assert {c.name: c.description for c in tables["orders"].columns}["amount"] == "Order total in EUR"
     assert tables["orders"].description == ""
+    types = {c.name: c.type for c in tables["orders"].columns}
+    assert types["paid"] == "boolean" and types["customer_id"].startswith("int")  # BOOLEAN is tinyint(1)
 
 
 def test_row_cap_reports_true_count_and_the_connection_survives(mysql_dsn, my_db):

@@ -198,3 +198,19 @@ def test_mysql_dsn_parsing_is_one_clear_line():
     for bad in ("h:3306/db", "mysql:///db", "mysql://h:notaport/db"):
         with pytest.raises(ConfigError):
             parse_dsn(bad)
+
+
+def test_generated_sql_date_parts_are_spelt_for_each_engine():
+    import duckdb
+
+    from assay.stats.portable import portable
+
+    q = "SELECT EXTRACT(DOW FROM d) AS dow, EXTRACT(ISODOW FROM d) AS iso, EXTRACT(DOY FROM d) AS doy FROM t"
+    assert portable(q, "mysql") == ("SELECT (DAYOFWEEK(d) - 1) AS dow, (WEEKDAY(d) + 1) AS iso, DAYOFYEAR(d) AS doy "
+                                     "FROM t")
+    for d in ("mysql", "bigquery", "databricks", "tsql"):
+        out = portable(q, d)
+        assert "DOW" not in out.replace("DAYOFWEEK", "") and SQLGuard(d).check(out).allowed, out
+    # the DuckDB meaning they reproduce: 2024-01-07 is a Sunday, day 7 of the year
+    assert duckdb.sql("SELECT EXTRACT(DOW FROM DATE '2024-01-07'), EXTRACT(ISODOW FROM DATE '2024-01-07'), "
+                      "EXTRACT(DOY FROM DATE '2024-01-07')").fetchall() == [(0, 7, 7)]
