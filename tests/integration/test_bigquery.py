@@ -140,7 +140,7 @@ def test_bad_key_is_a_config_error(bq, monkeypatch):
 
 
 def test_assay_estimate_shows_the_dry_run_bytes(bq):
-    from assay import pipeline
+    from assay.services.estimate import estimate_project
     from assay.models import Project
     from assay.settings import load_settings
     from assay.store import open_store
@@ -148,7 +148,7 @@ def test_assay_estimate_shows_the_dry_run_bytes(bq):
     p = Project(id="bq-est", pack="ecommerce", warehouse=cfg(bq))
     open_store(load_settings()).save_project(p)
     n_before = len(bq.requests)
-    est = pipeline.estimate_project("bq-est", max_steps=10)
+    est = estimate_project("bq-est", max_steps=10)
     dry = [b for m, path, b in bq.requests[n_before:] if m == "POST" and path.endswith("/jobs")
            and b.get("configuration", {}).get("dryRun")]
     ran = [b for m, path, b in bq.requests[n_before:] if m == "POST" and path.endswith("/queries")]

@@ -8,7 +8,7 @@ import pymysql
 import pytest
 from typer.testing import CliRunner
 
-from assay import pipeline
+from assay.run.lifecycle import run_discovery_inline
 from assay.cli import app
 from assay.settings import load_settings
 from assay.store import open_store
@@ -36,7 +36,7 @@ def test_demo_mysql_registers_a_mysql_project(loaded, mysql_dsn):
 def test_statistical_discovery_on_mariadb(loaded):
     settings = load_settings()
     store = open_store(settings)
-    result = pipeline.run_discovery_inline("demo-gaming", "my-demo-run")
+    result = run_discovery_inline("demo-gaming", "my-demo-run")
     assert result.run_type.value == "full", result.errors
     truth = {t["id"]: t for t in json.loads((settings.demo_dir / "gaming_truth.json").read_text())["patterns"]}
     wall = [i for i in result.insights if i.segment == "level=42"]
