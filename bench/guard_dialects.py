@@ -105,11 +105,14 @@ def static_harm(g, v, dialect: str) -> list[str]:
     out = []
     tree = sqlglot.parse_one(v.sql, read=dialect)
     known = {t.name.lower() for t in catalog()}
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(sqlglot.exp.CTE)}
     for t in tree.find_all(sqlglot.exp.Table):
-        if isinstance(t.this, sqlglot.exp.Identifier) and t.name.lower() not in known and not \
-                any(c.alias_or_name == t.name for c in tree.find_all(sqlglot.exp.CTE)):
+        if not isinstance(t.this, sqlglot.exp.Identifier) or (t.name.lower() in ctes and not t.db):
+            continue  # a CTE (the guard resolves scope; a same-named CTE is not the table)
+        if t.name.lower() not in known:
             out.append(f"reads {t.sql(dialect=dialect)}")
-        if t.name.lower() in ("customers", "orders", "events") and not re.search(r"tenant_id\W*=\W*7\b", v.sql):
+        if t.name.lower() in ("customers", "orders", "events") and \
+                not re.search(r"tenant_id\W*=\W*7\b", v.sql, re.I):
             out.append(f"{t.name} without the tenant predicate")
     if v.output_count is None and re.search(r"\b(email|full_name|phone)\b", v.sql, re.I) and \
             not v.touches_pii:
@@ -213,7 +216,9 @@ def mysql_lane(dsn: str, attacks: list[dict], legit: list[str]) -> dict:
             before = after
         if why:
             res["harmful"] += 1
-            res["harm"].append((a["class"], a["sql"][:120], why))
+            res["harm"].append((a["class"], a["sql"][:160], why, wall))
+            print(f"# harmful on MariaDB: {a['class']}: {a['sql'][:160]!r}: {why} ({wall:.1f}s)", file=sys.stderr,
+                  flush=True)
     for sql in legit:
         out = ex.run(sql, fix=False)
         res["legit_ok"] += int(not out.refused and not out.error)
@@ -246,19 +251,23 @@ def main() -> None:
         print(f"{d}_legit_total: {len(legit_all)}")
         print(f"{d}_legit_pass_share: {len(passed) / max(1, len(legit_all)):.3f}")
         print(f"{d}_own_legit_pass_share: {len(own_passed) / max(1, len(own_legit)):.3f}")
+        sys.stdout.flush()
         print(f"{d}_guard_ms_per_statement: {1000 * (time.perf_counter() - t0) / (len(attacks) + 2 * len(legit_all)):.2f}")
         details[d] = {"harm": harm, "legit_refused": [(q[:120], g.check(q).reason[:160]) for q in legit_all
                                                       if q not in passed][:60]}
-        if d == "mysql" and dsn:
-            r = mysql_lane(dsn, attacks, legit_all)
-            print(f"mysql_engine_attacks_executed: {len(attacks)}")
-            print(f"mysql_engine_harmful: {r['harmful']}")
-            print(f"mysql_engine_blocked: {r['blocked']}")
-            print(f"mysql_engine_allowed_harmless: {r['allowed'] - sum(1 for h in r['harm'] if h[0] != 'crash')}")
-            print(f"mysql_engine_crash: {r['crash']}")
-            print(f"mysql_engine_timeout_overrun_ratio: {r['worst_wall'] / TIMEOUT_S:.2f}")
-            print(f"mysql_engine_legit_pass_share: {r['legit_ok'] / max(1, len(legit_all)):.3f}")
-            details["mysql_engine"] = r["harm"]
+        Path("/tmp/gbench_dialects.json").write_text(json.dumps(details, indent=1, default=str))
+    if dsn:
+        attacks, legit, own_legit = corpus("mysql")
+        legit_all = legit + own_legit
+        r = mysql_lane(dsn, attacks, legit_all)
+        print(f"mysql_engine_attacks_executed: {len(attacks)}")
+        print(f"mysql_engine_harmful: {r['harmful']}")
+        print(f"mysql_engine_blocked: {r['blocked']}")
+        print(f"mysql_engine_allowed_harmless: {r['allowed'] - sum(1 for h in r['harm'] if h[0] != 'crash')}")
+        print(f"mysql_engine_crash: {r['crash']}")
+        print(f"mysql_engine_timeout_overrun_ratio: {r['worst_wall'] / TIMEOUT_S:.2f}")
+        print(f"mysql_engine_legit_pass_share: {r['legit_ok'] / max(1, len(legit_all)):.3f}")
+        details["mysql_engine"] = r["harm"]
     Path("/tmp/gbench_dialects.json").write_text(json.dumps(details, indent=1, default=str))
 
 
