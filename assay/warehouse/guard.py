@@ -97,8 +97,8 @@ MAX_STATEMENT_CHARS = 100_000
 _POSITIONAL = tuple(t for t in (getattr(exp, n, None) for n in ("PositionalColumn", "Parameter", "Placeholder"))
                     if isinstance(t, type))
 
-# MySQL/MariaDB/SQL Server variables (@x := 1 assigns, @@version reads the server's settings)
-_VARIABLES = tuple(t for t in (getattr(exp, n, None) for n in ("SessionParameter", "PropertyEQ"))
+# MySQL/MariaDB server settings (@@version); user variables (@x, @x := 1) are Parameters, refused below
+_VARIABLES = tuple(t for t in (getattr(exp, n, None) for n in ("SessionParameter",))
                    if isinstance(t, type))
 
 # Schemas no query may read even if the project allows "everything".
