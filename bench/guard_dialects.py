@@ -208,7 +208,8 @@ def mysql_lane(dsn: str, attacks: list[dict], legit: list[str]) -> dict:
         blob = "\n".join(texts).lower()
         why = [k for k, n in (("hidden", sec["hidden"]), ("tenant8", sec["t8"])) if n.lower() in blob]
         why += ["pii"] if any(n in blob for _, n in needles) else []
-        nums = [float(x) for x in re.findall(r"\b\d{8,9}\b", blob)]
+        own = set(re.findall(r"\b\d{8,9}\b", a["sql"]))  # an id the attacker wrote, echoed back, is no leak
+        nums = [float(x) for x in re.findall(r"\b\d{8,9}\b", blob) if x not in own]
         why += ["tenant8_id"] if any(lo < x <= hi for x in nums) else []
         why += ["slow"] if wall > 1.5 * TIMEOUT_S else []
         after = checksums(dsn)
