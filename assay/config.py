@@ -16,7 +16,7 @@ import re
 import types
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 from .models import Project
@@ -143,6 +143,75 @@ WAREHOUSE_SETTINGS: dict[str, type[_Settings]] = {
     "mssql": MSSQLSettings,
 }
 
+# --------------------------------------------------------------------------- typed LLM provider settings
+
+
+class _LLMSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class BedrockSettings(_LLMSettings):
+    region: str | None = None  # else AWS_REGION / the profile's region
+    profile: str | None = None  # an AWS profile (else the default credential chain)
+
+
+class VertexSettings(_LLMSettings):
+    project_id: str | None = None  # else the project of the Application Default Credentials
+    region: str  # us-east5, europe-west1, global, ...
+    service_account_file: str | None = None  # a service-account JSON key file (else ADC)
+    access_token_env: str | None = None  # an env var holding an OAuth access token (else ADC)
+
+
+class AzureSettings(_LLMSettings):
+    endpoint: str  # https://NAME.openai.azure.com
+    deployment: str | None = None  # defaults to llm.model
+    api_version: str = "2024-10-21"
+    ad_token_env: str | None = None  # an env var holding a Microsoft Entra ID token (instead of the key)
+
+    @field_validator("api_version", mode="before")
+    @classmethod
+    def _version(cls, v):
+        return v.isoformat() if hasattr(v, "isoformat") else v  # YAML reads 2024-10-21 unquoted as a date
+
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://[^\s/]+", v):
+            raise ValueError(f"{v!r} is not an http(s) URL (e.g. https://NAME.openai.azure.com)")
+        return v
+
+
+# one typed settings model per LLM provider that takes settings (the others take none)
+LLM_SETTINGS: dict[str, type[_LLMSettings]] = {
+    "bedrock": BedrockSettings,
+    "vertex": VertexSettings,
+    "azure": AzureSettings,
+}
+
+
+def llm_settings(provider: str, settings: dict) -> _LLMSettings | None:
+    """The provider's typed settings; ConfigError (one line per problem) when they are wrong."""
+    errors = llm_settings_errors(provider, settings)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    model = LLM_SETTINGS.get(provider)
+    return model.model_validate(settings or {}) if model else None
+
+
+def llm_settings_errors(provider: str, settings: dict) -> list[str]:
+    model = LLM_SETTINGS.get(provider)
+    if model is None:
+        if settings:
+            takes = ", ".join(LLM_SETTINGS)
+            return [f"llm.settings: the {provider} provider takes no settings (only {takes} do)"]
+        return []
+    try:
+        model.model_validate({k: v for k, v in (settings or {}).items() if not is_secret_key(k)})
+    except ValidationError as exc:
+        return pydantic_errors(exc, "llm.settings", model)
+    return []
+
+
 # numbers a project may set, with their lower bound (strict: ``>``; otherwise ``>=``)
 _BOUNDS: list[tuple[str, float, bool]] = [
     ("warehouse.statement_timeout_s", 0, True),
@@ -179,6 +248,10 @@ def is_secret_key(key: str) -> bool:
 def _secret_forms(path: str, key: str) -> str:
     """The env-var and Secret-block form that replaces a secret written at ``path``."""
     section = path.split(".", 1)[0]
+    if path.startswith("llm.settings."):
+        return ("llm.settings.access_token_env / ad_token_env: VAR (an environment variable); AWS and Google "
+                "credentials come from their own chains (llm.settings.profile, AWS_PROFILE; "
+                "llm.settings.service_account_file, GOOGLE_APPLICATION_CREDENTIALS)")
     if section == "llm":
         return "api_key_env: ANTHROPIC_API_KEY (an environment variable) or secret_block: NAME (a Prefect Secret block)"
     if section == "notify":
@@ -360,8 +433,11 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
     if project.llm.provider not in PROVIDERS:
         errors.append(f"llm.provider: unknown provider {project.llm.provider!r}"
                       f"{did_you_mean(project.llm.provider, PROVIDERS, listing=False)}; valid: {', '.join(PROVIDERS)}")
-    elif project.llm.provider in ("openai", "openai-json", "scripted") and not project.llm.model:
+    elif project.llm.provider in ("openai", "openai-json", "scripted", "bedrock", "vertex", "azure") \
+            and not project.llm.model:
         errors.append(f"llm.model: required for the {project.llm.provider} provider")
+    if project.llm.provider in PROVIDERS:
+        errors += llm_settings_errors(project.llm.provider, project.llm.settings)
     if project.llm.base_url is not None and not re.match(r"^https?://[^\s/]+", project.llm.base_url):
         errors.append(f"llm.base_url: {project.llm.base_url!r} is not an http(s) URL")
     for path, low, strict in _BOUNDS:

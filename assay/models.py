@@ -68,7 +68,7 @@ class WarehouseConfig(_Model):
 
 
 class LLMConfig(_Model):
-    provider: str = "auto"  # auto (chosen at run time, see llm/resolve.py) | anthropic | openai | scripted | none
+    provider: str = "auto"  # auto (chosen at run time, see llm/resolve.py) | anthropic | openai | bedrock | vertex | azure | ...
     model: str = ""
     base_url: str | None = None
     api_key_env: str | None = None
@@ -79,6 +79,9 @@ class LLMConfig(_Model):
     analysis_budget_tokens: int = 200_000
     # USD per million tokens ({input, output, cache_read}); overrides the built-in price list
     prices: dict[str, float] | None = None
+    # the provider's own settings (bedrock: region, profile; vertex: project_id, region; azure: endpoint,
+    # deployment, api_version), checked by the typed model in config.LLM_SETTINGS
+    settings: dict[str, Any] = Field(default_factory=dict)
 
 
 class NotifyConfig(_Model):
