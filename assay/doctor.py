@@ -10,8 +10,8 @@ local folder or server). Nothing is written anywhere; no secret is printed.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .models import Project
 from .settings import Settings

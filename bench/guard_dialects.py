@@ -36,13 +36,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-import logging  # noqa: E402
+import logging
 
-import sqlglot  # noqa: E402
+import sqlglot
 
 logging.getLogger("sqlglot").setLevel(logging.CRITICAL)  # transpile warnings are expected here
 
-from guard_seed import N_PER_TENANT, T8_ID_BASE, _rows, pii_needles  # noqa: E402
+from guard_seed import N_PER_TENANT, T8_ID_BASE, _rows, pii_needles
 
 DATA = HERE / "data" / "guard"
 DIALECTS = ("mysql", "tsql", "bigquery", "databricks", "redshift")
@@ -112,9 +112,9 @@ def static_harm(g, v, dialect: str) -> list[str]:
         if t.name.lower() not in known:
             out.append(f"reads {t.sql(dialect=dialect)}")
         if t.name.lower() in ("customers", "orders", "events") and \
-                not re.search(r"tenant_id\W*=\W*7\b", v.sql, re.I):
+                not re.search(r"tenant_id\W*=\W*7\b", v.sql, re.IGNORECASE):
             out.append(f"{t.name} without the tenant predicate")
-    if v.output_count is None and re.search(r"\b(email|full_name|phone)\b", v.sql, re.I) and \
+    if v.output_count is None and re.search(r"\b(email|full_name|phone)\b", v.sql, re.IGNORECASE) and \
             not v.touches_pii:
         out.append("PII column read without lineage")
     return out

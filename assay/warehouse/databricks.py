@@ -28,7 +28,6 @@ from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
 from .base import QueryResult, clean_comment, fix_prompt_for
 from .redact import scrub_error
-
 from .values import table_from_rows
 
 MAX_WAIT_S = 50  # the API's longest synchronous wait

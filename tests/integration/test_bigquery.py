@@ -10,7 +10,13 @@ import time
 import duckdb
 import pytest
 
-from assay.errors import ConfigError, MissingKey, QueryError, QueryTimeout, WarehouseUnreachable
+from assay.errors import (
+    ConfigError,
+    MissingKey,
+    QueryError,
+    QueryTimeout,
+    WarehouseUnreachable,
+)
 from assay.models import WarehouseConfig
 from assay.warehouse import build_guard, open_warehouse
 from tests.services.bigquery_server import FakeBigQuery
@@ -81,7 +87,7 @@ def test_query_pages_up_to_the_cap_and_reports_the_true_count(bq):
     row = r.table.to_pylist()[0]
     assert row["order_id"] == 1 and row["amount"] == decimal.Decimal("1.50") and row["flag"] is False
     assert row["created_at"] == dt.datetime(2024, 1, 1, 1, 0)
-    assert row["paid_at"] == dt.datetime(2024, 1, 1, 0, 1, tzinfo=dt.timezone.utc)
+    assert row["paid_at"] == dt.datetime(2024, 1, 1, 0, 1, tzinfo=dt.UTC)
     assert row["d"] == dt.date(2024, 1, 2) and row["tags"] == "[1, 2]"  # repeated -> JSON text
     sent = [b for m, p, b in calls if m == "POST" and p.endswith("/queries")][0]
     assert sent["useLegacySql"] is False and int(sent["maximumBytesBilled"]) == 10 * 1024 ** 3
@@ -140,8 +146,8 @@ def test_bad_key_is_a_config_error(bq, monkeypatch):
 
 
 def test_assay_estimate_shows_the_dry_run_bytes(bq):
-    from assay.services.estimate import estimate_project
     from assay.models import Project
+    from assay.services.estimate import estimate_project
     from assay.settings import load_settings
     from assay.store import open_store
 

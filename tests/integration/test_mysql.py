@@ -12,7 +12,6 @@ from assay.config import validate_project_data
 from assay.errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from assay.models import WarehouseConfig
 from assay.warehouse import build_guard, open_warehouse
-from assay.warehouse.guard import SQLGuard
 from assay.warehouse.mysql import MySQLWarehouse, parse_dsn
 
 

@@ -8,8 +8,8 @@ import pymysql
 import pytest
 from typer.testing import CliRunner
 
-from assay.run.lifecycle import run_discovery_inline
 from assay.cli import app
+from assay.run.lifecycle import run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.warehouse.mysql import parse_dsn

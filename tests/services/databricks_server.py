@@ -47,7 +47,7 @@ def _cell(v):
     if isinstance(v, (list, dict)):
         return json.dumps(v, default=str)
     if isinstance(v, dt.datetime):
-        return v.isoformat() if v.tzinfo is None else v.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return v.isoformat() if v.tzinfo is None else v.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     if isinstance(v, (dt.date, decimal.Decimal)):
         return str(v)
     return str(v)

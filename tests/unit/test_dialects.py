@@ -143,7 +143,7 @@ def test_every_kind_is_registered_typed_and_has_a_fix_prompt():
 
 def test_the_readme_yaml_examples_validate():
     text = README.read_text()
-    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("warehouse:")]
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.DOTALL) if b.startswith("warehouse:")]
     kinds = set()
     import yaml
 
