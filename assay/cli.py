@@ -696,6 +696,9 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
          generate_only: bool = typer.Option(False, "--generate-only"),
          postgres: Optional[str] = typer.Option(None, "--postgres", help="also load the demo into this "
                                                 "PostgreSQL DSN (schema assay_demo_<name>) and run there"),
+         mysql: Optional[str] = typer.Option(None, "--mysql", help="also load the demo into this MySQL/"
+                                             "MariaDB DSN, mysql://user@host:3306/db (database "
+                                             "assay_demo_<name>) and run there"),
          force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
          max_steps: int = typer.Option(60, "--max-steps")) -> None:
     """Generate the demo warehouses, register their projects and run a discovery."""
@@ -703,6 +706,8 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
     from .models import Project, WarehouseConfig
 
     settings = load_settings()
+    if postgres and mysql:
+        fail("--postgres and --mysql: choose one warehouse for the demo")
     names = ["ecommerce", "gaming"] if which == "both" else [which]
     for n in ("ecommerce", "gaming"):
         db = settings.demo_dir / f"{n}.duckdb"
@@ -726,6 +731,8 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
                 err.print(note, highlight=False, soft_wrap=True)
             p = p.model_copy(update={"warehouse": WarehouseConfig(
                 kind="postgres", settings=pg_settings, schemas=[schema], pii_columns=["email", "full_name"])})
+        if mysql and n in names:  # only the demos asked for (--which): each load takes a while
+            p = _demo_mysql(p, db, n, mysql)
         _store().save_project(p)
     if generate_only:
         out.print(f"demo warehouses are in {settings.demo_dir}; projects demo-ecommerce and demo-gaming")
@@ -746,6 +753,41 @@ def _demo_postgres_settings(dsn: str) -> tuple[dict, str]:
     return ({"dsn": clean, "password_env": DEMO_PASSWORD_ENV},
             f"the DSN's password is not stored: later runs read it from {DEMO_PASSWORD_ENV} "
             f"(export {DEMO_PASSWORD_ENV}=... before `assay discover`)")
+
+
+def _demo_mysql(p, db: Path, name: str, dsn: str):
+    """Load demo ``name`` into MySQL/MariaDB and point the project there; a password in the DSN is
+    not stored (later runs read it from an environment variable, as with --postgres)."""
+    from urllib.parse import urlparse, urlunparse
+
+    from .config import DEMO_MYSQL_PASSWORD_ENV
+    from .demo.mysql import load_into_mysql
+    from .models import WarehouseConfig
+    from .warehouse.mysql import parse_dsn
+
+    parts = parse_dsn(dsn)  # a bad DSN is one clear line before anything is loaded
+    password = parts.get("password")
+    u = urlparse(dsn.strip())
+    netloc = (f"{u.username}@" if u.username else "") + u.netloc.rsplit("@", 1)[-1]
+    clean = urlunparse(u._replace(netloc=netloc)) if password else dsn.strip()
+    database = f"assay_demo_{name}"
+    try:
+        counts = load_into_mysql(db, dsn, database)
+    except Exception as exc:
+        from .errors import WarehouseUnreachable
+
+        raise WarehouseUnreachable(f"mysql: could not load the demo into {parts['host']}:{parts['port']} "
+                                   f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})"
+                                   ) from None
+    err.print(f"loaded {name} into MySQL database {database} ({sum(counts.values()):,} rows)")
+    settings = {"dsn": clean}
+    if password:
+        os.environ[DEMO_MYSQL_PASSWORD_ENV] = password
+        settings["password_env"] = DEMO_MYSQL_PASSWORD_ENV
+        err.print(f"the DSN's password is not stored: later runs read it from {DEMO_MYSQL_PASSWORD_ENV} "
+                  f"(export {DEMO_MYSQL_PASSWORD_ENV}=... before `assay discover`)", highlight=False, soft_wrap=True)
+    return p.model_copy(update={"warehouse": WarehouseConfig(
+        kind="mysql", settings=settings, schemas=[database], pii_columns=["email", "full_name"])})
 
 
 @app.command()
@@ -890,3 +932,38 @@ def eval_insightbench(
     for k in ("rouge1", "rouge1_description", "cosine", "precision"):
         print(f"{k}: {summ[k]:.3f}")
     print(f"seconds_per_task: {summ['seconds_per_task']:.1f}")
+
+
+# ---------------------------------------------------------------------------- doctor
+
+
+@app.command()
+@_guarded
+def doctor(project: str = typer.Argument(..., help="project id, or a project YAML file"),
+           llm_timeout: float = typer.Option(30.0, "--llm-timeout", min=1, help="seconds the LLM check may take")
+           ) -> None:
+    """Check in one screen that the project's warehouse, LLM, store and vector index are reachable."""
+    from .doctor import FAIL, OK, run_checks
+    from .settings import load_project_file
+
+    settings = load_settings()
+    path = Path(project)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        p = load_project_file(path)
+    else:
+        p = _store().get_project(project)
+    checks = run_checks(p, settings, llm_timeout_s=llm_timeout)
+    t = Table(title=f"assay doctor · {p.id}", show_lines=False)
+    t.add_column("part")
+    t.add_column("", justify="center")
+    t.add_column("detail", overflow="fold")
+    t.add_column("s", justify="right")
+    marks = {OK: "[green]ok[/]", FAIL: "[bold red]FAIL[/]"}
+    for c in checks:
+        t.add_row(c.part, marks.get(c.status, "[dim]—[/]"), c.detail, f"{c.seconds:.1f}")
+    out.print(t)
+    failed = [c.part for c in checks if c.status == FAIL]
+    if failed:
+        err.print(f"[bold red]not ready:[/] {', '.join(failed)} unreachable (see above)", highlight=False)
+        raise typer.Exit(1)
+    out.print("[green]ready[/]: everything this project needs answered")

@@ -78,11 +78,69 @@ class SnowflakeSettings(_Settings):
     login_timeout: int = Field(default=30, gt=0)
 
 
+class MySQLSettings(_Settings):
+    dsn: str | None = None  # mysql://user@host:3306/database (no password: password_env / password_block)
+    host: str | None = None
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    database: str | None = None
+    user: str | None = None
+    password_env: str | None = None
+    password_block: str | None = None
+    ssl_ca: str | None = None
+    unix_socket: str | None = None
+    connect_timeout: int = Field(default=10, gt=0)
+
+    @model_validator(mode="after")
+    def _where(self):
+        if not self.dsn and not self.host and not self.unix_socket:
+            raise ValueError("mysql needs dsn, or host with database and user")
+        return self
+
+
+class RedshiftSettings(PostgresSettings):
+    pass
+
+
+class BigQuerySettings(_Settings):
+    project: str  # the project whose datasets are analysed (and billed, unless billing_project is set)
+    billing_project: str | None = None
+    location: str | None = None
+    credentials_env: str | None = None  # env var holding a service-account JSON key (or the path to one)
+    credentials_block: str | None = None  # Prefect Secret block holding that JSON
+    maximum_bytes_billed: int | None = Field(default=10 * 1024 ** 3, gt=0)  # per query; None: no cap
+    api_endpoint: str | None = None  # a BigQuery-compatible endpoint (tests, emulators)
+    max_tables: int = Field(default=2000, gt=0)
+
+
+class DatabricksSettings(_Settings):
+    host: str  # https://<workspace>.cloud.databricks.com
+    warehouse_id: str  # the SQL warehouse that runs the statements
+    catalog: str | None = None
+    token_env: str | None = None
+    token_block: str | None = None
+
+
+class MSSQLSettings(_Settings):
+    host: str
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    database: str
+    user: str | None = None
+    password_env: str | None = None
+    password_block: str | None = None
+    login_timeout: int = Field(default=10, gt=0)
+    encrypt: bool | None = None
+
+
 # one typed settings model per warehouse kind (``assay.warehouse.KINDS`` names the same kinds)
 WAREHOUSE_SETTINGS: dict[str, type[_Settings]] = {
     "duckdb": DuckDBSettings,
     "postgres": PostgresSettings,
     "snowflake": SnowflakeSettings,
+    "mysql": MySQLSettings,
+    "redshift": RedshiftSettings,
+    "bigquery": BigQuerySettings,
+    "databricks": DatabricksSettings,
+    "mssql": MSSQLSettings,
 }
 
 # --------------------------------------------------------------------------- typed LLM provider settings
@@ -177,7 +235,7 @@ _KV_PASSWORD = re.compile(r"(^|\s)password\s*=\s*('(?:[^'\\]|\\.)+'|[^\s']+)", r
 
 # the keys that name where a secret is read; a near miss of one is a typo, not a secret
 _REFERENCE_KEYS = ("api_key_env", "secret_block", "password_env", "password_block", "webhook_url_env",
-                   "webhook_block")
+                   "webhook_block", "credentials_env", "credentials_block", "token_env", "token_block")
 
 
 def is_secret_key(key: str) -> bool:
@@ -206,6 +264,7 @@ def _secret_forms(path: str, key: str) -> str:
 
 # where `assay demo --postgres DSN` tells runs to read the DSN's password (never stored)
 DEMO_PASSWORD_ENV = "ASSAY_DEMO_PG_PASSWORD"
+DEMO_MYSQL_PASSWORD_ENV = "ASSAY_DEMO_MYSQL_PASSWORD"  # the same for `assay demo --mysql DSN`
 
 
 def dsn_password(value: str) -> bool:

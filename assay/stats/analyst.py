@@ -20,7 +20,7 @@ from ..digest import to_frame
 from ..models import AnalysisArea, ExplorationStep, Insight, Severity
 from ..analysis.picker import area_query
 from . import detectors as D
-from .portable import portable
+from .portable import portable, quote
 
 MAX_INSIGHTS_PER_AREA = 5
 MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what it found
@@ -38,7 +38,7 @@ def _lock(run_id: str) -> threading.Lock:
 
 def _ref(s, fqn: str) -> str:
     schema, name = fqn.split(".", 1)
-    return f"{s.warehouse.quote(schema)}.{s.warehouse.quote(name)}"
+    return f"{quote(schema)}.{quote(name)}"  # generated SQL is DuckDB's, transpiled by portable()
 
 
 def _frame(s, step: ExplorationStep) -> pd.DataFrame | None:
