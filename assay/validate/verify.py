@@ -30,7 +30,7 @@ from ..models import (
 )
 from ..schema.provider import SchemaProvider
 from .compare import AFFECTED, judge, worst
-from .conditions import missing_conditions
+from .conditions import missing_conditions, partial_conditions
 from .entity import entity_of_sql, normalize_entity
 from .grounding import ground_claim, ground_insight
 
@@ -129,7 +129,9 @@ Write ONE SQL query that returns a single row with the columns:
 - segment_value: the metric computed on the segment (its condition is given in words and as SQL),
 - baseline_value: the same metric computed on the baseline (leave this column out when there is no baseline).
 Apply the stated segment_sql, baseline_sql and period_sql conditions as they are written (table qualifiers may be
-added); keep to the stated period. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
+added); the period bounds the whole computation (numerator and denominator, segment and baseline), and
+the segment's condition bounds all of segment_value (a rate's numerator and denominator), the baseline's all of
+baseline_value; a share's whole is the period's rows, not the segment's. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
 For a change, segment_value is the metric in the later period and baseline_value in the earlier one.
 Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for order items or events).
 Adapt one of the source queries below: their columns exist.
@@ -248,6 +250,8 @@ class Verifier:
         the stated entity when the query plainly counts another one."""
         dialect = self.executor.warehouse.dialect
         missing = missing_conditions(sql, stated, dialect)
+        if not missing:  # every condition is there: each must also restrict what it defines
+            missing = partial_conditions(sql, stated, dialect, claim.metric.value)
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
             if counted is not None and counted != normalize_entity(claim.entity):

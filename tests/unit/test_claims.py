@@ -21,7 +21,7 @@ from assay.models import (
     WarehouseConfig,
 )
 from assay.validate.compare import judge, worst
-from assay.validate.conditions import missing_conditions
+from assay.validate.conditions import missing_conditions, partial_conditions
 from assay.validate.entity import entity_of_sql, normalize_entity
 from assay.validate.grounding import ground_claim, ground_insight
 from assay.validate.verify import Verifier
@@ -180,6 +180,56 @@ def test_missing_conditions_ignore_qualifiers_and_literal_forms():
     assert missing_conditions(q, {"baseline": "TRUE", "x": ""}) == []
 
 
+PERIOD = "o.ordered_at >= TIMESTAMP '2026-07-01'"
+SHARE = {"segment": "c.channel = 'email'", "period": PERIOD}
+
+
+@pytest.mark.parametrize("sql, flagged", [
+    # the period on the rows: it bounds both sides of the share
+    ("SELECT count(*) FILTER (WHERE c.channel = 'email') * 1.0 / count(*) AS segment_value FROM orders o "
+     "JOIN customers c USING (customer_id) WHERE o.ordered_at >= TIMESTAMP '2026-07-01'", False),
+    # the period in every aggregate
+    ("SELECT count(*) FILTER (WHERE c.channel = 'email' AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / "
+     "count(*) FILTER (WHERE o.ordered_at >= TIMESTAMP '2026-07-01') AS segment_value FROM orders o "
+     "JOIN customers c USING (customer_id)", False),
+    # scalar subqueries, each bounded
+    ("SELECT (SELECT count(*) FROM orders o JOIN customers c USING (customer_id) WHERE c.channel = 'email' "
+     "AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / (SELECT count(*) FROM orders o WHERE "
+     "o.ordered_at >= TIMESTAMP '2026-07-01') AS segment_value", False),
+    # a CTE that applies the period
+    ("WITH recent AS (SELECT * FROM orders o WHERE o.ordered_at >= TIMESTAMP '2026-07-01') "
+     "SELECT count(*) FILTER (WHERE c.channel = 'email') * 1.0 / count(*) AS segment_value FROM recent "
+     "JOIN customers c USING (customer_id)", False),
+    # the period on the numerator only: the share of ALL orders that are recent email orders
+    ("SELECT count(*) FILTER (WHERE c.channel = 'email' AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / "
+     "count(*) AS segment_value FROM orders o JOIN customers c USING (customer_id)", True),
+    ("SELECT (SELECT count(*) FROM orders o JOIN customers c USING (customer_id) WHERE c.channel = 'email' "
+     "AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / (SELECT count(*) FROM orders o) AS segment_value", True),
+])
+def test_the_period_must_bound_the_whole_metric(sql, flagged):
+    assert missing_conditions(sql, SHARE) == []  # every condition is somewhere in the query...
+    out = partial_conditions(sql, SHARE, metric="share")
+    assert bool(out) is flagged, out  # ...but only the whole-bounding ones compute the stated share
+    if flagged:
+        assert out[0].startswith("period")
+
+
+def test_a_rate_segment_must_bound_numerator_and_denominator():
+    stated = {"segment": "platform = 'android'", "baseline": "platform = 'ios'", "period": ""}
+    assert partial_conditions(RATE_SQL, stated, metric="rate") == []
+    part = ("SELECT count(*) FILTER (WHERE platform = 'android' AND event_type = 'purchase') * 1.0 / "
+            "count(*) FILTER (WHERE event_type = 'add_to_cart') AS segment_value, "
+            "count(*) FILTER (WHERE platform = 'ios' AND event_type = 'purchase') * 1.0 / "
+            "count(*) FILTER (WHERE platform = 'ios' AND event_type = 'add_to_cart') AS baseline_value FROM events")
+    assert [m.split(" ")[0] for m in partial_conditions(part, stated, metric="rate")] == ["segment"]
+    swapped = RATE_SQL.replace("AS segment_value", "AS tmp").replace("AS baseline_value", "AS segment_value") \
+        .replace("AS tmp", "AS baseline_value")
+    assert len(partial_conditions(swapped, stated, metric="rate")) == 2  # each side computed on the other
+    # a share's whole is not the segment: the segment reaches its column, and that is enough
+    share = "SELECT sum(x) FILTER (WHERE platform = 'android') / sum(x) AS segment_value FROM events"
+    assert partial_conditions(share, {"segment": "platform = 'android'"}, metric="share") == []
+
+
 def test_entities():
     assert normalize_entity("Order items") == normalize_entity("order_items") == "order_item"
     assert normalize_entity("customer_id") == normalize_entity("customers") == "customer"
@@ -227,6 +277,21 @@ def test_query_leaving_the_period_out_gets_one_correction_then_error(world):
     ins = insight(rate_claim(0.14, 0.52))
     assert verifier(world, llm).verify(ins).status == ValidationStatus.error
     assert "does not apply" in ins.claims[0].reasoning
+
+
+def test_query_applying_the_period_to_the_numerator_only_is_an_error(world):
+    """Every stated condition is in the query, but the period filters the numerator only: it computes
+    another metric, which may land near the claimed one by chance; it must not confirm anything."""
+    part = RATE_SQL.replace(" WHERE event_at >= TIMESTAMP '2026-07-01'", "").replace(
+        "platform = 'android' AND event_type = 'purchase'",
+        "platform = 'android' AND event_type = 'purchase' AND event_at >= TIMESTAMP '2026-07-01'").replace(
+        "platform = 'ios' AND event_type = 'purchase'",
+        "platform = 'ios' AND event_type = 'purchase' AND event_at >= TIMESTAMP '2026-07-01'")
+    llm = ReplayLLM({"verify": [json.dumps({"query": part})] * 2})
+    ins = insight(rate_claim(0.14, 0.52))
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.error
+    assert "part of the metric" in ins.claims[0].reasoning
+    assert "part of the metric" in llm.calls[1].messages[-1].content  # the corrective round says why
 
 
 def test_affected_count_is_a_claim_of_its_entity_and_a_count_of_another_is_refused(world):
