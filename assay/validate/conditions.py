@@ -153,8 +153,8 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
     (numerator and denominator, segment and baseline): a query that filters only the numerator by it
     computes another number. The segment's condition bounds the whole ``segment_value`` column and
     the baseline's the whole ``baseline_value`` column (a rate's numerator and denominator, an
-    average's sum and count), except for a share, whose whole is not the segment: there the
-    condition must reach its column. A query of another shape (a UNION, columns not named so) is
+    average's sum and count), except for a share, whose whole is not the segment, and a ratio to the
+    stated baseline (no baseline_value column): there the condition must reach its column. A query of another shape (a UNION, columns not named so) is
     not held against the claim."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
@@ -179,7 +179,11 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
         need = atoms(cond)
         if not need:
             continue
-        if metric == "share":
+        # a share's whole is not its segment; nor is a rate's whose baseline is its denominator (a
+        # stated baseline with no baseline_value: "1 - players at level 5 / players at level 4")
+        ratio_to_baseline = side == "segment" and bool((stated.get("baseline") or "").strip()) \
+            and "baseline_value" not in named
+        if metric == "share" or ratio_to_baseline:
             if not (need - _row_bound(sel, ctes)) <= _reach(named[column], sel, ctes):
                 out.append(f"{side} ({text}) not applied to {column}")
         elif not _bounded(named[column], need, sel, ctes):

@@ -228,6 +228,10 @@ def test_a_rate_segment_must_bound_numerator_and_denominator():
     # a share's whole is not the segment: the segment reaches its column, and that is enough
     share = "SELECT sum(x) FILTER (WHERE platform = 'android') / sum(x) AS segment_value FROM events"
     assert partial_conditions(share, {"segment": "platform = 'android'"}, metric="share") == []
+    # a ratio to the stated baseline (a real model's level drop-off: no baseline_value column)
+    drop = ("SELECT 1 - count(DISTINCT player_id) FILTER (WHERE level = 5) * 1.0 / count(DISTINCT player_id) "
+            "FILTER (WHERE level = 4) AS segment_value FROM level_attempts")
+    assert partial_conditions(drop, {"segment": "level = 5", "baseline": "level = 4"}, metric="rate") == []
 
 
 def test_entities():
