@@ -30,6 +30,16 @@ def atoms(tree: exp.Expression) -> set[tuple]:
     return {a for n in tree.find_all(*_ATOMS) if (a := _atom(n)) is not None}
 
 
+def where_of(sql: str | None, dialect: str | None = None) -> str:
+    """The WHERE condition of a query's outermost SELECT, as SQL ("" when it has none)."""
+    try:
+        tree = sqlglot.parse_one(sql or "", read=dialect)
+    except Exception:
+        return ""
+    where = tree.args.get("where") if isinstance(tree, exp.Select) else None
+    return where.this.sql(dialect=dialect) if where is not None else ""
+
+
 def _condition(text: str, dialect: str | None) -> exp.Expression | None:
     try:
         return sqlglot.parse_one(f"SELECT 1 WHERE {text}", read=dialect)

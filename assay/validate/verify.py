@@ -30,7 +30,7 @@ from ..models import (
 )
 from ..schema.provider import SchemaProvider
 from .compare import AFFECTED, judge, worst
-from .conditions import missing_conditions, partial_conditions
+from .conditions import missing_conditions, partial_conditions, where_of
 from .entity import entity_of_sql, normalize_entity
 from .grounding import ground_claim, ground_insight
 
@@ -193,12 +193,22 @@ class Verifier:
             return None
         if any(c.metric == MetricKind.count and c.value is not None and round(c.value) == n for c in insight.claims):
             return None
-        first = insight.claims[0] if insight.claims else Claim()
-        entity = insight.affected_entity or first.entity
-        claim = Claim(metric=MetricKind.count, measure=AFFECTED,
-                      entity=entity, segment=first.segment or insight.segment or "", segment_sql=first.segment_sql,
-                      period=first.period, period_sql=first.period_sql, value=float(n), source_steps=list(first.source_steps),
-                      verification_sql=insight.verification_sql)
+        if insight.verification_sql:
+            # the count's own query defines its population: its conditions, not another claim's
+            entity = insight.affected_entity or entity_of_sql(insight.verification_sql)
+            claim = Claim(metric=MetricKind.count, measure=AFFECTED, entity=entity, segment=insight.segment or "",
+                          segment_sql=where_of(insight.verification_sql, self.executor.warehouse.dialect),
+                          value=float(n), source_steps=list(insight.source_steps),
+                          verification_sql=insight.verification_sql)
+        else:
+            # the population the insight is about: the claim that counts the same entity, else its headline claim
+            entity = insight.affected_entity or (insight.claims[0].entity if insight.claims else None)
+            same = [c for c in insight.claims if entity and normalize_entity(c.entity) == normalize_entity(entity)]
+            first = (same or insight.claims or [Claim()])[0]
+            claim = Claim(metric=MetricKind.count, measure=AFFECTED, entity=entity,
+                          segment=first.segment or insight.segment or "", segment_sql=first.segment_sql,
+                          period=first.period, period_sql=first.period_sql, value=float(n),
+                          source_steps=list(first.source_steps))
         if not insight.verification_sql:  # the statistical analyst computed its count by SQL, not from a step
             ground_claim(claim, self.steps, insight.source_steps)
         return claim

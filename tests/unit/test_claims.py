@@ -332,6 +332,21 @@ def test_statistical_count_goes_through_the_same_check_with_its_sql(world):
     assert not ins.ungrounded  # a computed count is not held to a step's result
 
 
+def test_a_generated_count_claim_states_its_own_population_not_another_claims(world):
+    """The statistical analyst's affected count had been given the first claim's segment and period; the
+    count's own query defines what it counts."""
+    rate = rate_claim(0.14, 0.52, verification_sql=RATE_SQL)
+    ins = Insight(id="s-2", area="a", name="android", description="android", affected_count=48, segment="ios",
+                  claims=[rate], source_steps=[7],
+                  verification_sql="SELECT count(*) AS count FROM events WHERE platform = 'ios' AND event_type = 'view'")
+    v = verifier(world, None).verify(ins)
+    count = ins.claims[-1]
+    assert count.measure == "affected count" and count.verdict == ValidationStatus.confirmed
+    assert count.segment_sql == "platform = 'ios' AND event_type = 'view'" and count.period_sql == ""
+    assert count.segment == "ios" and count.entity == "event"
+    assert v.status == ValidationStatus.confirmed and [c.verdict.value for c in ins.claims] == ["confirmed"] * 2
+
+
 def test_grounding_reads_a_cut_result_s_kept_rows():
     """A result too long to keep whole stores only its signal rows (``kept_rows``, no ``all_rows``): grounding
     reads those. It crashed with ``None + None`` on the legacy head/tail fields and failed four of five areas
