@@ -36,8 +36,16 @@ def where_of(sql: str | None, dialect: str | None = None) -> str:
         tree = sqlglot.parse_one(sql or "", read=dialect)
     except Exception:
         return ""
-    where = tree.args.get("where") if isinstance(tree, exp.Select) else None
-    return where.this.sql(dialect=dialect) if where is not None else ""
+    sel = _select_of(tree)
+    for _ in range(4):  # count(*) FROM (SELECT ... WHERE ...) AS x: the inner query's conditions
+        if sel is None:
+            return ""
+        where = sel.args.get("where")
+        if where is not None:
+            return where.this.sql(dialect=dialect)
+        src = sel.args.get("from_") or sel.args.get("from")
+        sel = _select_of(src.this) if src is not None else None
+    return ""
 
 
 def _condition(text: str, dialect: str | None) -> exp.Expression | None:

@@ -375,3 +375,26 @@ def test_a_claim_without_a_baseline_may_say_null():
                               "baseline_value": None, "period": None, "period_sql": None, "value": 353,
                               "source_steps": [12]})
     assert c.baseline == "" and c.baseline_sql == "" and c.period == "" and c.value == 353
+
+
+# ---------------------------------------------------------------------------- what the reader is told
+
+
+def test_every_number_of_an_insight_is_said_to_be_checked_or_not():
+    from assay.report.claims import checked_summary, insight_notes, unchecked_numbers
+
+    checked = rate_claim(0.14, 0.52, verdict="confirmed", verified_value=0.141, verified_baseline_value=0.52)
+    count = Claim(metric="count", measure="affected count", value=1200, verdict="adjusted", verified_value=900)
+    i = Insight(id="c-1", area="conversion", name="Android conversion fell to 14%",
+                description="From 52% to 14% since 2026-07-01 (a 73% drop), 1,200 customers, robust z = 5.7 over "
+                            "12 months.", claims=[checked, count])
+    # 14%, 52%, 73% (their change) and 1,200 (checked, adjusted) are the warehouse's; z and the months are not
+    assert unchecked_numbers(i) == ["5.7", "12"]
+    assert "not re-derived in the warehouse: 5.7, 12" in insight_notes(i)
+    bare = Insight(id="c-2", area="conversion", name="Sessions grow", description="Sessions grew 129% a month.")
+    assert insight_notes(bare)[0] == "no number of this insight was re-derived in the warehouse"
+    failed = Insight(id="c-3", area="conversion", name="x fell", description="x fell by 10%.",
+                     claims=[rate_claim(0.1, 0.2, verdict="error")])
+    assert checked_summary([i, bare, failed]) == (
+        "Re-derived in the warehouse: 2 numbers of 1 insights (1 confirmed, 1 adjusted, 0 rejected); 1 could not be "
+        "checked; 2 insights with no number checked; 1 with numbers in the text not re-derived (listed under each).")
