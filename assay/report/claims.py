@@ -46,7 +46,7 @@ def claim_line(c: Claim) -> str:
 
 _DATE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2}(?::\d{2})?)?")
 # a number as written in prose: 1,785 / -0.111 / 13.4% (not part of an identifier, a date or 1.1e-06)
-_NUMBER = re.compile(r"(?<![\w.\-/])-?\d[\d,]*(?:\.\d+)?%?(?![\w.]*\w)")
+_NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w.]*\w)")
 CHECKED = (ValidationStatus.confirmed, ValidationStatus.adjusted, ValidationStatus.rejected)
 
 
@@ -75,11 +75,17 @@ def unchecked_numbers(i: Insight) -> list[str]:
     """The numbers of the insight's headline and text that no checked claim states (as written)."""
     checked = _checked_values(i)
     text = _DATE.sub(" ", f"{i.name} {i.description}")
+    # numbers that define what is measured (level 42, the top 5%, a threshold) are not measurements
+    defs = " ".join([i.segment or ""] + [f"{c.segment} {c.segment_sql} {c.baseline} {c.baseline_sql} {c.period} "
+                                         f"{c.period_sql}" for c in i.claims])
+    defined = {float(t.rstrip("%").replace(",", "")) for t in re.findall(r"-?\d+(?:\.\d+)?%?", _DATE.sub(" ", defs))}
     out = []
     for tok in _NUMBER.findall(text):
         try:
             x = float(tok.rstrip("%").replace(",", ""))
         except ValueError:
+            continue
+        if x in defined:
             continue
         scales = (100.0,) if tok.endswith("%") else (1.0, 100.0)  # 14% or 0.14 for a fraction 0.14
         if not any(_close(tok, abs(x), abs(v) * k) for k in scales for v in checked):

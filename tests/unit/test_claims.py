@@ -391,6 +391,11 @@ def test_every_number_of_an_insight_is_said_to_be_checked_or_not():
     # 14%, 52%, 73% (their change) and 1,200 (checked, adjusted) are the warehouse's; z and the months are not
     assert unchecked_numbers(i) == ["5.7", "12"]
     assert "not re-derived in the warehouse: 5.7, 12" in insight_notes(i)
+    wall = Insight(id="l-1", area="levels", name="42 has a much lower won rate than other level values",
+                   description="Level 42 is won 2.0% of the time against 62.9% (n = 154,148 rows, value < 0,).",
+                   claims=[rate_claim(0.02, 0.629, segment="level = 42", segment_sql="level = 42 AND x >= 0",
+                                      verdict="confirmed")])
+    assert unchecked_numbers(wall) == ["154,148"]  # 42 and 0 define the segment; they are not measured
     bare = Insight(id="c-2", area="conversion", name="Sessions grow", description="Sessions grew 129% a month.")
     assert insight_notes(bare)[0] == "no number of this insight was re-derived in the warehouse"
     failed = Insight(id="c-3", area="conversion", name="x fell", description="x fell by 10%.",
