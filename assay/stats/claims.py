@@ -87,7 +87,8 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
             base_words = f"the other {_words(dim)} values, pooled"
             sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * n) FILTER (WHERE "
                    f"NOT ({cond})) / nullif(sum(n) FILTER (WHERE NOT ({cond})), 0) AS baseline_value "
-                   f"FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND {_q(m)} IS NOT NULL")
+                   f"FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND {_q(m)} IS NOT NULL AND "
+                   f"n >= {D.MIN_DURATION_SEGMENT_N}")  # the segments the detector compared
         return dict(metric=metric, measure=words, segment=f"{dim} = {seg}", segment_sql=cond,
                     baseline=base_words, baseline_sql=f"{_q(dim)} <> {D._lit(v)}"), sql
     if kind in ("funnel_drop", "funnel_gain") and seg_dim and (pair := _pair(c)) and meta.get("event") in df:

@@ -177,3 +177,40 @@ def test_volume_trends_are_told_from_measure_trends():
     assert volume_trend(trend("events n trend")) and volume_trend(trend("events entities trend"))
     assert not volume_trend(trend("orders sum_total_amount trend"))
     assert not volume_trend(trend("orders avg_total change over time", "avg_total"))
+
+
+def test_pooled_shares_retention_and_spread_claims_from_a_stored_result():
+    import pandas as pd
+
+    step = ExplorationStep(run_id="r", step=4, action=StepAction.query, purpose="p", query="SELECT 1",
+                           probe={"kind": "breakdown", "table": "main.t", "measure": "revenue"})
+
+    def one(c, df):
+        out = candidate_claims(c, step, df, "duckdb")
+        assert len(out) == 1 and "(SELECT 1)" in out[0].verification_sql  # the probe, inlined for the warehouse
+        return out[0]
+
+    durations = pd.DataFrame({"region": ["a", "b", "c", "d"], "n": [100, 100, 100, 5],
+                              "avg_dur": [10.0, 20.0, 22.0, 1000.0]})
+    mean = one(D.Candidate(kind="mean_outlier", name="a has a significantly lower average dur", description="",
+                           table="t", step=4, effect=0.5, p_value=1e-5, count_sql=None, segment="region=a",
+                           measure="avg_dur"), durations)
+    # against the rest pooled, among the segments the detector compared (d has 5 rows: left out)
+    assert (mean.metric, mean.value, mean.baseline_value) == (MetricKind.average, 10.0, 21.0)
+    top = one(D.Candidate(kind="concentration", name="Top 5% of customer_id bring 60% of revenue", description="",
+                          table="t", step=4, effect=0.6, p_value=1e-12, count_sql=None, segment="top 5% customer_id"),
+              pd.DataFrame({"total": [200.0], "entities": [1000], "top1": [50.0], "top5": [120.0], "top10": [150.0]}))
+    assert (top.metric, top.value, top.baseline_value) == (MetricKind.share, 0.6, None)
+    assert top.segment == "the top 5% of customer_id" and top.measure == "share of revenue"
+    churn = one(D.Candidate(kind="retention_drop", name="Only 10% of x", description="", table="t", step=4,
+                            effect=0.6, p_value=1e-9, count_sql=None, segment="channel=tiktok",
+                            indicators=["returned_rate[tiktok] = 10.0%", "returned_rate[others] = 50.0%"]),
+                pd.DataFrame({"channel": ["tiktok", "organic", "ads", "tiny"], "entities": [100, 300, 100, 3],
+                              "returned_rate": [0.1, 0.5, 0.3, 1.0], "repeat_rate": [0.2, 0.2, 0.2, 0.2]}))
+    assert churn.value == 0.1 and churn.baseline_value == pytest.approx((0.5 * 300 + 0.3 * 100) / 400)
+    spread = one(D.Candidate(kind="group_effect", name="1 has the highest average moves", description="", table="t",
+                             step=4, effect=0.5, p_value=0.0, count_sql=None, segment="moves by level",
+                             measure="avg_moves", groups=["level=1", "level=42"]),
+                 pd.DataFrame({"level": [1, 2, 42], "n": [10, 10, 20], "avg_moves": [4.0, 3.0, 0.5],
+                               "sd_moves": [1.0, 1.0, 1.0]}))
+    assert spread.segment_sql == '"level" = 1' and (spread.value, spread.baseline_value) == (4.0, 2.0)
