@@ -478,7 +478,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     from rich.markup import escape
 
     from .models import ValidationStatus
-    from .report.claims import claim_line, insight_notes
+    from .report.claims import checked_summary, claim_line, insight_notes
 
     store = _store()
     result = store.get_result(store.resolve_run_id(run_id))
@@ -501,7 +501,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         out.print(f"[red]error:[/] {e}", soft_wrap=True)
     badge = {ValidationStatus.confirmed: "[green]confirmed[/]", ValidationStatus.adjusted: "[yellow]adjusted[/]",
              ValidationStatus.rejected: "[red]rejected[/]", ValidationStatus.error: "[red]not verified[/]",
-             ValidationStatus.not_verifiable: "[dim]no count to verify[/]"}
+             ValidationStatus.not_verifiable: "[dim]no number checked[/]"}
     sev = {"critical": "[bold red]critical[/]", "high": "[red]high[/]", "medium": "[yellow]medium[/]",
            "low": "[dim]low[/]"}
     by_area: dict[str, list] = {}
@@ -509,6 +509,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         by_area.setdefault(i.area, []).append(i)
     if not result.insights:
         out.print("\n[dim]No insights.[/]")
+    else:
+        out.print(f"[dim]{escape(checked_summary(result.insights))}[/]", soft_wrap=True)
     for area, items in by_area.items():
         out.rule(f"[bold]{area}[/]", align="left")
         for i in items:

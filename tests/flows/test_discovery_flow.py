@@ -199,6 +199,12 @@ def test_statistical_analyst_without_llm(demo_dir):
     found = [i for i in result.insights if i.segment == "level=42"]
     assert found and abs(found[0].affected_count - wall["affected_count"]) <= 0.2 * wall["affected_count"]
     assert found[0].validation.status.value == "confirmed"
+    # its rate is a claim with generated SQL, re-run in the warehouse, as well as its count
+    rate = next(c for c in found[0].claims if c.metric.value == "rate")
+    assert rate.segment_sql == '"level" = 42' and rate.verdict.value == "confirmed"
+    assert rate.value < 0.1 < rate.baseline_value and rate.verified_value == pytest.approx(rate.value)
+    count = next(c for c in found[0].claims if c.measure == "affected count")
+    assert "42" in count.segment_sql and count.period_sql == ""  # the count's own population
 
 
 def test_transient_errors_are_retried_terminal_ones_are_not():
