@@ -751,6 +751,18 @@ def serve() -> None:
 
 @app.command()
 @_guarded
+def deploy(pool: str = typer.Option(..., "--pool", help="Prefect work pool (`prefect work-pool create NAME "
+                                                     "--type process`)")) -> None:
+    """Create each project's scheduled discovery, rerun-areas and maintenance on a work pool."""
+    from deployments.pool import deploy_to_pool
+
+    for name in deploy_to_pool(pool, warn=lambda line: err.print(line, highlight=False, soft_wrap=True)):
+        out.print(f"{name} on work pool {pool}", highlight=False, soft_wrap=True)
+    out.print(f"start a worker: prefect worker start --pool {pool}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+@_guarded
 def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50)) -> None:
     """Answer one question with the exploration loop; the answer cites the SQL it ran."""
     from rich.syntax import Syntax
