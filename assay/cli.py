@@ -248,6 +248,9 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
               run_id: str, goal: Optional[str] = None) -> dict:
     """Run the discovery flow in a thread while the main thread shows progress."""
     _prefect_env()
+    from .vectors.embedder import warm_up
+
+    warm_up()  # torch and the model load while Prefect imports and its server starts
     from flows.discovery import DiscoveryParams, discovery_flow
 
     params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
@@ -396,6 +399,9 @@ def rerun(
     store = _store()
     rid = check_rerun(store, run, area).id  # one line before Prefect starts
     _prefect_env()
+    from .vectors.embedder import warm_up
+
+    warm_up()  # torch and the model load while Prefect imports and its server starts
     from flows.rerun import RerunParams, rerun_flow
 
     params = RerunParams(run=rid, areas=area)

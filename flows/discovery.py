@@ -13,6 +13,7 @@ from assay import pipeline
 from assay.errors import UserError
 from assay.settings import load_settings
 from assay.store import open_store
+from assay.vectors.embedder import warm_up
 from tasks.artifacts import publish_report
 from tasks.phases import (
     context_task,
@@ -59,6 +60,7 @@ async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
     logger = get_run_logger()
     if params.estimate_only:
         return await estimate_task(params.project, params.max_steps)
+    warm_up()  # the embedder loads while the run's first phases talk to Prefect and the warehouse
     run_id = run_id or str(current_flow_run.id).replace("-", "")
     store = open_store(load_settings())
     try:
