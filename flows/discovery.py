@@ -8,6 +8,7 @@ from prefect import flow, get_run_logger
 from prefect.runtime import flow_run as current_flow_run
 from prefect.states import Failed
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from assay import pipeline
 from assay.errors import UserError
@@ -56,7 +57,9 @@ def run_name() -> str:
 
 
 @flow(name="assay-discovery", flow_run_name=run_name, log_prints=True, **END_HOOKS)
-async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
+async def discovery_flow(params: DiscoveryParams, run_id: SkipJsonSchema[str | None] = None):
+    # run_id is the CLI's own (it watches the run by it); the run form never shows it: an id typed there made a
+    # second run whose short id shadowed the first
     logger = get_run_logger()
     if params.estimate_only:
         return await estimate_task(params.project, params.max_steps)
