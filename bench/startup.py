@@ -41,7 +41,8 @@ def env_for(home: Path) -> dict:
     (home / "prefect").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(ASSAY_HOME=str(home / "assay"), PREFECT_HOME=str(home / "prefect"),
-               PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING", HF_HUB_OFFLINE="1")
+               PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING", HF_HUB_OFFLINE="1",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180", DO_NOT_TRACK="1")
     return env
 
 
