@@ -46,7 +46,7 @@ def replay_by_phase(name: str, project_id: str, settings) -> dict[str, dict[str,
     """Replay the transcript through the pipeline; recorded tokens per phase and kind."""
     from assay.llm import replay
     from assay.models import LLMConfig
-    from assay.pipeline import new_run_id, run_discovery_inline
+    from assay.run.lifecycle import new_run_id, run_discovery_inline
 
     replay.reset(name)
     llm = replay.replay_llm(LLMConfig(provider="replay", model=name))
@@ -87,7 +87,7 @@ def main() -> None:
     os.environ.update(ASSAY_HOME=str(home), HF_HUB_OFFLINE="1")
     from assay.demo import generate
     from assay.models import LLMConfig, Project, WarehouseConfig
-    from assay.pipeline import estimate_project
+    from assay.services.estimate import estimate_project
     from assay.settings import load_settings
     from assay.store import open_store
 
