@@ -70,10 +70,10 @@ def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):
         except subprocess.TimeoutExpired:
             os.killpg(serving.pid, signal.SIGKILL)
     log = log_path.read_text()
-    assert "assay-maintenance/maintenance: runs on work pool 'assay'; not served here" in log, log[-2000:]
     for name in ("assay-maintenance/maintenance", "assay-discovery/discover-berlin", "assay-rerun-areas/rerun-areas"):
         s = state(env, name)
         assert s["pool"] == "assay" and not s["paused"], (name, s)
+    assert "assay-maintenance/maintenance: runs on work pool 'assay'; not served here" in log, log[-2000:]
     assert state(env, "assay-maintenance/maintenance")["schedules"][0]["active"] is True
     served = state(env, "assay-discovery/discover-laptop")
     assert served["pool"] is None and served["paused"] is True  # what it served stops with it
