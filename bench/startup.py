@@ -151,8 +151,8 @@ def measure_statistical(tmp: Path, demo_path: Path) -> dict:
     probe = ("from assay.settings import load_settings; from assay.store import open_store;"
              "s=open_store(load_settings()); print(s.db.steps.count_documents({}))")
     t0 = time.perf_counter()
-    proc = subprocess.Popen([assay, "discover", "bench-stat"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    errlog = open(home / "discover.err", "w")  # noqa: SIM115
+    proc = subprocess.Popen([assay, "discover", "bench-stat"], env=env, stdout=subprocess.DEVNULL, stderr=errlog)
     first = None
     while proc.poll() is None:
         if first is None:
@@ -161,8 +161,10 @@ def measure_statistical(tmp: Path, demo_path: Path) -> dict:
                 first = time.perf_counter() - t0
         time.sleep(0.2)
     total = time.perf_counter() - t0
+    errlog.close()
     if proc.returncode != 0:
-        raise SystemExit(f"assay discover (statistical) failed with exit {proc.returncode}")
+        raise SystemExit(f"assay discover (statistical) failed with exit {proc.returncode}: "
+                         f"{(home / 'discover.err').read_text()[-1500:]}")
     spread = _area_spread(home / "prefect")
     ids = subprocess.run([sys.executable, "-c", "from assay.settings import load_settings; from assay.store import "
                           "open_store; print(open_store(load_settings()).list_runs('bench-stat', limit=1)[0].id)"],

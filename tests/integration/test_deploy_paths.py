@@ -62,7 +62,12 @@ def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):
             assert serving.poll() is None, log_path.read_text()[-2000:]
             served = names(env)
         assert "assay-discovery/discover-laptop" in served, log_path.read_text()[-2000:]
-        time.sleep(3)  # let the runner settle (it registers before it polls)
+        # stop it once its runner runs (it registers the deployments before it starts polling; a stop before
+        # that pauses nothing, whatever it served)
+        while time.time() < deadline and "being served" not in log_path.read_text():
+            time.sleep(1)
+        assert "being served" in log_path.read_text(), log_path.read_text()[-2000:]
+        time.sleep(10)
     finally:
         os.killpg(serving.pid, signal.SIGINT)  # Ctrl-C, as a person stops it
         try:
