@@ -118,8 +118,12 @@ def measure_parts(tmp: Path) -> dict:
            "import_flows_s": _wall(env, py, "-c", "import flows.discovery"),
            "embedder_load_s": _wall(env, py, "-c", "from assay.vectors.embedder import get_embedder; "
                                                   "get_embedder().embed(['warm'])")}
-    r = subprocess.run([py, "-c", SERVER], env=env, capture_output=True, text=True, check=True)
-    out["ephemeral_server_s"] = float(r.stdout.strip().splitlines()[-1])
+    r = subprocess.run([py, "-c", SERVER], env=env, capture_output=True, text=True)
+    if r.returncode == 0:
+        out["ephemeral_server_s"] = float(r.stdout.strip().splitlines()[-1])
+    else:  # a busy machine can outlast the server's start-up wait: say so, measure the rest
+        out["ephemeral_server_s"] = float("nan")
+        print(f"# ephemeral server did not answer: {(r.stderr.strip().splitlines() or ['?'])[-1][:300]}", flush=True)
     return out
 
 
