@@ -250,6 +250,9 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
               run_id: str, goal: Optional[str] = None) -> dict:
     """Run the discovery flow in a thread while the main thread shows progress."""
     _prefect_env()
+    from .vectors.embedder import warm_up
+
+    warm_up()  # torch and the model load while Prefect imports and its server starts
     from flows.discovery import DiscoveryParams, discovery_flow
 
     params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
@@ -398,6 +401,9 @@ def rerun(
     store = _store()
     rid = check_rerun(store, run, area).id  # one line before Prefect starts
     _prefect_env()
+    from .vectors.embedder import warm_up
+
+    warm_up()  # torch and the model load while Prefect imports and its server starts
     from flows.rerun import RerunParams, rerun_flow
 
     params = RerunParams(run=rid, areas=area)
@@ -799,6 +805,18 @@ def serve() -> None:
     from deployments.serve import main as serve_main
 
     serve_main()
+
+
+@app.command()
+@_guarded
+def deploy(pool: str = typer.Option(..., "--pool", help="Prefect work pool (`prefect work-pool create NAME "
+                                                     "--type process`)")) -> None:
+    """Create each project's scheduled discovery, rerun-areas and maintenance on a work pool."""
+    from deployments.pool import deploy_to_pool
+
+    for name in deploy_to_pool(pool, warn=lambda line: err.print(line, highlight=False, soft_wrap=True)):
+        out.print(f"{name} on work pool {pool}", highlight=False, soft_wrap=True)
+    out.print(f"start a worker: prefect worker start --pool {pool}", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -341,6 +341,20 @@ def cron_error(expr: str) -> str | None:
     return None
 
 
+def timezone_error(name: str) -> str | None:
+    """Why a name is not an IANA time zone the scheduler knows (None when it is)."""
+    import zoneinfo
+
+    if not isinstance(name, str) or not name.strip():
+        return "an empty time zone; give an IANA name such as 'Europe/Berlin' or leave it out (UTC)"
+    try:
+        zoneinfo.ZoneInfo(name)
+        return None
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zones = sorted(zoneinfo.available_timezones())
+        return f"{name!r} is not an IANA time zone{did_you_mean(name, zones, listing=False)}"
+
+
 # --------------------------------------------------------------------------- unknown keys
 
 
@@ -453,6 +467,10 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
         why = cron_error(project.schedule)
         if why:
             errors.append(f"schedule: {why}")
+    if project.timezone is not None:
+        why = timezone_error(project.timezone)
+        if why:
+            errors.append(f"timezone: {why}")
     return project, _one_per_typo(errors)
 
 

@@ -14,9 +14,10 @@ it can tell (PostgreSQL plan cost, Snowflake bytes), one profile scan per table.
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from . import limits
 from .models import ExplorationStep, Project
@@ -46,25 +47,37 @@ PRICES: dict[str, dict[str, float]] = {
     "o3": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
 }
 SUMMARY_HEADER_CHARS = 70
+# a provider caches a prompt prefix only from this size on (Anthropic: 1,024 tokens for Sonnet and Opus; OpenAI:
+# 1,024): a shorter repeated system prompt is billed as fresh input every time
+CACHE_MIN_TOKENS = 1_024
 
 
 @dataclass
 class Shape:
-    """Sizes (characters) of the parts of the calls a discovery makes."""
+    """Sizes (characters) of the parts of the calls a discovery makes.
 
-    turn_chars: float = 2_400        # one raw exploration turn: the action, its projected result, the status line
-    summary_line_chars: float = 150  # one folded step in the summary block
-    explore_output_chars: float = 330
+    The defaults describe a real model at work (measured on the recorded real-model runs of
+    tests/fixtures/transcripts, see bench/README.md "estimate against a real model"): per exploration
+    *step*, a call carrying ``steps_per_call`` steps (models ask for two or three queries at once), a model
+    that ends with ``done`` before the budget runs out, and insights whose claims are re-derived one call
+    each. A project's own finished LLM run replaces them (``calibrate``)."""
+
+    turn_chars: float = 1_800        # one step in the conversation: the action, its projected result, the status
+    summary_line_chars: float = 600  # one folded step in the summary block (its figures and the model's note)
+    explore_output_chars: float = 1_000  # one step's action with the model's reasoning
+    steps_per_call: float = 2.5      # steps one exploration call asks for (1.9 and 3.0 in the recorded runs)
+    steps_used_share: float = 0.8    # share of the step budget used before the model calls done (0.83, 0.80)
+    done_output_chars: float = 4_500  # the closing done call: the explorer's summary of what it found
     intro_chars: float = 60
     status_chars: float = 60
-    digest_chars: float = 1_600      # one step in an analysis prompt
-    analysis_output_chars: float = 1_800
-    insights_per_area: float = 3.0
-    verify_calls_per_insight: float = 1.2
-    verify_extra_chars: float = 1_400  # evidence and the claim, beside the catalog
-    verify_output_chars: float = 260
-    recommend_output_chars: float = 3_000
-    insight_json_chars: float = 650
+    digest_chars: float = 1_250      # one step in an analysis prompt
+    analysis_output_chars: float = 7_000  # one area's insights with their structured claims
+    insights_per_area: float = 2.6
+    verify_calls_per_insight: float = 3.8  # one blind re-derivation per claim, and the count check
+    verify_extra_chars: float = 700  # evidence and the claim, beside the prompt and the catalog
+    verify_output_chars: float = 520
+    recommend_output_chars: float = 9_500
+    insight_json_chars: float = 6_000  # a verified insight as the recommendations prompt carries it
     source: str = "defaults"
     # calibrated from a previous run: measured usage of one area (analysis and verification) and of
     # the recommendations call, as (calls, input, cached, output) tokens
@@ -169,6 +182,25 @@ def exploration_calls(system_chars: int, steps: int, shape: Shape) -> list[tuple
     return out
 
 
+def steps_used(max_steps: int, shape: Shape) -> int:
+    return max(1, min(max_steps, int(round(max_steps * shape.steps_used_share))))
+
+
+def exploration_estimate(system_chars: int, max_steps: int, shape: Shape) -> "PhaseEstimate":
+    """The exploration's calls: the steps it uses, ``steps_per_call`` to a call, then the closing ``done``."""
+    k = max(shape.steps_per_call, 1.0)
+    n_calls = max(1, math.ceil(steps_used(max_steps, shape) / k))
+    per_call = replace(shape, turn_chars=shape.turn_chars * k, summary_line_chars=shape.summary_line_chars * k,
+                       explore_output_chars=shape.explore_output_chars * k)
+    calls = exploration_calls(system_chars, n_calls, per_call)
+    if shape.done_output_chars:
+        calls += [(t, c, shape.done_output_chars)
+                  for t, c, _ in exploration_calls(system_chars, n_calls + 1, per_call)[-1:]]
+    return PhaseEstimate("exploration", calls=len(calls), input_tokens=sum(tokens(i) for i, _, _ in calls),
+                         cached_tokens=sum(tokens(c) for _, c, _ in calls),
+                         output_tokens=sum(tokens(o) for _, _, o in calls))
+
+
 def calibrate(steps: list[ExplorationStep], area_logs: list, telemetry) -> Shape | None:
     """Sizes measured on a finished LLM run of the project (None when it has too few steps).
 
@@ -188,7 +220,9 @@ def calibrate(steps: list[ExplorationStep], area_logs: list, telemetry) -> Shape
             growth.append(usage[k].input_chars - usage[k - 1].input_chars)
         else:
             after.append((usage[k].input_chars, folded_now))
-    shape = Shape(source="calibrated from the project's latest LLM run")
+    # measured per recorded step, each as its own call: no batching, the budget as the run used it
+    shape = Shape(source="calibrated from the project's latest LLM run", steps_per_call=1.0, steps_used_share=1.0,
+                  done_output_chars=0.0)
     if growth:
         shape.turn_chars = max(1.0, statistics.fmean(growth))
     first = usage[0].input_chars  # the prompt, the intro and the first status line
@@ -224,11 +258,8 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
         est.phases = [PhaseEstimate(p, cost_usd=0.0) for p in ("exploration", "analysis", "verification",
                                                                 "recommendations")]
         return est
-    calls = exploration_calls(system_chars, max_steps, shape)
-    ex = PhaseEstimate("exploration", calls=len(calls), input_tokens=sum(tokens(i) for i, _, _ in calls),
-                       cached_tokens=sum(tokens(c) for _, c, _ in calls),
-                       output_tokens=sum(tokens(o) for _, _, o in calls))
-    picked = min(limits.ANALYSIS_AREA_TOP_K, max_steps)
+    ex = exploration_estimate(system_chars, max_steps, shape)
+    picked = min(limits.ANALYSIS_AREA_TOP_K, steps_used(max_steps, shape))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN
     if shape.area_usage:
         calls, i, c, o = shape.area_usage
@@ -249,10 +280,11 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
         an.output_tokens += tokens(shape.analysis_output_chars)
     n_insights = shape.insights_per_area * len(area_prompt_chars)
     n_verify = int(round(n_insights * shape.verify_calls_per_insight))
-    vprompt = len_verify_prompt(catalog_chars) + shape.verify_extra_chars
+    stable = len_verify_prompt(catalog_chars)
+    vprompt = stable + shape.verify_extra_chars
+    hits = max(n_verify - 1, 0) if tokens(stable) >= CACHE_MIN_TOKENS else 0
     ve = PhaseEstimate("verification", calls=n_verify, input_tokens=tokens(n_verify * vprompt),
-                       cached_tokens=tokens(max(n_verify - 1, 0) * (vprompt - shape.verify_extra_chars)),
-                       output_tokens=tokens(n_verify * shape.verify_output_chars))
+                       cached_tokens=tokens(hits * stable), output_tokens=tokens(n_verify * shape.verify_output_chars))
     re_ = PhaseEstimate("recommendations", calls=1,
                         input_tokens=tokens(recommend_prompt_chars + n_insights * shape.insight_json_chars),
                         output_tokens=tokens(shape.recommend_output_chars))
@@ -266,9 +298,10 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
 
 
 def len_verify_prompt(catalog_chars: int) -> int:
-    from .validate.verify import VERIFY_PROMPT
+    from .validate.verify import CLAIM_PROMPT, VERIFY_PROMPT
 
-    return len(VERIFY_PROMPT) + catalog_chars
+    # most calls re-derive one claim (CLAIM_PROMPT); one per insight checks its count (VERIFY_PROMPT)
+    return max(len(CLAIM_PROMPT), len(VERIFY_PROMPT)) + catalog_chars
 
 
 def render_estimate(est: Estimate) -> str:

@@ -102,6 +102,7 @@ class Project(_Model):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     analyst: Literal["auto", "llm", "statistical"] = "auto"
     schedule: str | None = None  # cron
+    timezone: str | None = None  # IANA time zone the cron is read in, e.g. Europe/Berlin (default UTC)
     profile: dict[str, Any] = Field(default_factory=dict)
     prompt_overrides: dict[str, str] = Field(default_factory=dict)
     disabled_areas: list[str] = Field(default_factory=list)

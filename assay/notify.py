@@ -59,3 +59,30 @@ def notify_run(project: Project, result: DiscoveryResult) -> str | None:
     except httpx.HTTPError as exc:
         return f"webhook post failed: {type(exc).__name__}: {exc}"
     return None
+
+
+def crash_message(project_id: str, run_id: str, why: str) -> dict:
+    head = f":boom: assay discovery *{run_id[:8]}* of *{project_id}*: crashed"
+    tail = f"assay runs {project_id} · assay rerun {run_id[:8]}"
+    text = "\n".join([head, why[:500], tail]) if why else "\n".join([head, tail])
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": head}}]
+    if why:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": why[:2900]}})
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": tail}]})
+    return {"text": text, "blocks": blocks}
+
+
+def notify_crash(project: Project, run_id: str, why: str) -> str | None:
+    """A run that crashed (its process died, or Prefect lost it) saved no result to summarise: say that it
+    crashed and why, to the same webhook, when the project asks to hear of failed runs."""
+    if project.notify is None or "failed" not in project.notify.on:
+        return None
+    url = webhook_url(project)
+    if not url:
+        return f"project {project.id}: notify is configured but its webhook URL is not set"
+    try:
+        r = httpx.post(url, json=crash_message(project.id, run_id, why), timeout=TIMEOUT_S)
+        r.raise_for_status()
+    except httpx.HTTPError as exc:
+        return f"webhook post failed: {type(exc).__name__}: {exc}"
+    return None

@@ -7,7 +7,19 @@ Prints one `name: value` line per figure:
   demo_generate_scale1_s  demo warehouse generation at scale 1
   demo_generate_scale10_s demo warehouse generation at scale 10
 
-Usage: .venv/bin/python bench/startup.py [--skip-scale10]
+Parts (issue #20 item 8), each in a fresh process, with the machine's own baseline beside them:
+  baseline_python_s       `python -c pass`: the floor every figure stands on (report ratios to it under load)
+  import_prefect_s        `import prefect`
+  import_flows_s          `import flows.discovery` (Prefect, the core, Qdrant's client, pandas)
+  embedder_load_s         torch, sentence-transformers and the bundled model, loaded and used once
+  ephemeral_server_s      Prefect's ephemeral server: first API answer, after `import prefect`
+  first_step_stat_s       `assay discover` with the statistical analyst (no LLM configured: the embedded
+                          defaults) until its first exploration step is in the store
+  stat_run_s              that run to the end
+  area_start_spread_s     the latest minus the earliest start of that run's area subflows
+  rerun_area_s            `assay rerun RUN --area A` of that run, wall time in a fresh process
+
+Usage: .venv/bin/python bench/startup.py [--skip-scale10] [--parts-only]
 """
 
 from __future__ import annotations
@@ -29,7 +41,8 @@ def env_for(home: Path) -> dict:
     (home / "prefect").mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(ASSAY_HOME=str(home / "assay"), PREFECT_HOME=str(home / "prefect"),
-               PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING", HF_HUB_OFFLINE="1")
+               PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING", HF_HUB_OFFLINE="1",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180", DO_NOT_TRACK="1")
     return env
 
 
@@ -82,6 +95,89 @@ def measure_cold_start(tmp: Path, demo_path: Path) -> dict:
     return {"first_step_s": first if first is not None else float("nan"), "demo_run_s": total}
 
 
+def _wall(env: dict, *args: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(list(args), env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+SERVER = ("import asyncio, time; from prefect.client.orchestration import get_client\n"
+          "t0 = time.perf_counter()\n"
+          "async def main():\n"
+          "    async with get_client() as c:\n"
+          "        await c.hello()\n"
+          "asyncio.run(main()); print(time.perf_counter() - t0)")
+
+
+def measure_parts(tmp: Path) -> dict:
+    env = env_for(tmp / "parts")
+    env.pop("PREFECT_API_URL", None)
+    py = sys.executable
+    out = {"baseline_python_s": min(_wall(env, py, "-c", "pass") for _ in range(3)),
+           "import_prefect_s": _wall(env, py, "-c", "import prefect"),
+           "import_flows_s": _wall(env, py, "-c", "import flows.discovery"),
+           "embedder_load_s": _wall(env, py, "-c", "from assay.vectors.embedder import get_embedder; "
+                                                  "get_embedder().embed(['warm'])")}
+    r = subprocess.run([py, "-c", SERVER], env=env, capture_output=True, text=True)
+    if r.returncode == 0:
+        out["ephemeral_server_s"] = float(r.stdout.strip().splitlines()[-1])
+    else:  # a busy machine can outlast the server's start-up wait: say so, measure the rest
+        out["ephemeral_server_s"] = float("nan")
+        print(f"# ephemeral server did not answer: {(r.stderr.strip().splitlines() or ['?'])[-1][:300]}", flush=True)
+    return out
+
+
+def _area_spread(prefect_home: Path) -> float:
+    import sqlite3
+    from datetime import datetime
+
+    con = sqlite3.connect(str(prefect_home / "prefect.db"))
+    rows = con.execute("SELECT fr.start_time FROM flow_run fr JOIN flow f ON f.id = fr.flow_id "
+                       "WHERE f.name = 'assay-area' AND fr.start_time IS NOT NULL").fetchall()
+    con.close()
+    starts = sorted(datetime.fromisoformat(str(t).replace("Z", "+00:00")) for (t,) in rows)
+    return (starts[-1] - starts[0]).total_seconds() if len(starts) > 1 else float("nan")
+
+
+def measure_statistical(tmp: Path, demo_path: Path) -> dict:
+    """The embedded defaults: no LLM configured, so the statistical analyst runs."""
+    home = tmp / "stat"
+    env = env_for(home)
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    code = ("from assay.settings import load_settings; from assay.store import open_store;"
+            "from assay.models import Project, WarehouseConfig;"
+            "open_store(load_settings()).save_project(Project(id='bench-stat', pack='ecommerce',"
+            f" category='multi_category', max_steps=20, analyst='statistical',"
+            f" warehouse=WarehouseConfig(kind='duckdb', settings={{'path': {str(demo_path)!r}}})))")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    assay = str(Path(sys.executable).parent / "assay")
+    probe = ("from assay.settings import load_settings; from assay.store import open_store;"
+             "s=open_store(load_settings()); print(s.db.steps.count_documents({}))")
+    t0 = time.perf_counter()
+    errlog = open(home / "discover.err", "w")  # noqa: SIM115
+    proc = subprocess.Popen([assay, "discover", "bench-stat"], env=env, stdout=subprocess.DEVNULL, stderr=errlog)
+    first = None
+    while proc.poll() is None:
+        if first is None:
+            r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+            if r.stdout.strip().isdigit() and int(r.stdout.strip()) > 0:
+                first = time.perf_counter() - t0
+        time.sleep(0.2)
+    total = time.perf_counter() - t0
+    errlog.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"assay discover (statistical) failed with exit {proc.returncode}: "
+                         f"{(home / 'discover.err').read_text()[-1500:]}")
+    spread = _area_spread(home / "prefect")
+    ids = subprocess.run([sys.executable, "-c", "from assay.settings import load_settings; from assay.store import "
+                          "open_store; print(open_store(load_settings()).list_runs('bench-stat', limit=1)[0].id)"],
+                         env=env, capture_output=True, text=True, check=True).stdout.strip()
+    rerun = _wall(env, assay, "rerun", ids[:8], "--area", "revenue")
+    return {"first_step_stat_s": first if first is not None else float("nan"), "stat_run_s": total,
+            "area_start_spread_s": spread, "rerun_area_s": rerun}
+
+
 def measure_overhead(tmp: Path, demo_path: Path, steps: int = 100) -> dict:
     home = tmp / "overhead"
     os.environ.update(env_for(home))
@@ -112,6 +208,17 @@ def measure_overhead(tmp: Path, demo_path: Path, steps: int = 100) -> dict:
 
 def main() -> None:
     skip10 = "--skip-scale10" in sys.argv
+    if "--parts-only" in sys.argv:
+        with tempfile.TemporaryDirectory(prefix="assay-bench-") as d:
+            from assay.demo import generate
+
+            db, _ = generate("ecommerce", Path(d) / "g1")
+            figures = measure_parts(Path(d))
+            figures.update(measure_statistical(Path(d), db))
+        base = figures["baseline_python_s"]
+        for k, v in figures.items():
+            print(f"{k}: {v:.3f}" + (f"  # {v / base:.1f}x baseline" if k != "baseline_python_s" else ""))
+        return
     if "--overhead-only" in sys.argv:
         with tempfile.TemporaryDirectory(prefix="assay-bench-") as d:
             from assay.demo import generate
@@ -123,9 +230,12 @@ def main() -> None:
         tmp = Path(d)
         figures = measure_generation(tmp, skip10)
         demo_path = tmp / "g1" / "ecommerce.duckdb"
+        figures.update(measure_parts(tmp))
         figures.update(measure_cold_start(tmp, demo_path))
+        figures.update(measure_statistical(tmp, demo_path))
         figures.update(measure_overhead(tmp, demo_path))
-    for k in ("first_step_s", "demo_run_s", "overhead_per_step_ms", "demo_generate_scale1_s",
+    for k in ("baseline_python_s", "import_prefect_s", "import_flows_s", "embedder_load_s", "ephemeral_server_s",
+              "first_step_stat_s", "stat_run_s", "area_start_spread_s", "rerun_area_s", "first_step_s", "demo_run_s", "overhead_per_step_ms", "demo_generate_scale1_s",
               "demo_generate_scale10_s"):
         if k in figures:
             print(f"{k}: {figures[k]:.3f}" if "ms" not in k else f"{k}: {figures[k]:.1f}")

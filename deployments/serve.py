@@ -1,87 +1,63 @@
 """Every deployment of assay, served by one process (`assay serve`; no work pool needed).
 
-- ``discover-<project>``: a discovery of each registered project, on the project's cron schedule;
-  its run form is DiscoveryParams (project, max steps, min steps, areas, estimate only).
-- ``rerun-areas``: re-run some analysis areas of an existing run (RerunParams: run, areas).
-- ``reverify``: re-verify a run's insights against today's warehouse (ReverifyParams: run, insights).
-- ``maintenance``: orphaned step collections and old runs, daily.
-
-Users with work pools deploy the same flows with `prefect deploy --all` (prefect.yaml).
+The names are those of ``deployments/plan.py`` (one scheme for `assay serve`, `assay deploy --pool` and
+`prefect deploy --all`). A deployment of the same name that already lives on a work pool belongs to the pool:
+it is not served here, so this process neither takes it over nor pauses it when it stops.
 """
 
 from __future__ import annotations
 
 import sys
 
-from prefect import serve
-from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
-from prefect.schedules import Cron
+from deployments.plan import (  # noqa: F401  (re-exported: older imports)
+    MAINTENANCE_CRON,
+    ONE_AT_A_TIME,
+    discovery_deployments,
+    operations_deployments,
+    project_schedules,
+)
 
-from assay.config import cron_error
-from assay.settings import load_settings
-from assay.store import open_store
-from flows.discovery import DiscoveryParams, discovery_flow
-from flows.maintenance import MaintenanceParams, maintenance_flow
-from flows.rerun import rerun_flow
-from flows.reverify import reverify_flow
-
-MAINTENANCE_CRON = "17 3 * * *"
-
-# one discovery of a project at a time; a second one (a schedule firing while a manual run is on) waits its
-# turn instead of colliding with the first on the warehouse and the local index
-ONE_AT_A_TIME = ConcurrencyLimitConfig(limit=1, collision_strategy=ConcurrencyLimitStrategy.ENQUEUE)
+_schedules = project_schedules  # the name older tests import
 
 
-def _schedules(p) -> list | None:
-    """The project's cron schedule; None when it has none. A bad stored schedule skips this project
-    (with one line), never every project: ValueError names it."""
-    if not p.schedule:
-        return None
-    why = cron_error(p.schedule)
-    if why:
-        raise ValueError(why)
-    try:
-        return [Cron(p.schedule)]
-    except Exception as exc:  # whatever Prefect refuses beyond cron_error
-        raise ValueError(f"{p.schedule!r}: {str(exc).strip().splitlines()[-1]}") from None
+def pool_owned(full_names: list[str]) -> dict[str, str]:
+    """{``flow/deployment``: work pool} of the given deployments that exist on the server on a work pool."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    owned = {}
+    with get_client(sync_client=True) as client:
+        for name in full_names:
+            try:
+                d = client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                continue
+            if d.work_pool_name:
+                owned[name] = d.work_pool_name
+    return owned
 
 
-def discovery_deployments(warn=lambda line: print(line, file=sys.stderr)):
-    out = []
-    for p in open_store(load_settings()).list_projects():
-        try:
-            schedules = _schedules(p)
-        except ValueError as exc:
-            warn(f"skipped project {p.id}: schedule: {exc}; fix it with `assay project apply`")
-            continue
-        out.append(discovery_flow.to_deployment(
-            name=f"discover-{p.id}",
-            parameters={"params": DiscoveryParams(project=p.id).model_dump()},
-            schedules=schedules,
-            concurrency_limit=ONE_AT_A_TIME,
-            tags=["assay", p.pack],
-            description=f"Discovery of project {p.id} ({p.pack})",
-        ))
-    return out
-
-
-def operations_deployments():
-    return [
-        rerun_flow.to_deployment(name="rerun-areas", tags=["assay"],
-                                 description="Analyse some areas of a finished run again from its exploration"),
-        reverify_flow.to_deployment(name="reverify", tags=["assay"],
-                                    description="Re-verify a run's insights against today's warehouse"),
-        maintenance_flow.to_deployment(name="maintenance", tags=["assay"], schedules=[Cron(MAINTENANCE_CRON)],
-                                       parameters={"params": MaintenanceParams().model_dump()},
-                                       description="Drop orphaned step collections; delete old runs"),
-    ]
+def servable(deployments, warn=lambda line: print(line, file=sys.stderr)):
+    """The deployments this process may serve: not those a work pool already runs."""
+    owned = pool_owned([d.full_name for d in deployments])
+    for d in deployments:
+        if d.full_name in owned:
+            warn(f"{d.full_name}: runs on work pool {owned[d.full_name]!r}; not served here "
+                 f"(delete it with `prefect deployment delete {d.full_name}` to serve it from this process)")
+    return [d for d in deployments if d.full_name not in owned]
 
 
 def main() -> None:
     deployments = discovery_deployments()
     if not deployments:
         raise SystemExit("no project to serve: register one with `assay project apply -f project.yaml`")
-    serve(*deployments, *operations_deployments())
+    ours = servable([*deployments, *operations_deployments()])
+    if not ours:
+        raise SystemExit("every deployment already runs on a work pool: start a worker there "
+                         "(`prefect worker start --pool NAME`) instead of `assay serve`")
+    from prefect import serve
+
+    serve(*ours)
 
 
 if __name__ == "__main__":

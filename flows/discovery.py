@@ -8,12 +8,14 @@ from prefect import flow, get_run_logger
 from prefect.runtime import flow_run as current_flow_run
 from prefect.states import Failed
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from assay.errors import UserError
 from assay.run.lifecycle import create_run, fail_run
 from assay.services.maintenance import sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
+from assay.vectors.embedder import warm_up
 from tasks.artifacts import publish_report
 from tasks.phases import (
     context_task,
@@ -56,10 +58,13 @@ def run_name() -> str:
 
 
 @flow(name="assay-discovery", flow_run_name=run_name, log_prints=True, **END_HOOKS)
-async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
+async def discovery_flow(params: DiscoveryParams, run_id: SkipJsonSchema[str | None] = None):
+    # run_id is the CLI's own (it watches the run by it); the run form never shows it: an id typed there made a
+    # second run whose short id shadowed the first
     logger = get_run_logger()
     if params.estimate_only:
         return await estimate_task(params.project, params.max_steps)
+    warm_up()  # the embedder loads while the run's first phases talk to Prefect and the warehouse
     run_id = run_id or str(current_flow_run.id).replace("-", "")
     store = open_store(load_settings())
     try:

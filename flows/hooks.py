@@ -39,7 +39,26 @@ def mark_run_crashed(flow, flow_run, state) -> None:
             fail_run(open_store(load_settings()), run_id, f"flow run {state.name.lower()}: {state.message or ''}".strip())
         except Exception as exc:
             log.warning("could not mark run %s: %s", run_id, exc)
+        if state.is_crashed():
+            notify_crash_of(run_id, f"flow run crashed: {state.message or ''}".strip())
     drop_run_collection(flow, flow_run, state)
+
+
+def notify_crash_of(run_id: str, why: str) -> None:
+    """A crash saved no result: post that it crashed (a failed post is logged, never raised)."""
+    from assay.notify import notify_crash
+    from assay.store import open_store
+
+    try:
+        store = open_store(load_settings())
+        if store.has_result(run_id):  # it got as far as saving: the usual summary says more
+            notify_run_id(run_id)
+            return
+        problem = notify_crash(store.get_project(store.get_run(run_id).project_id), run_id, why)
+        if problem:
+            log.warning("notification of run %s: %s", run_id, problem)
+    except Exception as exc:
+        log.warning("notification of run %s failed: %s", run_id, exc)
 
 
 def notify_run_end(flow, flow_run, state) -> None:

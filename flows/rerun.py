@@ -15,6 +15,7 @@ from assay.errors import UserError
 from assay.run.lifecycle import prepare_rerun
 from assay.settings import load_settings
 from assay.store import open_store
+from assay.vectors.embedder import warm_up
 from tasks.artifacts import publish_report
 from tasks.phases import recommendations_task, save_task
 
@@ -31,6 +32,7 @@ class RerunParams(BaseModel):
 
 @flow(name="assay-rerun-areas", flow_run_name="{params.run}: {params.areas}", log_prints=True)
 async def rerun_flow(params: RerunParams):
+    warm_up()  # the picker's embedder loads while Prefect starts the area subflows
     store = open_store(load_settings())
     try:
         run = prepare_rerun(store, params.run, params.areas)

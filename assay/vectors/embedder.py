@@ -84,3 +84,19 @@ def get_embedder(model: str | None = None) -> Embedder:
 @lru_cache(maxsize=4)
 def _embedder(name: str) -> Embedder:
     return Embedder(name)
+
+
+def warm_up(model: str | None = None) -> threading.Thread:
+    """Load the embedder in a background thread, now: a run starts its orchestrator (Prefect's server, the
+    flow's first tasks, the warehouse's catalog) while torch and the model load, instead of after. A failed
+    load is left for the first real use to report (it raises there, with its one clear line)."""
+
+    def load() -> None:
+        try:
+            get_embedder(model)._load()
+        except Exception:  # reported where the embedder is first used
+            pass
+
+    th = threading.Thread(target=load, name="assay-embedder-warm-up", daemon=True)
+    th.start()
+    return th

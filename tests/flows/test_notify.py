@@ -81,3 +81,33 @@ def test_discovery_flow_notifies_when_it_ends(webhook, tmp_path):
     state = asyncio.run(discovery_flow(DiscoveryParams(project=p.id), run_id="notify1", return_state=True))
     assert state.is_completed()
     assert len(got) == 1 and "*notify1*" in got[0]["json"]["text"] and "notify-flow" in got[0]["json"]["text"]
+
+
+class _Died(BaseException):
+    """What a process sees when it is torn down mid-run (not an Exception: the flow crashes, not fails)."""
+
+
+def test_a_crashed_discovery_notifies_too(webhook, tmp_path, monkeypatch):
+    """A crash saves no result; the webhook still hears that the run crashed (it heard nothing before)."""
+    got, _ = webhook
+    db = small_warehouse(tmp_path / "w.duckdb")
+    p = Project(id="notify-crash", pack="ecommerce", analyst="statistical", max_steps=8,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
+                notify=NotifyConfig(webhook_url_env="TEST_SLACK_WEBHOOK"))
+    open_store(load_settings()).save_project(p)
+
+    async def dies(run_id):
+        raise _Died("worker torn down")
+
+    monkeypatch.setattr("flows.discovery.init_task", dies)
+    state = None
+    try:
+        state = asyncio.run(discovery_flow(DiscoveryParams(project=p.id), run_id="crash1", return_state=True))
+    except _Died:
+        pass
+    assert state is None or state.is_crashed()
+    texts = [g["json"]["text"] for g in got]
+    assert len(texts) == 1, texts
+    assert texts[0].startswith(":boom: assay discovery *crash1*") and "notify-crash" in texts[0]
+    assert "crashed" in texts[0] and "assay rerun crash1" in texts[0]
+    assert open_store(load_settings()).get_run("crash1").status.value == "failed"

@@ -107,6 +107,8 @@ TYPOS = [
                                 "keyword": ["x"]}]),
      "custom_areas[0].keyword: unknown key (did you mean keywords?)"),
     (merge(GOOD, analyst="statistic"), "analyst: Input should be 'auto', 'llm' or 'statistical'"),
+    (merge(GOOD, schedule="0 6 * * 1", timezone="Europe/Berln"),
+     "timezone: 'Europe/Berln' is not an IANA time zone (did you mean Europe/Berlin?)"),
 ]
 
 

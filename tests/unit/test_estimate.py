@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from assay import limits
@@ -61,4 +63,17 @@ def test_statistical_analyst_costs_no_tokens_and_unknown_models_say_so():
                    max_steps=20, analyst="llm")
     assert est.total.cost_usd is None and any("llm.prices" in n for n in est.notes)
     assert [ph.phase for ph in est.phases] == ["exploration", "analysis", "verification", "recommendations"]
-    assert est.phases[0].calls == 20 and est.phases[1].calls == 2
+    # a real model asks for steps_per_call steps at once and ends with done before the budget runs out
+    d = Shape()
+    used = round(20 * d.steps_used_share)
+    assert est.phases[0].calls == math.ceil(used / d.steps_per_call) + 1 and est.phases[1].calls == 2
+
+
+def test_a_short_verification_prompt_is_not_cached_a_long_one_is():
+    p = Project(id="p", llm=LLMConfig(provider="anthropic", model="claude-sonnet-4-5"))
+    small = estimate(p, system_chars=5000, catalog_chars=800, area_prompt_chars=[3000], recommend_prompt_chars=2000,
+                     max_steps=20, analyst="llm")
+    big = estimate(p, system_chars=5000, catalog_chars=20_000, area_prompt_chars=[3000], recommend_prompt_chars=2000,
+                   max_steps=20, analyst="llm")
+    assert small.phases[2].cached_tokens == 0  # below the provider's minimum cacheable prefix
+    assert big.phases[2].cached_tokens > 0 and big.phases[2].calls == small.phases[2].calls

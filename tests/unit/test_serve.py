@@ -24,3 +24,35 @@ def test_a_bad_stored_schedule_skips_only_that_project(tmp_path):
         ("skipped project serve-bad: schedule: '61 * * * *' is not a valid cron expression (five fields: minute hour "
          "day month weekday); fix it with `assay project apply`")]
     assert deployments["discover-serve-good"].schedules[0].schedule.cron == "0 6 * * 1"
+
+
+def test_a_projects_schedule_is_read_in_its_time_zone(tmp_path):
+    from deployments.serve import discovery_deployments
+
+    store = open_store(load_settings())
+    wh = WarehouseConfig(kind="duckdb", settings={"path": str(tmp_path / "w.duckdb")})
+    store.save_project(Project(id="serve-tz", warehouse=wh, schedule="0 6 * * 1", timezone="America/New_York"))
+    store.save_project(Project(id="serve-utc", warehouse=wh, schedule="0 6 * * 1"))
+    store.save_project(Project(id="serve-badtz", warehouse=wh, schedule="0 6 * * 1", timezone="Mars/Olympus"))
+    lines: list[str] = []
+    deployments = {d.name: d for d in discovery_deployments(warn=lines.append)}
+    assert deployments["discover-serve-tz"].schedules[0].schedule.timezone == "America/New_York"
+    assert deployments["discover-serve-utc"].schedules[0].schedule.timezone == "UTC"
+    assert "discover-serve-badtz" not in deployments
+    assert any("serve-badtz" in x and "'Mars/Olympus' is not an IANA time zone" in x for x in lines), lines
+
+
+def test_the_run_form_has_no_run_id(tmp_path):
+    """Both deploy paths build the run form from the flow: `prefect deploy` with parameter_schema(flow), serve and
+    `assay deploy` with to_deployment. A run id typed there made a second run whose short id shadowed the first."""
+    from prefect.utilities.callables import parameter_schema
+
+    from deployments.serve import discovery_deployments
+    from flows.discovery import discovery_flow
+
+    assert list(parameter_schema(discovery_flow).properties) == ["params"]
+    store = open_store(load_settings())
+    store.save_project(Project(id="serve-form", warehouse=WarehouseConfig(
+        kind="duckdb", settings={"path": str(tmp_path / "w.duckdb")})))
+    d = next(d for d in discovery_deployments() if d.name == "discover-serve-form")
+    assert list(d._parameter_openapi_schema.properties) == ["params"]  # the form: project, steps, areas, goal

@@ -1,0 +1,135 @@
+"""The cold cost estimate against real-model runs (issue #20 item 11).
+
+Each recorded 30-step real-model transcript (``tests/fixtures/transcripts/demo-*-30-steps``) is replayed
+through the inline pipeline on a freshly generated demo warehouse: the answers are the real model's, the
+requests are the ones the product builds today. Tokens are counted the way the estimate counts them
+(characters / ``limits.CHARS_PER_TOKEN``; cached = the request's stable prefix). Before the replay, the
+project's cold estimate (no history: default sizes) is made; the replay is then compared with it, per
+phase and per token kind.
+
+Prints one `name: value` line per figure:
+  estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
+  estimate_real_error_<transcript>_<phase>_<kind>   every single figure behind it (kind: input, cached, output)
+and `#` lines with the recorded and predicted tokens.
+
+Usage: .venv/bin/python bench/estimate_real.py [--scale 1.0] [--transcripts a,b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "gaming"}
+KINDS = ("input", "cached", "output")
+
+
+def phase_of(purpose: str) -> str:
+    """The estimate's phases, from an LLM request's purpose."""
+    if purpose.startswith("analyze"):
+        return "analysis"
+    if purpose in ("verify", "fix"):
+        return "verification"
+    if purpose == "recommend":
+        return "recommendations"
+    return "exploration"
+
+
+def replay_by_phase(name: str, project_id: str, settings) -> dict[str, dict[str, int]]:
+    """Replay the transcript through the pipeline; recorded tokens per phase and kind."""
+    from assay.llm import replay
+    from assay.models import LLMConfig
+    from assay.run.lifecycle import new_run_id, run_discovery_inline
+
+    replay.reset(name)
+    llm = replay.replay_llm(LLMConfig(provider="replay", model=name))
+    got: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(KINDS, 0) | {"calls": 0})
+    real = llm.complete
+
+    def counting(request):
+        resp = real(request)
+        ph = got[phase_of(request.purpose)]
+        ph["calls"] += 1
+        ph["input"] += resp.usage.input_tokens
+        ph["cached"] += resp.usage.cached_tokens
+        ph["output"] += resp.usage.output_tokens
+        return resp
+
+    llm.complete = counting
+    run_discovery_inline(project_id, new_run_id(), settings=settings)
+    llm.assert_consumed()
+    return dict(got)
+
+
+def predicted_by_phase(est) -> dict[str, dict[str, int]]:
+    out = {}
+    for p in est.phases:
+        out[p.phase] = {"input": p.input_tokens, "cached": p.cached_tokens, "output": p.output_tokens,
+                        "calls": p.calls}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=1.0, help="demo warehouse scale (the runs were recorded at 1)")
+    ap.add_argument("--transcripts", default=",".join(TRANSCRIPTS))
+    ap.add_argument("--recorded", help="a JSON file: the replays' tokens are read from it when it exists, else "
+                                       "written to it (the replays do not depend on the estimate)")
+    args = ap.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="assay-bench-estimate-real-"))
+    os.environ.update(ASSAY_HOME=str(home), HF_HUB_OFFLINE="1")
+    from assay.demo import generate
+    from assay.models import LLMConfig, Project, WarehouseConfig
+    from assay.services.estimate import estimate_project
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    settings = load_settings()
+    store = open_store(settings)
+    errors: dict[str, float] = {}
+    import json
+
+    rec_file = Path(args.recorded) if args.recorded else None
+    saved = json.loads(rec_file.read_text()) if rec_file and rec_file.is_file() else {}
+    for name in args.transcripts.split(","):
+        which = TRANSCRIPTS[name]
+        db, truth = generate(which, home / "demo", scale=args.scale)
+        t = json.loads(Path(truth).read_text())
+        pid = f"real-{which}"
+        store.save_project(Project(id=pid, pack=t["pack"], category=t["category"], max_steps=30,
+                                   warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
+                                   llm=LLMConfig(provider="replay", model=name)))
+        pred = predicted_by_phase(estimate_project(pid, settings=settings))
+        got = replay_by_phase(name, pid, settings) if name not in saved else saved[name]
+        saved[name] = got
+        for phase in pred:
+            if phase not in got:
+                continue
+            g, p = got[phase], pred[phase]
+            print(f"# {name} {phase}: recorded calls/in/cached/out {g['calls']}/{g['input']:,}/{g['cached']:,}/"
+                  f"{g['output']:,}; cold estimate {p['calls']}/{p['input']:,}/{p['cached']:,}/{p['output']:,}",
+                  flush=True)
+            for kind in KINDS:
+                if g[kind] == 0 and p[kind] == 0:
+                    continue
+                errors[f"{name}_{phase}_{kind}"] = abs(p[kind] - g[kind]) / max(g[kind], 1)
+        total_g = {k: sum(v[k] for v in got.values()) for k in KINDS}
+        total_p = {k: sum(v[k] for v in pred.values()) for k in KINDS}
+        for kind in KINDS:
+            errors[f"{name}_total_{kind}"] = abs(total_p[kind] - total_g[kind]) / max(total_g[kind], 1)
+    if rec_file:
+        rec_file.write_text(json.dumps(saved, indent=1))
+    print(f"estimate_real_error_max_cold: {max(errors.values()):.3f}")
+    for k, v in sorted(errors.items()):
+        print(f"estimate_real_error_{k}: {v:.3f}")
+
+
+if __name__ == "__main__":
+    main()
