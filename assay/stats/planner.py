@@ -17,6 +17,10 @@ from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
 from .detectors import MIN_BEHAVIOUR_ROWS
 from . import columns as C
+from .probes import (BreakdownMeta, ConcentrationMeta, CorrelationMeta, CrosstabMeta, DurationBreakdownMeta,
+                     DurationSeriesMeta, EndBeforeStartMeta, FunnelMeta, Join, JoinedBreakdownMeta, NullReasonMeta,
+                     ProbeMeta, ProfileMeta, RateSeriesMeta, RetentionMeta, SeasonMeta, SegmentSeriesMeta, SeriesMeta,
+                     StatusSwitchMeta)
 from .portable import portable
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
@@ -226,7 +230,7 @@ class Probe:
     table: str
     purpose: str
     sql: str
-    meta: dict = field(default_factory=dict)
+    meta: ProbeMeta = field(default_factory=ProfileMeta)  # what the detectors read (one model per kind)
     keywords: str = ""
 
 
@@ -323,10 +327,10 @@ class Planner:
                       or (x.rows < MIN_BEHAVIOUR_ROWS and biggest >= CATALOGUE_RATIO * max(x.rows, 1))}
         for pr in probes:
             if pr.table in catalogues:
-                pr.meta["catalogue"] = True
-                pr.meta.pop("core", None)
-        core = sorted([pr for pr in probes if pr.meta.get("core")], key=lambda pr: -pr.meta["core"])
-        rest = [pr for pr in probes if not pr.meta.get("core")]
+                pr.meta.catalogue = True
+                pr.meta.core = 0.0
+        core = sorted([pr for pr in probes if pr.meta.core], key=lambda pr: -pr.meta.core)
+        rest = [pr for pr in probes if not pr.meta.core]
         order = {"funnel": 0, "rate_series": 1, "breakdown": 2, "retention": 3, "concentration": 4,
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
                  "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13}
@@ -386,7 +390,7 @@ class Planner:
             out.append(Probe("season", t.fqn, f"{t.name}: {', '.join(p.measures()[:2])} by {label.replace('_', ' ')}",
                              f"SELECT {expr} AS {q(label)}, {aggs} FROM {ref} WHERE {expr} IS NOT NULL "
                              f"GROUP BY 1 ORDER BY 1",
-                             {"dim": label, "expr": expr, "calendar": cal, "core": self._core(p, bonus=0.05)}))
+                             SeasonMeta(dim=label, expr=expr, calendar=cal, core=self._core(p, bonus=0.05))))
         out += self._null_probes(p)
         if ts_cols:
             ts = ts_cols[0].name
@@ -394,15 +398,15 @@ class Planner:
                 out.append(Probe("status_switch", t.fqn, f"{t.name}: first and last {ts} of each {d} value",
                                  f"SELECT {q(d)} AS value, min({q(ts)}) AS first_at, max({q(ts)}) AS last_at, "
                                  f"count(*) AS n FROM {ref} GROUP BY 1 ORDER BY 1",
-                                 {"dim": d, "time": ts, "core": self._core(p, bonus=0.03)}))
+                                 StatusSwitchMeta(dim=d, time=ts, core=self._core(p, bonus=0.03))))
         if not ts_cols and "year" in parts and p.distinct.get(parts["year"], 0) >= 6:
             grain = "month" if "month" in parts else "year"
             expr = _make_date(q, parts, grain)
             out.append(Probe("series", t.fqn, f"{'Monthly' if grain == 'month' else 'Yearly'} trend of {t.name} "
                                               f"(volume and measures)",
                              f"SELECT {expr} AS month, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"time_sql": expr, "grain": grain, "entity": p.entity(), "period": bool(self.goal),
-                              "core": self._core(p, bonus=0.04)}))
+                             SeriesMeta(time_sql=expr, grain=grain, entity=p.entity(), period=bool(self.goal),
+                                        core=self._core(p, bonus=0.04))))
         return out
 
     def _probe_relevance(self, pr: Probe) -> float:
@@ -435,26 +439,26 @@ class Planner:
                 continue
             out.append(Probe("breakdown", t.fqn, f"{t.name} by {d}: counts, averages and rates per {d}",
                              f"SELECT {q(d)}, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"dim": d, "entity": p.entity(), "small": p.rows < MIN_BEHAVIOUR_ROWS,
-                              "catalogue": t.name.lower() in self.referenced, "core": self._core(p, d)}))
+                             BreakdownMeta(dim=d, entity=p.entity(), small=p.rows < MIN_BEHAVIOUR_ROWS,
+                                           catalogue=t.name.lower() in self.referenced, core=self._core(p, d))))
         if ev:
             segs = [d for d in p.dims() if d != ev and p.distinct.get(d, 99) <= MAX_SERIES_SEGMENTS]
             for seg in segs[:3]:
                 out.append(Probe("funnel", t.fqn, f"Funnel of {ev} by {seg} in {t.name} (conversion between steps)",
                                  f"SELECT {q(seg)}, {q(ev)}, count(*) AS n FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dim": seg, "event": ev, "entity": p.entity(), "time": ts}))
+                                 FunnelMeta(dim=seg, event=ev, entity=p.entity(), time=ts)))
                 if ts:
                     out.append(Probe("rate_series", t.fqn,
                                      f"Monthly {ev} mix by {seg} in {t.name} (conversion and status over time)",
                                      f"SELECT date_trunc('month', {q(ts)}) AS month, {q(seg)}, {q(ev)}, count(*) AS n "
                                      f"FROM {ref} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-                                     {"dim": seg, "event": ev, "entity": p.entity(), "time": ts}))
+                                     RateSeriesMeta(dim=seg, event=ev, entity=p.entity(), time=ts)))
         if ts:
             out.append(Probe("series", t.fqn, f"Monthly trend of {t.name} (volume and measures)",
                              f"SELECT date_trunc('month', {q(ts)}) AS month, {', '.join(self._aggs(p))} "
                              f"FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"time": ts, "entity": p.entity(), "period": bool(self.goal),
-                              "core": self._core(p, bonus=0.04)}))
+                             SeriesMeta(time=ts, entity=p.entity(), period=bool(self.goal),
+                                        core=self._core(p, bonus=0.04))))
         money = p.money()
         ent = p.entity()
         if money and ent and ent != p.pk:
@@ -467,7 +471,7 @@ class Planner:
                 f"sum(CASE WHEN rk <= ceil(n * 0.05) THEN v ELSE 0 END) AS top5, "
                 f"sum(CASE WHEN rk <= ceil(n * 0.10) THEN v ELSE 0 END) AS top10, "
                 f"sum((n - rk + 1) * v) AS weighted FROM r",
-                {"entity": ent, "measure": money}))
+                ConcentrationMeta(entity=ent, measure=money)))
         # joined dimensions: a fact table's *_id that names a small dimension table
         for c in t.columns:
             if not is_id(c.name) or c.name == p.pk:
@@ -482,8 +486,8 @@ class Planner:
                         "funnel", t.fqn, f"Funnel of {ev} by {other.table.name}.{d} (joined on {c.name})",
                         f"SELECT o.{q(d)}, f.{q(ev)}, count(*) AS n FROM {ref} f JOIN {self.ref(other.table)} o "
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
-                        {"dim": d, "event": ev, "join": {"table": other.table.fqn, "on": c.name, "key": okey},
-                         "entity": p.entity()}))
+                        FunnelMeta(dim=d, event=ev, join=Join(table=other.table.fqn, on=c.name, key=okey),
+                                   entity=p.entity())))
                 fact_measures = [m for m in p.measures() if not is_counter(m)][:3]
                 if fact_measures or p.bools():
                     aggs = ["count(*) AS n"]
@@ -497,23 +501,23 @@ class Planner:
                         "joined_breakdown", t.fqn, f"{t.name} by {other.table.name}.{d}: averages and rates",
                         f"SELECT o.{q(d)}, {', '.join(aggs)} FROM {ref} f JOIN {self.ref(other.table)} o "
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1 ORDER BY 1",
-                        {"dim": d, "entity": ent, "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
+                        JoinedBreakdownMeta(dim=d, entity=ent, join=Join(table=other.table.fqn, on=c.name, key=okey))))
                 if ev and ts:
                     out.append(Probe(
                         "rate_series", t.fqn, f"Monthly {ev} mix by {other.table.name}.{d} (joined on {c.name})",
                         f"SELECT date_trunc('month', f.{q(ts)}) AS month, o.{q(d)}, f.{q(ev)}, count(*) AS n "
                         f"FROM {ref} f JOIN {self.ref(other.table)} o ON f.{q(c.name)} = o.{q(okey)} "
                         f"GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-                        {"dim": d, "event": ev, "entity": p.entity(), "time": ts,
-                         "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
+                        RateSeriesMeta(dim=d, event=ev, entity=p.entity(), time=ts,
+                                       join=Join(table=other.table.fqn, on=c.name, key=okey))))
                 if ts and money:
                     out.append(Probe(
                         "segment_series", t.fqn, f"Monthly {money} of {t.name} by {other.table.name}.{d}",
                         f"SELECT date_trunc('month', f.{q(ts)}) AS month, o.{q(d)}, count(*) AS n, "
                         f"sum(f.{q(money)}) AS {q('sum_' + money)} FROM {ref} f JOIN {self.ref(other.table)} o "
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
-                        {"dim": d, "time": ts, "measure": "sum_" + money,
-                         "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
+                        SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + money,
+                                          join=Join(table=other.table.fqn, on=c.name, key=okey))))
         out += self._interval_probes(p)
         out += self._crosstab_probes(p)
         out += self._correlation_probes(p)
@@ -522,20 +526,20 @@ class Planner:
                 out.append(Probe("segment_series", t.fqn, f"Monthly number of {t.name} by {d}",
                                  f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n "
                                  f"FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dim": d, "time": ts, "measure": "n", "trend": True}))
+                                 SegmentSeriesMeta(dim=d, time=ts, measure="n", trend=True)))
         starts = [x for x in times if _START.search(x)]
         ends = [x for x in times if _END.search(x)]
         if starts and ends:
             out.append(Probe("end_before_start", t.fqn, f"Rows of {t.name} whose {ends[0]} precedes {starts[0]}",
                              f"SELECT count(*) AS n, sum(CASE WHEN {q(ends[0])} < {q(starts[0])} THEN 1 ELSE 0 END) "
-                             f"AS bad FROM {ref}", {"start": starts[0], "end": ends[0]}))
+                             f"AS bad FROM {ref}", EndBeforeStartMeta(start=starts[0], end=ends[0])))
         for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:2]:
             if ts and p.money():
                 m = p.money()
                 out.append(Probe("segment_series", t.fqn, f"Monthly {m} of {t.name} by {d}",
                                  f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n, "
                                  f"sum({q(m)}) AS {q('sum_' + m)} FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dim": d, "time": ts, "measure": "sum_" + m}))
+                                 SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + m)))
         return out
 
     def _null_probes(self, p: "Profile") -> list[Probe]:
@@ -555,7 +559,7 @@ class Planner:
                   for c in others]
         return [Probe("null_reason", p.table.fqn, f"{p.table.name}: rows without {m} and what else they lack",
                       f"SELECT {', '.join(parts)} FROM {self.ref(p.table)}",
-                      {"measure": m, "others": others, "core": self._core(p, bonus=0.02)})]
+                      NullReasonMeta(measure=m, others=others, core=self._core(p, bonus=0.02)))]
 
     def _join_target(self, col: str, p: "Profile") -> "Profile | None":
         """The table a key column points at: orders.customer_id -> customers, o_custkey -> customer
@@ -593,16 +597,16 @@ class Planner:
         out = [Probe("duration_breakdown", t.fqn, f"Average {label} in days ({start} to {end}) of {t.name} by {d}",
                      f"SELECT {q(d)}, count(*) AS n, avg({expr}) AS {q('avg_' + col)}, "
                      f"stddev_samp({expr}) AS {q('sd_' + col)} FROM {ref} WHERE {valid} GROUP BY 1 ORDER BY 1",
-                     {**meta, "dim": d}) for d in p.dims()]
+                     DurationBreakdownMeta(**meta, dim=d)) for d in p.dims()]
         out.append(Probe("duration_series", t.fqn, f"Monthly volume and average {label} of {t.name}",
                          f"SELECT date_trunc('month', {q(start)}) AS month, count(*) AS n, "
                          f"avg(CASE WHEN {valid} THEN {expr} END) AS {q('avg_' + col)} FROM {ref} "
-                         f"GROUP BY 1 ORDER BY 1", {**meta, "time": start}))
+                         f"GROUP BY 1 ORDER BY 1", DurationSeriesMeta(**meta, time=start)))
         for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
             out.append(Probe("segment_series", t.fqn, f"Monthly average {label} of {t.name} by {d}",
                              f"SELECT date_trunc('month', {q(start)}) AS month, {q(d)}, count(*) AS n, "
                              f"avg({expr}) AS {q('avg_' + col)} FROM {ref} WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2",
-                             {**meta, "dim": d, "time": start, "trend": True}))
+                             SegmentSeriesMeta(**meta, dim=d, time=start, trend=True)))
         return out
 
     def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:
@@ -614,7 +618,7 @@ class Planner:
             for b in small[i + 1:]:
                 out.append(Probe("crosstab", t.fqn, f"{t.name} by {a} and {b}: the mix of one within the other",
                                  f"SELECT {q(a)}, {q(b)}, count(*) AS n FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dims": [a, b]}))
+                                 CrosstabMeta(dims=[a, b])))
         out.sort(key=lambda pr: -self._probe_relevance(pr))
         return out[:limit]
 
@@ -634,7 +638,7 @@ class Planner:
             parts.append(f"corr({exprs[a]}, {exprs[b]}) AS r{k}")
             parts.append(f"sum(CASE WHEN {exprs[a]} IS NOT NULL AND {exprs[b]} IS NOT NULL THEN 1 ELSE 0 END) AS n{k}")
         return [Probe("correlation", t.fqn, f"Correlation between measures of {t.name} ({', '.join(names)})",
-                      f"SELECT {', '.join(parts)} FROM {ref}", {"pairs": [list(x) for x in pairs], "exprs": exprs})]
+                      f"SELECT {', '.join(parts)} FROM {ref}", CorrelationMeta(pairs=[list(x) for x in pairs], exprs=exprs))]
 
     def _retention_probes(self, profiles: dict[str, Profile]) -> list[Probe]:
         """Entity tables (a key and a created-at time) with activity tables that reference them."""
@@ -660,8 +664,8 @@ class Planner:
                         f"avg(CASE WHEN a.acts > 1 THEN 1.0 ELSE 0.0 END) AS repeat_rate, "
                         f"sum(CASE WHEN a.acts >= 1 THEN 1 ELSE 0 END) AS active "
                         f"FROM {self.ref(ent.table)} e LEFT JOIN a ON a.k = e.{q(key)} GROUP BY 1 ORDER BY 1",
-                        {"dim": d, "entity_table": ent.table.fqn, "key": key, "created": created,
-                         "activity_table": act.table.fqn, "activity_time": ats}))
+                        RetentionMeta(dim=d, entity_table=ent.table.fqn, key=key, created=created,
+                                      activity_table=act.table.fqn, activity_time=ats)))
         return out
 
 
@@ -694,7 +698,7 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
     out = executor.run(portable(probe.sql, executor.warehouse.dialect), fix=False, purpose="statistical")
     step = ExplorationStep(run_id=run_id, step=n, turn=n, action=StepAction.query,
                            thinking=f"statistical analyst: {probe.kind} probe", purpose=probe.purpose,
-                           query=out.sql, probe={"kind": probe.kind, "table": probe.table, **probe.meta},
+                           query=out.sql, probe={"kind": probe.kind, "table": probe.table, **probe.meta.to_dict()},
                            duration_ms=out.duration_ms, fix_history=out.attempts)
     if out.refused or out.error:
         step.error = out.refused or out.error
