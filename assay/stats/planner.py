@@ -19,6 +19,7 @@ from .detectors import MIN_BEHAVIOUR_ROWS
 from . import columns as C
 from .probes import (BreakdownMeta, ConcentrationMeta, CorrelationMeta, CrosstabMeta, DurationBreakdownMeta,
                      DurationSeriesMeta, EndBeforeStartMeta, FunnelMeta, Join, JoinedBreakdownMeta, NullReasonMeta,
+                     KeyOverlapMeta, NullStatusMeta, RankBreakdownMeta,
                      ProbeMeta, ProfileMeta, RateSeriesMeta, RetentionMeta, SeasonMeta, SegmentSeriesMeta, SeriesMeta,
                      StatusSwitchMeta)
 from .portable import portable
@@ -26,7 +27,9 @@ from .portable import portable
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
 MAX_TABLES = 12
-CATALOGUE_RATIO = 20          # a small table this many times smaller than the largest one is a reference table
+CATALOGUE_RATIO = 20
+MAX_OVERLAP_PROBES = 6        # candidate joins by value overlap checked per run
+MIN_OVERLAP = 0.8             # share of a column's values a key must hold to be its join          # a small table this many times smaller than the largest one is a reference table
 _MONEY = re.compile(r"(amount|revenue|price|total|spend|value|cost|gmv|sales|usd|eur)", re.I)
 _NONNEG = re.compile(r"(duration|amount|price|total|qty|quantity|count|age|revenue|spend|cost|seconds|_s$|"
                      r"minutes|hours|days)", re.I)
@@ -38,6 +41,7 @@ _ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave
 _PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patient|employee|subscriber|"
                      r"buyer|seller|creator|person)", re.I)
 _STATUS = re.compile(r"(status|state|flag|stage|phase)", re.I)
+_NEGATIVE = re.compile(r"(cancel|void|refund|return|declin|reject|abandon|fail|divert)", re.I)
 _CREATED = re.compile(r"(created|installed|signup|signed_up|registered|joined|first_seen|acquired)", re.I)
 
 
@@ -243,6 +247,8 @@ class Planner:
         self.goal = goal.strip()
         self.embed = embed  # texts -> unit vectors (the run's embedder); None: names and keywords only
         self.referenced: set[str] = set()
+        # joins found by value overlap, not by name: (table, column) -> (table of the key, key column)
+        self.overlaps: dict[tuple[str, str], tuple[str, str]] = {}
 
     def score_columns(self, profiles: dict[str, "Profile"]) -> None:
         """Each column's relevance to the question: embedding similarity of the goal to the column's
@@ -308,7 +314,7 @@ class Planner:
         # tables that other tables point at by *_id (products, channels): catalogues, not behaviour
         self.profiles = profiles
         self.referenced = {o.table.name.lower() for p in profiles.values() for c in p.table.columns
-                           if is_id(c.name) and c.name != p.pk
+                           if (is_id(c.name) or (p.table.fqn, c.name) in self.overlaps) and c.name != p.pk
                            for o in [self._join_target(c.name, p)] if o is not None and o is not p}
         self.score_columns(profiles)
         self.profiles = profiles
@@ -333,8 +339,9 @@ class Planner:
         rest = [pr for pr in probes if not pr.meta.core]
         order = {"funnel": 0, "rate_series": 1, "breakdown": 2, "retention": 3, "concentration": 4,
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
-                 "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13}
-        rest.sort(key=lambda pr: (order.get(pr.kind, 14), -self._probe_relevance(pr)))
+                 "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13,
+                 "rank_breakdown": 14, "null_status": 15}
+        rest.sort(key=lambda pr: (order.get(pr.kind, 16), -self._probe_relevance(pr)))
         return core + rest
 
     def _core(self, p: "Profile", dim: str | None = None, bonus: float = 0.0) -> float:
@@ -392,6 +399,8 @@ class Planner:
                              f"GROUP BY 1 ORDER BY 1",
                              SeasonMeta(dim=label, expr=expr, calendar=cal, core=self._core(p, bonus=0.05))))
         out += self._null_probes(p)
+        out += self._null_status_probes(p)
+        out += self._rank_probes(p)
         if ts_cols:
             ts = ts_cols[0].name
             for d in [x for x in p.dims() if _STATUS.search(x) and p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
@@ -474,13 +483,13 @@ class Planner:
                 ConcentrationMeta(entity=ent, measure=money)))
         # joined dimensions: a fact table's *_id that names a small dimension table
         for c in t.columns:
-            if not is_id(c.name) or c.name == p.pk:
+            if not (is_id(c.name) or (t.fqn, c.name) in self.overlaps) or c.name == p.pk:
                 continue
             other = self._join_target(c.name, p)
             if other is None or other is p:
                 continue
-            for d in [x for x in other.dims() if other.distinct.get(x, 99) <= 12][:4]:
-                okey = other.pk or c.name
+            okey = self.overlaps.get((t.fqn, c.name), ("", other.pk or c.name))[1]
+            for d in [x for x in other.dims() if other.distinct.get(x, 99) <= 12 and x != okey][:4]:
                 if ev:
                     out.append(Probe(
                         "funnel", t.fqn, f"Funnel of {ev} by {other.table.name}.{d} (joined on {c.name})",
@@ -561,10 +570,45 @@ class Planner:
                       f"SELECT {', '.join(parts)} FROM {self.ref(p.table)}",
                       NullReasonMeta(measure=m, others=others, core=self._core(p, bonus=0.02)))]
 
+    def _null_status_probes(self, p: "Profile") -> list[Probe]:
+        """Why the top measure is empty, read off a status column: rows without the measure per status
+        value (status = cancelled: no delivery time)."""
+        ms = p.measures()[:1]
+        if not ms or p.rows <= 0 or p.nulls.get(ms[0], 0) < max(1, 0.005 * p.rows):
+            return []
+        m, q = ms[0], self.q
+        statuses = [d for d in p.dims() if p.distinct.get(d, 99) <= 20
+                    and (_STATUS.search(d) or _EVENT.search(d) or _NEGATIVE.search(d))][:2]
+        return [Probe("null_status", p.table.fqn, f"{p.table.name}: rows without {m} by {d}",
+                      f"SELECT {q(d)} AS value, count(*) AS n, sum(CASE WHEN {q(m)} IS NULL THEN 1 ELSE 0 END) "
+                      f"AS missing FROM {self.ref(p.table)} GROUP BY 1 ORDER BY 1",
+                      NullStatusMeta(measure=m, status=d, core=self._core(p, bonus=0.02))) for d in statuses]
+
+    def _rank_probes(self, p: "Profile") -> list[Probe]:
+        """The top measure's mid-ranks by the top dimensions, for a Kruskal-Wallis test beside the
+        breakdown's ANOVA (the detector uses it when the measure is skewed)."""
+        ms = p.measures()[:1]
+        if not ms or p.rows < 30 or p.table.name.lower() in self.referenced:
+            return []
+        m, q, ref = ms[0], self.q, self.ref(p.table)
+        out = []
+        for d in p.dims()[:1]:
+            core = self._core(p, d)
+            out.append(Probe(
+                "rank_breakdown", p.table.fqn, f"{p.table.name}: ranks of {m} by {d} (Kruskal-Wallis)",
+                f"WITH r AS (SELECT {q(d)} AS g, {q(m)} AS v, rank() OVER (ORDER BY {q(m)}) AS rk, "
+                f"count(*) OVER (PARTITION BY {q(m)}) AS t FROM {ref} WHERE {q(m)} IS NOT NULL AND {q(d)} IS NOT NULL) "
+                f"SELECT g AS {q(d)}, count(*) AS n, sum(rk + (t - 1) / 2.0) AS rank_sum, sum(t * t - 1.0) AS ties, "
+                f"avg(v) AS mean, median(v) AS median, stddev_samp(v) AS sd FROM r GROUP BY 1 ORDER BY 1",
+                RankBreakdownMeta(dim=d, measure=m, entity=p.entity(), core=max(0.0, core - 0.001) if core else 0.0)))
+        return out
+
     def _join_target(self, col: str, p: "Profile") -> "Profile | None":
         """The table a key column points at: orders.customer_id -> customers, o_custkey -> customer
         (whose key is c_custkey: the same name once the table's column prefix is dropped)."""
         profiles = getattr(self, "profiles", {})
+        if (p.table.fqn, col) in self.overlaps:
+            return profiles.get(self.overlaps[(p.table.fqn, col)][0])
         by_name = {x.table.name.lower(): x for x in profiles.values()}
         c = col.lower()
         if c.endswith("_id"):
@@ -579,6 +623,56 @@ class Planner:
             if re.sub(r"^[a-z]{1,3}_", "", other.pk.lower()) == bare:
                 return other
         return None
+
+    def overlap_probes(self, profiles: dict[str, "Profile"], limit: int = MAX_OVERLAP_PROBES) -> list[Probe]:
+        """Joins nobody declared and no name gives away (flights.origin -> airports.faa): a column whose
+        values are a unique column of a smaller table. One probe per candidate pair counts how many of
+        the column's values the key holds; :meth:`learn_overlap` keeps the pairs that match."""
+        self.profiles = profiles
+        keys = {}  # table -> its unique columns (strings, or integers named like keys)
+        for o in profiles.values():
+            kinds = o.kinds()
+            keys[o.table.fqn] = [c.name for c in o.table.columns if o.rows >= 2 and o.distinct.get(c.name) == o.rows
+                                 and not o.nulls.get(c.name) and not o.is_text(c.name)
+                                 and (kinds[c.name] == "string" or (kinds[c.name] == "number" and is_id(c.name)))]
+        pairs = []
+        for p in profiles.values():
+            kinds = p.kinds()
+            for c in p.table.columns:
+                k, d = kinds[c.name], p.distinct.get(c.name, 0)
+                if c.name == p.pk or d < 2 or p.is_text(c.name) or looks_like_pii(c.name):
+                    continue
+                if not (k == "string" or (k == "number" and is_id(c.name))):
+                    continue  # integers overlap by accident (a month is in every id range): only key-named ones
+                if is_id(c.name) and self._join_target(c.name, p) is not None:
+                    continue  # the name already says where it points
+                for o in profiles.values():
+                    if o is p or o.rows > p.rows or d > 1.5 * o.rows:
+                        continue
+                    for key in keys[o.table.fqn]:
+                        if kinds[c.name] != o.kinds()[key]:
+                            continue
+                        same = C.expand(key) in C.expand(c.name) or C.expand(c.name) in C.expand(key)
+                        pairs.append((not same, -min(d, o.rows) / max(d, o.rows), p, c.name, o, key))
+        pairs.sort(key=lambda x: (x[0], x[1], x[2].table.fqn, x[3], x[4].table.fqn, x[5]))
+        q, out = self.q, []
+        for _, _, p, col, o, key in pairs[:limit]:
+            out.append(Probe(
+                "key_overlap", p.table.fqn, f"Do the values of {p.table.name}.{col} name rows of {o.table.name} "
+                                            f"(by {key})? A join no key declares",
+                f"SELECT count(DISTINCT a.{q(col)}) AS n_values, count(DISTINCT CASE WHEN b.k IS NOT NULL THEN "
+                f"a.{q(col)} END) AS matched FROM {self.ref(p.table)} a LEFT JOIN (SELECT DISTINCT {q(key)} AS k "
+                f"FROM {self.ref(o.table)}) b ON a.{q(col)} = b.k",
+                KeyOverlapMeta(column=col, target=o.table.fqn, key=key)))
+        return out
+
+    def learn_overlap(self, table: str, meta: "KeyOverlapMeta", row: dict) -> bool:
+        """Keep a join when the key holds nearly every value of the column."""
+        n, matched = int(row.get("n_values") or 0), int(row.get("matched") or 0)
+        if n >= 2 and matched >= MIN_OVERLAP * n and (table, meta.column) not in self.overlaps:
+            self.overlaps[(table, meta.column)] = (meta.target, meta.key)
+            return True
+        return False
 
     def _interval_expr(self, start: str, end: str) -> str:
         return f"date_diff('second', {self.q(start)}, {self.q(end)}) / 86400.0"
@@ -744,6 +838,22 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         sink(step)
         if step.ok and step.digest.all_rows:
             profiles[t.fqn] = _profile_from_row(t, step.digest.all_rows[0])
+    # joins by value overlap: checked once (a resumed run reads the checks it already made)
+    for st in prior:
+        if st.probe and st.probe.get("kind") == "key_overlap" and st.ok and st.digest.all_rows:
+            planner.learn_overlap(st.probe["table"], KeyOverlapMeta.of(st.probe), st.digest.all_rows[0])
+    for pr in planner.overlap_probes(profiles):
+        if n >= s.run.max_steps:
+            return "max_steps"
+        sql = portable(pr.sql, dialect)
+        if sql in done_sql:
+            continue
+        done_sql.add(sql)
+        n += 1
+        step = run_probe(s.executor, pr, s.run_id, n, s.project.warehouse.pii_columns)
+        sink(step)
+        if step.ok and step.digest.all_rows:
+            planner.learn_overlap(pr.table, pr.meta, step.digest.all_rows[0])
     for pr in planner.plan(profiles):
         if n >= s.run.max_steps:
             return "max_steps"

@@ -79,6 +79,13 @@ class SeasonMeta(GroupMeta):
 
 
 @dataclass(kw_only=True)
+class RankBreakdownMeta(GroupMeta):
+    """Mean ranks of one measure per value of a dimension (Kruskal-Wallis), for skewed measures."""
+    KIND = "rank_breakdown"
+    measure: str = ""
+
+
+@dataclass(kw_only=True)
 class FunnelMeta(ProbeMeta):
     KIND = "funnel"
     dim: str = ""
@@ -186,10 +193,28 @@ class NullReasonMeta(ProbeMeta):
     others: list[str] = field(default_factory=list)
 
 
+@dataclass(kw_only=True)
+class NullStatusMeta(ProbeMeta):
+    """Rows without the measure per value of a status column (cancelled, not applicable)."""
+    KIND = "null_status"
+    measure: str = ""
+    status: str = ""
+
+
+@dataclass(kw_only=True)
+class KeyOverlapMeta(ProbeMeta):
+    """How many values of ``column`` are values of ``target.key`` (a join found by value overlap)."""
+    KIND = "key_overlap"
+    column: str = ""
+    target: str = ""
+    key: str = ""
+
+
 MODELS: dict[str, type[ProbeMeta]] = {m.KIND: m for m in (
     ProfileMeta, BreakdownMeta, JoinedBreakdownMeta, SeasonMeta, FunnelMeta, RateSeriesMeta, SeriesMeta,
     DurationBreakdownMeta, DurationSeriesMeta, SegmentSeriesMeta, EndBeforeStartMeta, ConcentrationMeta,
-    CrosstabMeta, CorrelationMeta, RetentionMeta, StatusSwitchMeta, NullReasonMeta)}
+    CrosstabMeta, CorrelationMeta, RetentionMeta, StatusSwitchMeta, NullReasonMeta, RankBreakdownMeta,
+    NullStatusMeta, KeyOverlapMeta)}
 
 
 def parse(probe: dict) -> ProbeMeta | None:

@@ -15,14 +15,14 @@ LLM's claim.
 
 from .candidate import ARTIFACT, DESCRIPTIVE_KINDS, NO_EFFECT, Candidate, Kind, no_effect
 from .funnels import NEGATIVE_OUTCOMES, funnel_outliers, funnel_pairs, rate_series_changes
-from .quality import (NULL_EXPLAINED, SWITCH_TOLERANCE_DAYS, end_before_start, null_reason, quality_from_profile,
-                      status_switch)
+from .quality import (NULL_EXPLAINED, SWITCH_TOLERANCE_DAYS, end_before_start, null_reason, null_status_reason,
+                      quality_from_profile, status_switch)
 from .registry import DETECTORS, detect_probe
 from .relations import MIN_CORRELATION, concentration, correlations, retention_outliers
 from .scoring import GOAL_RELEVANT, LOW_SUPPORT_ROWS, NO_EFFECT_RELEVANT, _base_severity, score, severity
 from .segments import (DEFINITION_ETA2, MIN_DURATION_SEGMENT_N, MIN_EFFECT_GROUP_N, MIN_UNASKED_EFFECT, ROBUST_Z,
-                       crosstab_concentration, dominant_segment, duration_outliers, group_effects, mean_outliers,
-                       segment_outliers)
+                       crosstab_concentration, dominant_segment, duration_outliers, group_effects, kruskal_effects,
+                       kruskal_from_ranks, mean_outliers, segment_outliers)
 from .series import PERIOD_MIN_REL, duration_series, segment_series_changes, segment_trends, series_changes
 from .significance import (CHANGE_MIN_SIDE, anova_effect, anova_p, benjamini_hochberg, change_point, correlation_p,
                            cramers_v, gini_from_ranks, relative_to_typical, robust_z, step_beats_line, trend,
@@ -39,7 +39,7 @@ __all__ = [
     "change_point", "concentration", "correlation_p", "correlations", "cramers_v", "crosstab_concentration",
     "detect_probe", "dominant_segment", "duration_outliers", "duration_series", "end_before_start",
     "funnel_outliers", "funnel_pairs", "gini_from_ranks", "group_effects", "mean_outliers", "no_effect",
-    "null_reason", "quality_from_profile", "rate_series_changes", "relative_to_typical", "retention_outliers",
+    "null_reason", "null_status_reason", "kruskal_effects", "kruskal_from_ranks", "quality_from_profile", "rate_series_changes", "relative_to_typical", "retention_outliers",
     "robust_z", "score", "segment_outliers", "segment_series_changes", "segment_trends", "series_changes",
     "severity", "status_switch", "step_beats_line", "trend", "two_prop_p",
 ]

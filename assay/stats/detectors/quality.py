@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..probes import EndBeforeStartMeta, NullReasonMeta, StatusSwitchMeta
+from ..probes import EndBeforeStartMeta, NullReasonMeta, NullStatusMeta, StatusSwitchMeta
 from .candidate import ARTIFACT, Candidate, Kind
 from .countsql import Source, quote, since as since_sql
 from .wording import pct, words
@@ -138,4 +138,46 @@ def null_reason(df: pd.DataFrame, meta: NullReasonMeta | dict, step: int, table:
         support=n, support_share=1.0,
         indicators=[f"empty {m} = {missing:,}", f"also empty {best} = {cover[best]:,}", f"rows = {n:,}"],
         area_text=f"{table} {m} missing cancelled not applicable {best}",
+    )]
+
+
+NULL_STATUS_EMPTY = 0.9  # share of a status value's rows without the measure: the status says why
+
+
+def null_status_reason(df: pd.DataFrame, meta: NullStatusMeta | dict, step: int, table: str,
+                       ref: str) -> list[Candidate]:
+    """A measure empty on the rows of one or a few values of a status column (status = cancelled: no
+    delivery time): the status says why. Those rows did not happen or the measure does not apply to
+    them; they are not missing data."""
+    meta = NullStatusMeta.of(meta)
+    m, status = meta.measure, meta.status
+    if not m or not status or df.empty or not {"value", "n", "missing"} <= set(df.columns):
+        return []
+    d = df.copy()
+    d["n"] = pd.to_numeric(d["n"], errors="coerce").fillna(0)
+    d["missing"] = pd.to_numeric(d["missing"], errors="coerce").fillna(0)
+    total, missing = float(d["n"].sum()), float(d["missing"].sum())
+    if total <= 0 or missing <= 0:
+        return []
+    d = d[d["value"].notna()]
+    why = d[(d["n"] > 0) & (d["missing"] >= NULL_STATUS_EMPTY * d["n"])].sort_values("missing", ascending=False)
+    covered, rows = float(why["missing"].sum()), float(why["n"].sum())
+    if why.empty or covered < NULL_EXPLAINED * missing or rows >= 0.5 * total:
+        return []  # the status does not say why, or the empty rows are the rule rather than an exception
+    values = [str(v) for v in why["value"]]
+    said = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+    share = missing / total
+    return [Candidate(
+        kind=Kind.NULL_REASON, measure=m,
+        name=(f"{int(missing):,} {table} ({pct(share)}) have no {words(m)} because their {words(status)} is "
+              f"{said}"),
+        description=(f"{int(missing):,} of {int(total):,} rows in {table} have an empty {m}; {int(covered):,} of "
+                     f"them have {status} {said}, and {pct(covered / rows)} of the rows with that {status} have "
+                     f"no {m}. These rows did not happen ({said}) or the measure does not apply to them: they are "
+                     f"left out of every average of {words(m)}, not lost data."),
+        table=table, step=step, effect=min(1.0, 0.3 + share), p_value=1e-9,
+        count_sql=Source(ref).count(f"{quote(m)} IS NULL"), segment=m, support=int(total), support_share=1.0,
+        indicators=[f"empty {m} = {int(missing):,}", f"of them with {status} {said} = {int(covered):,}",
+                    f"rows = {int(total):,}"],
+        area_text=f"{table} {m} missing {status} {said} cancelled not applicable",
     )]

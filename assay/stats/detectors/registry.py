@@ -10,10 +10,10 @@ import pandas as pd
 from ..probes import GroupMeta, ProbeMeta, parse
 from .candidate import Candidate
 from .funnels import funnel_outliers, rate_series_changes
-from .quality import end_before_start, null_reason, quality_from_profile, status_switch
+from .quality import end_before_start, null_reason, null_status_reason, quality_from_profile, status_switch
 from .relations import concentration, correlations, retention_outliers
-from .segments import (crosstab_concentration, dominant_segment, duration_outliers, group_effects, mean_outliers,
-                       segment_outliers)
+from .segments import (crosstab_concentration, dominant_segment, duration_outliers, group_effects, kruskal_effects,
+                       mean_outliers, segment_outliers)
 from .series import duration_series, segment_series_changes, series_changes
 
 # detector(frame, typed meta, step, table name, table reference) -> candidates
@@ -56,6 +56,8 @@ DETECTORS: dict[str, Detector] = {
     "end_before_start": end_before_start,
     "status_switch": status_switch,
     "null_reason": null_reason,
+    "null_status": null_status_reason,
+    "rank_breakdown": kruskal_effects,
 }
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..probes import CrosstabMeta, DurationBreakdownMeta, GroupMeta
+from ..probes import CrosstabMeta, DurationBreakdownMeta, GroupMeta, RankBreakdownMeta
 from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, quote
 from .significance import anova_effect, anova_p, cramers_v, robust_z, two_prop_p
@@ -356,3 +356,90 @@ def crosstab_concentration(df: pd.DataFrame, meta: CrosstabMeta | dict, step: in
                 area_text=f"{table} {outer} {a} {inner} {b}",
             ))
     return out
+
+
+SKEWED = 0.5  # |Pearson's second skewness| 3 (mean - median) / sd from which a mean misleads
+
+
+def kruskal_from_ranks(n: np.ndarray, rank_sum: np.ndarray, ties: float) -> tuple[float, float, float]:
+    """(H, epsilon squared, p) of a Kruskal-Wallis test from each group's count and sum of mid-ranks,
+    corrected for ties (``ties`` = the sum of t^3 - t over groups of tied values)."""
+    k, total = len(n), float(n.sum())
+    if k < 2 or total <= k:
+        return 0.0, 0.0, 1.0
+    h = 12.0 / (total * (total + 1)) * float((rank_sum ** 2 / n).sum()) - 3 * (total + 1)
+    c = 1.0 - ties / (total ** 3 - total)
+    if c <= 0:
+        return 0.0, 0.0, 1.0  # every value tied: no ranking
+    h = max(0.0, h / c)
+    return h, min(1.0, h / (total - 1)), float(stats.chi2.sf(h, k - 1))
+
+
+def kruskal_effects(df: pd.DataFrame, meta: RankBreakdownMeta | dict, step: int, table: str,
+                    ref: str) -> list[Candidate]:
+    """For a skewed measure (delays, amounts: a long tail pulls the mean), whether its typical value
+    differs between the values of a dimension: Kruskal-Wallis on mid-ranks computed by the warehouse,
+    with epsilon squared, naming the groups with the highest and lowest medians. A measure that is not
+    skewed is left to the ANOVA of its breakdown."""
+    meta = RankBreakdownMeta.of(meta)
+    dim, m = meta.dim, meta.measure
+    need = {dim, "n", "rank_sum", "ties", "mean", "median", "sd"}
+    if not dim or not m or not need <= set(df.columns):
+        return []
+    d = df.dropna(subset=[dim, "rank_sum"]).copy()
+    for c in ("n", "rank_sum", "ties", "mean", "median", "sd"):
+        d[c] = pd.to_numeric(d[c], errors="coerce")
+    d = d[d["n"] >= MIN_EFFECT_GROUP_N]
+    if len(d) < 2:
+        return []
+    n = d["n"].to_numpy(dtype=float)
+    mean, median = d["mean"].to_numpy(dtype=float), d["median"].to_numpy(dtype=float)
+    sd = d["sd"].fillna(0).to_numpy(dtype=float)
+    ok = sd > 0
+    if not ok.any():
+        return []
+    skew = float(np.average(3 * (mean[ok] - median[ok]) / sd[ok], weights=n[ok]))
+    if abs(skew) < SKEWED:
+        return []
+    h, eps2, p = kruskal_from_ranks(n, d["rank_sum"].to_numpy(dtype=float), float(df["ties"].fillna(0).sum()))
+    total = float(n.sum())
+    label, dim_words = "median " + words(m), words(dim)
+    cal = meta.calendar
+    if p >= NO_EFFECT_P:
+        return [_with_measure("avg_" + m, no_effect(
+            f"The {label} is uniform across {dim_words} values",
+            f"The {label} of {table} ranges only from {fmt(median.min())} to {fmt(median.max())} over {len(d)} "
+            f"{dim_words} values (Kruskal-Wallis p = {p:.2g}; the measure is skewed, so ranks rather than means "
+            f"are compared).", table, step, p, f"{m} by {dim} uniform", f"{table} {dim} {m} uniform median"))]
+    mean_rank = d["rank_sum"].to_numpy(dtype=float) / n
+    named = n >= max(MIN_EFFECT_GROUP_N, 0.005 * total)
+    idx = np.flatnonzero(named) if named.sum() >= 2 else np.arange(len(d))
+    order = idx[np.argsort(mean_rank[idx])]
+    hi, lo = int(order[-1]), int(order[0])
+    hi_v, lo_v = d[dim].iloc[hi], d[dim].iloc[lo]
+    hi_l, lo_l = calendar_label(hi_v, cal), calendar_label(lo_v, cal)
+    grand = float(np.average(median, weights=n))
+    gap = (median[hi] - median[lo]) / abs(grand) if grand else 0.0
+    effect = min(1.0, 0.6 * min(1.0, math.sqrt(eps2) / 0.5) + 0.4 * min(1.0, abs(gap) / 2))
+    top = [calendar_label(d[dim].iloc[i], cal) for i in order[::-1][:3]]
+    src = Source(ref, meta.join)
+    col = src.dim(dim) if meta.join else (meta.expr or quote(dim))
+    caveat = f" Low support: {int(total)} rows." if total < 100 else ""
+    return [Candidate(
+        kind=Kind.GROUP_EFFECT, measure="avg_" + m,
+        name=(f"{hi_l} has the highest {label} ({fmt(median[hi])}) and {lo_l} the lowest ({fmt(median[lo])}) "
+              f"across {dim_words} values"),
+        description=(f"In {table}, the typical {words(m)} differs by {dim_words} (Kruskal-Wallis H = {h:.1f}, "
+                     f"p = {p:.2g}, epsilon\u00b2 = {eps2:.3f} over {len(d)} values and {int(total):,} rows): the "
+                     f"median is highest for {', '.join(top)} ({fmt(median[hi])} for {hi_l}, n = {int(n[hi]):,}) and "
+                     f"lowest for {lo_l} ({fmt(median[lo])}, n = {int(n[lo]):,}). The {words(m)} is skewed (mean "
+                     f"{fmt(float(np.average(mean, weights=n)))} against a typical median of {fmt(grand)}), so ranks "
+                     f"are compared rather than means.{caveat}"),
+        table=table, step=step, effect=round(effect, 4), p_value=p,
+        count_sql=src.count(eq(col, hi_v)),
+        segment=f"{m} by {dim}", support=int(total), groups=[f"{dim}={hi_v}", f"{dim}={lo_v}"],
+        catalogue=bool(meta.catalogue),
+        indicators=[f"kruskal-wallis H = {h:.1f}", f"epsilon\u00b2 = {eps2:.3f}", f"{label}[{hi_l}] = {fmt(median[hi])}",
+                    f"{label}[{lo_l}] = {fmt(median[lo])}", f"skewness = {skew:.2f}", f"rows = {int(total):,}"],
+        area_text=f"{table} {dim} {m} {label} differs by {dim_words} {hi_l} {lo_l}",
+    )]
