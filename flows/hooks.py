@@ -30,7 +30,7 @@ def drop_run_collection(flow, flow_run, state) -> None:
 
 def mark_run_crashed(flow, flow_run, state) -> None:
     """A crash or cancellation still leaves a run document that says why."""
-    from assay.pipeline import fail_run
+    from assay.run.lifecycle import fail_run
     from assay.store import open_store
 
     run_id = run_id_of(flow_run)
