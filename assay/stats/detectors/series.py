@@ -76,7 +76,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
             if abs(rel) >= 0.5 and p < 0.01:
                 word = "grew" if slope > 0 else "declined"
                 out.append(Candidate(
-                    kind=Kind.TREND, name=(f"The {grain_word(grain)} {what} is "
+                    kind=Kind.TREND, measure=m, name=(f"The {grain_word(grain)} {what} is "
                                            f"{'increasing' if slope > 0 else 'decreasing'} over time"),
                     description=(f"The {grain_word(grain)} {what} {word} by {fmt(slope)} per {grain}, "
                                  f"{pct(abs(rel))} of its average over {len(y)} {grain}s (p = {p:.2g})."),
