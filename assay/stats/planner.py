@@ -652,11 +652,23 @@ class Planner:
                     for key in keys[o.table.fqn]:
                         if kinds[c.name] != o.kinds()[key]:
                             continue
+                        # codes of one kind have one length (FAA codes: 3): a label column's values never
+                        # name another table's rows whose keys are twice as long
+                        la, lb = p.avg_len.get(c.name), o.avg_len.get(key)
+                        if la is not None and lb is not None and abs(la - lb) > max(1.0, 0.25 * lb):
+                            continue
                         same = C.expand(key) in C.expand(c.name) or C.expand(c.name) in C.expand(key)
-                        pairs.append((not same, -min(d, o.rows) / max(d, o.rows), p, c.name, o, key))
-        pairs.sort(key=lambda x: (x[0], x[1], x[2].table.fqn, x[3], x[4].table.fqn, x[5]))
+                        closeness = abs(la - lb) if la is not None and lb is not None else 0.0
+                        pairs.append(((-p.rows, not same, closeness), p, c.name, o, key))
+        # the largest (fact) tables first; one candidate key per column, the likeliest
+        pairs.sort(key=lambda x: (x[0], x[1].table.fqn, x[2], x[3].table.fqn, x[4]))
+        best, seen = [], set()
+        for x in pairs:
+            if (x[1].table.fqn, x[2]) not in seen:
+                seen.add((x[1].table.fqn, x[2]))
+                best.append(x)
         q, out = self.q, []
-        for _, _, p, col, o, key in pairs[:limit]:
+        for _, p, col, o, key in best[:limit]:
             out.append(Probe(
                 "key_overlap", p.table.fqn, f"Do the values of {p.table.name}.{col} name rows of {o.table.name} "
                                             f"(by {key})? A join no key declares",
