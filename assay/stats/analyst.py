@@ -50,68 +50,16 @@ def _frame(s, step: ExplorationStep) -> pd.DataFrame | None:
 
 
 def detect(s, step: ExplorationStep) -> list[D.Candidate]:
+    """Candidates from one probe step (the detectors' registry picks the family by probe kind)."""
     probe = step.probe or {}
-    kind = probe.get("kind")
     table = probe.get("table", "")
-    if not kind or not table:
+    if not probe.get("kind") or not table:
         return []
-    ref = _ref(s, table)
-    meta = dict(probe)
-    if "join" in meta:
-        meta["join"] = {**meta["join"], "ref": _ref(s, meta["join"]["table"])}
-    if kind == "retention":
-        meta["activity_ref"] = _ref(s, meta["activity_table"])
     df = _frame(s, step)
     if df is None or df.empty:
         return []
-    name = table.split(".", 1)[1]
-    if "month" in df:
-        df["month"] = pd.to_datetime(df["month"])
-    if kind == "profile":
-        t = next((x for x in s.tables if x.fqn == table), None)
-        cols = [c.name for c in t.columns] if t else []
-        return D.quality_from_profile(df.iloc[0].to_dict(), meta, step.step, name, ref, cols)
-    if kind == "season":
-        return D.group_effects(df, meta["dim"], meta, step.step, name, ref)
-    if kind == "breakdown":
-        out = (D.group_effects(df, meta["dim"], meta, step.step, name, ref)
-               + D.segment_outliers(df, meta["dim"], meta, step.step, name, ref)
-               + D.dominant_segment(df, meta["dim"], meta, step.step, name, ref))
-        if meta.get("small") and not meta.get("catalogue"):
-            # an operational table too small for robust z-scores: Welch's test on each measure's average
-            for m in [c for c in df.columns if c.startswith("avg_")]:
-                out += D.mean_outliers(df, meta["dim"], m, m[4:].replace("_", " "), "", None, step.step, name, ref)
-        return out
-    detector = DETECTORS.get(kind)
-    return detector(df, meta, step.step, name, ref) if detector else []
-
-
-def _detect_marked(s, step: ExplorationStep) -> list[D.Candidate]:
-    out = detect(s, step)
-    if (step.probe or {}).get("catalogue"):
-        for c in out:
-            c.catalogue = True
-    return out
-
-
-# probe kind -> detector(frame, meta, step, table name, table reference)
-DETECTORS = {
-    "joined_breakdown": lambda df, meta, *a: (D.group_effects(df, meta["dim"], meta, *a)
-                                              + D.segment_outliers(df, meta["dim"], meta, *a)),
-    "duration_breakdown": D.duration_outliers,
-    "duration_series": D.duration_series,
-    "correlation": D.correlations,
-    "crosstab": D.crosstab_concentration,
-    "funnel": D.funnel_outliers,
-    "rate_series": D.rate_series_changes,
-    "series": D.series_changes,
-    "segment_series": D.segment_series_changes,
-    "concentration": D.concentration,
-    "retention": D.retention_outliers,
-    "end_before_start": D.end_before_start,
-    "status_switch": D.status_switch,
-    "null_reason": D.null_reason,
-}
+    t = next((x for x in s.tables if x.fqn == table), None)
+    return D.detect_probe(probe, df, step.step, lambda fqn: _ref(s, fqn), [c.name for c in t.columns] if t else [])
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -319,7 +267,7 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
                 try:
                     with warnings.catch_warnings():  # tests on near-constant series: their p says so
                         warnings.simplefilter("ignore", RuntimeWarning)
-                        cands += _detect_marked(s, st)
+                        cands += detect(s, st)
                 except Exception as exc:  # one odd result must not sink the area
                     s.store.log_candidate_error(s.run_id, st.step, f"{type(exc).__name__}: {exc}")
         scored = D.score(cands)

@@ -17,12 +17,19 @@ from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
 from .detectors import MIN_BEHAVIOUR_ROWS
 from . import columns as C
+from .probes import (BreakdownMeta, ConcentrationMeta, CorrelationMeta, CrosstabMeta, DurationBreakdownMeta,
+                     DurationSeriesMeta, EndBeforeStartMeta, FunnelMeta, Join, JoinedBreakdownMeta, NullReasonMeta,
+                     KeyOverlapMeta, NullStatusMeta, RankBreakdownMeta,
+                     ProbeMeta, ProfileMeta, RateSeriesMeta, RetentionMeta, SeasonMeta, SegmentSeriesMeta, SeriesMeta,
+                     StatusSwitchMeta)
 from .portable import portable, quote
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
 MAX_TABLES = 12
-CATALOGUE_RATIO = 20          # a small table this many times smaller than the largest one is a reference table
+CATALOGUE_RATIO = 20
+MAX_OVERLAP_PROBES = 6        # candidate joins by value overlap checked per run
+MIN_OVERLAP = 0.8             # share of a column's values a key must hold to be its join          # a small table this many times smaller than the largest one is a reference table
 _MONEY = re.compile(r"(amount|revenue|price|total|spend|value|cost|gmv|sales|usd|eur)", re.I)
 _NONNEG = re.compile(r"(duration|amount|price|total|qty|quantity|count|age|revenue|spend|cost|seconds|_s$|"
                      r"minutes|hours|days)", re.I)
@@ -34,6 +41,7 @@ _ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave
 _PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patient|employee|subscriber|"
                      r"buyer|seller|creator|person)", re.I)
 _STATUS = re.compile(r"(status|state|flag|stage|phase)", re.I)
+_NEGATIVE = re.compile(r"(cancel|void|refund|return|declin|reject|abandon|fail|divert)", re.I)
 _CREATED = re.compile(r"(created|installed|signup|signed_up|registered|joined|first_seen|acquired)", re.I)
 
 
@@ -226,7 +234,7 @@ class Probe:
     table: str
     purpose: str
     sql: str
-    meta: dict = field(default_factory=dict)
+    meta: ProbeMeta = field(default_factory=ProfileMeta)  # what the detectors read (one model per kind)
     keywords: str = ""
 
 
@@ -239,6 +247,8 @@ class Planner:
         self.goal = goal.strip()
         self.embed = embed  # texts -> unit vectors (the run's embedder); None: names and keywords only
         self.referenced: set[str] = set()
+        # joins found by value overlap, not by name: (table, column) -> (table of the key, key column)
+        self.overlaps: dict[tuple[str, str], tuple[str, str]] = {}
 
     def score_columns(self, profiles: dict[str, "Profile"]) -> None:
         """Each column's relevance to the question: embedding similarity of the goal to the column's
@@ -304,7 +314,7 @@ class Planner:
         # tables that other tables point at by *_id (products, channels): catalogues, not behaviour
         self.profiles = profiles
         self.referenced = {o.table.name.lower() for p in profiles.values() for c in p.table.columns
-                           if is_id(c.name) and c.name != p.pk
+                           if (is_id(c.name) or (p.table.fqn, c.name) in self.overlaps) and c.name != p.pk
                            for o in [self._join_target(c.name, p)] if o is not None and o is not p}
         self.score_columns(profiles)
         self.profiles = profiles
@@ -323,14 +333,15 @@ class Planner:
                       or (x.rows < MIN_BEHAVIOUR_ROWS and biggest >= CATALOGUE_RATIO * max(x.rows, 1))}
         for pr in probes:
             if pr.table in catalogues:
-                pr.meta["catalogue"] = True
-                pr.meta.pop("core", None)
-        core = sorted([pr for pr in probes if pr.meta.get("core")], key=lambda pr: -pr.meta["core"])
-        rest = [pr for pr in probes if not pr.meta.get("core")]
+                pr.meta.catalogue = True
+                pr.meta.core = 0.0
+        core = sorted([pr for pr in probes if pr.meta.core], key=lambda pr: -pr.meta.core)
+        rest = [pr for pr in probes if not pr.meta.core]
         order = {"funnel": 0, "rate_series": 1, "breakdown": 2, "retention": 3, "concentration": 4,
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
-                 "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13}
-        rest.sort(key=lambda pr: (order.get(pr.kind, 14), -self._probe_relevance(pr)))
+                 "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13,
+                 "rank_breakdown": 14, "null_status": 15}
+        rest.sort(key=lambda pr: (order.get(pr.kind, 16), -self._probe_relevance(pr)))
         return core + rest
 
     def _core(self, p: "Profile", dim: str | None = None, bonus: float = 0.0) -> float:
@@ -386,23 +397,25 @@ class Planner:
             out.append(Probe("season", t.fqn, f"{t.name}: {', '.join(p.measures()[:2])} by {label.replace('_', ' ')}",
                              f"SELECT {expr} AS {q(label)}, {aggs} FROM {ref} WHERE {expr} IS NOT NULL "
                              f"GROUP BY 1 ORDER BY 1",
-                             {"dim": label, "expr": expr, "calendar": cal, "core": self._core(p, bonus=0.05)}))
+                             SeasonMeta(dim=label, expr=expr, calendar=cal, core=self._core(p, bonus=0.05))))
         out += self._null_probes(p)
+        out += self._null_status_probes(p)
+        out += self._rank_probes(p)
         if ts_cols:
             ts = ts_cols[0].name
             for d in [x for x in p.dims() if _STATUS.search(x) and p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
                 out.append(Probe("status_switch", t.fqn, f"{t.name}: first and last {ts} of each {d} value",
                                  f"SELECT {q(d)} AS value, min({q(ts)}) AS first_at, max({q(ts)}) AS last_at, "
                                  f"count(*) AS n FROM {ref} GROUP BY 1 ORDER BY 1",
-                                 {"dim": d, "time": ts, "core": self._core(p, bonus=0.03)}))
+                                 StatusSwitchMeta(dim=d, time=ts, core=self._core(p, bonus=0.03))))
         if not ts_cols and "year" in parts and p.distinct.get(parts["year"], 0) >= 6:
             grain = "month" if "month" in parts else "year"
             expr = _make_date(q, parts, grain)
             out.append(Probe("series", t.fqn, f"{'Monthly' if grain == 'month' else 'Yearly'} trend of {t.name} "
                                               f"(volume and measures)",
                              f"SELECT {expr} AS month, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"time_sql": expr, "grain": grain, "entity": p.entity(), "period": bool(self.goal),
-                              "core": self._core(p, bonus=0.04)}))
+                             SeriesMeta(time_sql=expr, grain=grain, entity=p.entity(), period=bool(self.goal),
+                                        core=self._core(p, bonus=0.04))))
         return out
 
     def _probe_relevance(self, pr: Probe) -> float:
@@ -435,26 +448,26 @@ class Planner:
                 continue
             out.append(Probe("breakdown", t.fqn, f"{t.name} by {d}: counts, averages and rates per {d}",
                              f"SELECT {q(d)}, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"dim": d, "entity": p.entity(), "small": p.rows < MIN_BEHAVIOUR_ROWS,
-                              "catalogue": t.name.lower() in self.referenced, "core": self._core(p, d)}))
+                             BreakdownMeta(dim=d, entity=p.entity(), small=p.rows < MIN_BEHAVIOUR_ROWS,
+                                           catalogue=t.name.lower() in self.referenced, core=self._core(p, d))))
         if ev:
             segs = [d for d in p.dims() if d != ev and p.distinct.get(d, 99) <= MAX_SERIES_SEGMENTS]
             for seg in segs[:3]:
                 out.append(Probe("funnel", t.fqn, f"Funnel of {ev} by {seg} in {t.name} (conversion between steps)",
                                  f"SELECT {q(seg)}, {q(ev)}, count(*) AS n FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dim": seg, "event": ev, "entity": p.entity(), "time": ts}))
+                                 FunnelMeta(dim=seg, event=ev, entity=p.entity(), time=ts)))
                 if ts:
                     out.append(Probe("rate_series", t.fqn,
                                      f"Monthly {ev} mix by {seg} in {t.name} (conversion and status over time)",
                                      f"SELECT date_trunc('month', {q(ts)}) AS month, {q(seg)}, {q(ev)}, count(*) AS n "
                                      f"FROM {ref} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-                                     {"dim": seg, "event": ev, "entity": p.entity(), "time": ts}))
+                                     RateSeriesMeta(dim=seg, event=ev, entity=p.entity(), time=ts)))
         if ts:
             out.append(Probe("series", t.fqn, f"Monthly trend of {t.name} (volume and measures)",
                              f"SELECT date_trunc('month', {q(ts)}) AS month, {', '.join(self._aggs(p))} "
                              f"FROM {ref} GROUP BY 1 ORDER BY 1",
-                             {"time": ts, "entity": p.entity(), "period": bool(self.goal),
-                              "core": self._core(p, bonus=0.04)}))
+                             SeriesMeta(time=ts, entity=p.entity(), period=bool(self.goal),
+                                        core=self._core(p, bonus=0.04))))
         money = p.money()
         ent = p.entity()
         if money and ent and ent != p.pk:
@@ -467,23 +480,23 @@ class Planner:
                 f"sum(CASE WHEN rk <= ceil(n * 0.05) THEN v ELSE 0 END) AS top5, "
                 f"sum(CASE WHEN rk <= ceil(n * 0.10) THEN v ELSE 0 END) AS top10, "
                 f"sum((n - rk + 1) * v) AS weighted FROM r",
-                {"entity": ent, "measure": money}))
+                ConcentrationMeta(entity=ent, measure=money)))
         # joined dimensions: a fact table's *_id that names a small dimension table
         for c in t.columns:
-            if not is_id(c.name) or c.name == p.pk:
+            if not (is_id(c.name) or (t.fqn, c.name) in self.overlaps) or c.name == p.pk:
                 continue
             other = self._join_target(c.name, p)
             if other is None or other is p:
                 continue
-            for d in [x for x in other.dims() if other.distinct.get(x, 99) <= 12][:4]:
-                okey = other.pk or c.name
+            okey = self.overlaps.get((t.fqn, c.name), ("", other.pk or c.name))[1]
+            for d in [x for x in other.dims() if other.distinct.get(x, 99) <= 12 and x != okey][:4]:
                 if ev:
                     out.append(Probe(
                         "funnel", t.fqn, f"Funnel of {ev} by {other.table.name}.{d} (joined on {c.name})",
                         f"SELECT o.{q(d)}, f.{q(ev)}, count(*) AS n FROM {ref} f JOIN {self.ref(other.table)} o "
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
-                        {"dim": d, "event": ev, "join": {"table": other.table.fqn, "on": c.name, "key": okey},
-                         "entity": p.entity()}))
+                        FunnelMeta(dim=d, event=ev, join=Join(table=other.table.fqn, on=c.name, key=okey),
+                                   entity=p.entity())))
                 fact_measures = [m for m in p.measures() if not is_counter(m)][:3]
                 if fact_measures or p.bools():
                     aggs = ["count(*) AS n"]
@@ -497,23 +510,23 @@ class Planner:
                         "joined_breakdown", t.fqn, f"{t.name} by {other.table.name}.{d}: averages and rates",
                         f"SELECT o.{q(d)}, {', '.join(aggs)} FROM {ref} f JOIN {self.ref(other.table)} o "
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1 ORDER BY 1",
-                        {"dim": d, "entity": ent, "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
+                        JoinedBreakdownMeta(dim=d, entity=ent, join=Join(table=other.table.fqn, on=c.name, key=okey))))
                 if ev and ts:
                     out.append(Probe(
                         "rate_series", t.fqn, f"Monthly {ev} mix by {other.table.name}.{d} (joined on {c.name})",
                         f"SELECT date_trunc('month', f.{q(ts)}) AS month, o.{q(d)}, f.{q(ev)}, count(*) AS n "
                         f"FROM {ref} f JOIN {self.ref(other.table)} o ON f.{q(c.name)} = o.{q(okey)} "
                         f"GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-                        {"dim": d, "event": ev, "entity": p.entity(), "time": ts,
-                         "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
+                        RateSeriesMeta(dim=d, event=ev, entity=p.entity(), time=ts,
+                                       join=Join(table=other.table.fqn, on=c.name, key=okey))))
                 if ts and money:
                     out.append(Probe(
                         "segment_series", t.fqn, f"Monthly {money} of {t.name} by {other.table.name}.{d}",
                         f"SELECT date_trunc('month', f.{q(ts)}) AS month, o.{q(d)}, count(*) AS n, "
                         f"sum(f.{q(money)}) AS {q('sum_' + money)} FROM {ref} f JOIN {self.ref(other.table)} o "
                         f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
-                        {"dim": d, "time": ts, "measure": "sum_" + money,
-                         "join": {"table": other.table.fqn, "on": c.name, "key": okey}}))
+                        SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + money,
+                                          join=Join(table=other.table.fqn, on=c.name, key=okey))))
         out += self._interval_probes(p)
         out += self._crosstab_probes(p)
         out += self._correlation_probes(p)
@@ -522,20 +535,20 @@ class Planner:
                 out.append(Probe("segment_series", t.fqn, f"Monthly number of {t.name} by {d}",
                                  f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n "
                                  f"FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dim": d, "time": ts, "measure": "n", "trend": True}))
+                                 SegmentSeriesMeta(dim=d, time=ts, measure="n", trend=True)))
         starts = [x for x in times if _START.search(x)]
         ends = [x for x in times if _END.search(x)]
         if starts and ends:
             out.append(Probe("end_before_start", t.fqn, f"Rows of {t.name} whose {ends[0]} precedes {starts[0]}",
                              f"SELECT count(*) AS n, sum(CASE WHEN {q(ends[0])} < {q(starts[0])} THEN 1 ELSE 0 END) "
-                             f"AS bad FROM {ref}", {"start": starts[0], "end": ends[0]}))
+                             f"AS bad FROM {ref}", EndBeforeStartMeta(start=starts[0], end=ends[0])))
         for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:2]:
             if ts and p.money():
                 m = p.money()
                 out.append(Probe("segment_series", t.fqn, f"Monthly {m} of {t.name} by {d}",
                                  f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n, "
                                  f"sum({q(m)}) AS {q('sum_' + m)} FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dim": d, "time": ts, "measure": "sum_" + m}))
+                                 SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + m)))
         return out
 
     def _null_probes(self, p: "Profile") -> list[Probe]:
@@ -555,12 +568,47 @@ class Planner:
                   for c in others]
         return [Probe("null_reason", p.table.fqn, f"{p.table.name}: rows without {m} and what else they lack",
                       f"SELECT {', '.join(parts)} FROM {self.ref(p.table)}",
-                      {"measure": m, "others": others, "core": self._core(p, bonus=0.02)})]
+                      NullReasonMeta(measure=m, others=others, core=self._core(p, bonus=0.02)))]
+
+    def _null_status_probes(self, p: "Profile") -> list[Probe]:
+        """Why the top measure is empty, read off a status column: rows without the measure per status
+        value (status = cancelled: no delivery time)."""
+        ms = p.measures()[:1]
+        if not ms or p.rows <= 0 or p.nulls.get(ms[0], 0) < max(1, 0.005 * p.rows):
+            return []
+        m, q = ms[0], self.q
+        statuses = [d for d in p.dims() if p.distinct.get(d, 99) <= 20
+                    and (_STATUS.search(d) or _EVENT.search(d) or _NEGATIVE.search(d))][:2]
+        return [Probe("null_status", p.table.fqn, f"{p.table.name}: rows without {m} by {d}",
+                      f"SELECT {q(d)} AS value, count(*) AS n, sum(CASE WHEN {q(m)} IS NULL THEN 1 ELSE 0 END) "
+                      f"AS missing FROM {self.ref(p.table)} GROUP BY 1 ORDER BY 1",
+                      NullStatusMeta(measure=m, status=d, core=self._core(p, bonus=0.02))) for d in statuses]
+
+    def _rank_probes(self, p: "Profile") -> list[Probe]:
+        """The top measure's mid-ranks by the top dimensions, for a Kruskal-Wallis test beside the
+        breakdown's ANOVA (the detector uses it when the measure is skewed)."""
+        ms = p.measures()[:1]
+        if not ms or p.rows < 30 or p.table.name.lower() in self.referenced:
+            return []
+        m, q, ref = ms[0], self.q, self.ref(p.table)
+        out = []
+        for d in p.dims()[:1]:
+            core = self._core(p, d)
+            out.append(Probe(
+                "rank_breakdown", p.table.fqn, f"{p.table.name}: ranks of {m} by {d} (Kruskal-Wallis)",
+                f"WITH r AS (SELECT {q(d)} AS g, {q(m)} AS v, rank() OVER (ORDER BY {q(m)}) AS rk, "
+                f"count(*) OVER (PARTITION BY {q(m)}) AS t FROM {ref} WHERE {q(m)} IS NOT NULL AND {q(d)} IS NOT NULL) "
+                f"SELECT g AS {q(d)}, count(*) AS n, sum(rk + (t - 1) / 2.0) AS rank_sum, sum(t * t - 1.0) AS ties, "
+                f"avg(v) AS mean, median(v) AS median, stddev_samp(v) AS sd FROM r GROUP BY 1 ORDER BY 1",
+                RankBreakdownMeta(dim=d, measure=m, entity=p.entity(), core=max(0.0, core - 0.001) if core else 0.0)))
+        return out
 
     def _join_target(self, col: str, p: "Profile") -> "Profile | None":
         """The table a key column points at: orders.customer_id -> customers, o_custkey -> customer
         (whose key is c_custkey: the same name once the table's column prefix is dropped)."""
         profiles = getattr(self, "profiles", {})
+        if (p.table.fqn, col) in self.overlaps:
+            return profiles.get(self.overlaps[(p.table.fqn, col)][0])
         by_name = {x.table.name.lower(): x for x in profiles.values()}
         c = col.lower()
         if c.endswith("_id"):
@@ -575,6 +623,68 @@ class Planner:
             if re.sub(r"^[a-z]{1,3}_", "", other.pk.lower()) == bare:
                 return other
         return None
+
+    def overlap_probes(self, profiles: dict[str, "Profile"], limit: int = MAX_OVERLAP_PROBES) -> list[Probe]:
+        """Joins nobody declared and no name gives away (flights.origin -> airports.faa): a column whose
+        values are a unique column of a smaller table. One probe per candidate pair counts how many of
+        the column's values the key holds; :meth:`learn_overlap` keeps the pairs that match."""
+        self.profiles = profiles
+        keys = {}  # table -> its unique columns (strings, or integers named like keys)
+        for o in profiles.values():
+            kinds = o.kinds()
+            keys[o.table.fqn] = [c.name for c in o.table.columns if o.rows >= 2 and o.distinct.get(c.name) == o.rows
+                                 and not o.nulls.get(c.name) and not o.is_text(c.name)
+                                 and (kinds[c.name] == "string" or (kinds[c.name] == "number" and is_id(c.name)))]
+        pairs = []
+        for p in profiles.values():
+            kinds = p.kinds()
+            for c in p.table.columns:
+                k, d = kinds[c.name], p.distinct.get(c.name, 0)
+                if c.name == p.pk or d < 2 or p.is_text(c.name) or looks_like_pii(c.name):
+                    continue
+                if not (k == "string" or (k == "number" and is_id(c.name))):
+                    continue  # integers overlap by accident (a month is in every id range): only key-named ones
+                if is_id(c.name) and self._join_target(c.name, p) is not None:
+                    continue  # the name already says where it points
+                for o in profiles.values():
+                    if o is p or o.rows > p.rows or d > 1.5 * o.rows:
+                        continue
+                    for key in keys[o.table.fqn]:
+                        if kinds[c.name] != o.kinds()[key]:
+                            continue
+                        # codes of one kind have one length (FAA codes: 3): a label column's values never
+                        # name another table's rows whose keys are twice as long
+                        la, lb = p.avg_len.get(c.name), o.avg_len.get(key)
+                        if la is not None and lb is not None and abs(la - lb) > max(1.0, 0.25 * lb):
+                            continue
+                        same = C.expand(key) in C.expand(c.name) or C.expand(c.name) in C.expand(key)
+                        closeness = abs(la - lb) if la is not None and lb is not None else 0.0
+                        pairs.append(((-p.rows, not same, closeness), p, c.name, o, key))
+        # the largest (fact) tables first; one candidate key per column, the likeliest
+        pairs.sort(key=lambda x: (x[0], x[1].table.fqn, x[2], x[3].table.fqn, x[4]))
+        best, seen = [], set()
+        for x in pairs:
+            if (x[1].table.fqn, x[2]) not in seen:
+                seen.add((x[1].table.fqn, x[2]))
+                best.append(x)
+        q, out = self.q, []
+        for _, p, col, o, key in best[:limit]:
+            out.append(Probe(
+                "key_overlap", p.table.fqn, f"Do the values of {p.table.name}.{col} name rows of {o.table.name} "
+                                            f"(by {key})? A join no key declares",
+                f"SELECT count(DISTINCT a.{q(col)}) AS n_values, count(DISTINCT CASE WHEN b.k IS NOT NULL THEN "
+                f"a.{q(col)} END) AS matched FROM {self.ref(p.table)} a LEFT JOIN (SELECT DISTINCT {q(key)} AS k "
+                f"FROM {self.ref(o.table)}) b ON a.{q(col)} = b.k",
+                KeyOverlapMeta(column=col, target=o.table.fqn, key=key)))
+        return out
+
+    def learn_overlap(self, table: str, meta: "KeyOverlapMeta", row: dict) -> bool:
+        """Keep a join when the key holds nearly every value of the column."""
+        n, matched = int(row.get("n_values") or 0), int(row.get("matched") or 0)
+        if n >= 2 and matched >= MIN_OVERLAP * n and (table, meta.column) not in self.overlaps:
+            self.overlaps[(table, meta.column)] = (meta.target, meta.key)
+            return True
+        return False
 
     def _interval_expr(self, start: str, end: str) -> str:
         return f"date_diff('second', {self.q(start)}, {self.q(end)}) / 86400.0"
@@ -593,16 +703,16 @@ class Planner:
         out = [Probe("duration_breakdown", t.fqn, f"Average {label} in days ({start} to {end}) of {t.name} by {d}",
                      f"SELECT {q(d)}, count(*) AS n, avg({expr}) AS {q('avg_' + col)}, "
                      f"stddev_samp({expr}) AS {q('sd_' + col)} FROM {ref} WHERE {valid} GROUP BY 1 ORDER BY 1",
-                     {**meta, "dim": d}) for d in p.dims()]
+                     DurationBreakdownMeta(**meta, dim=d)) for d in p.dims()]
         out.append(Probe("duration_series", t.fqn, f"Monthly volume and average {label} of {t.name}",
                          f"SELECT date_trunc('month', {q(start)}) AS month, count(*) AS n, "
                          f"avg(CASE WHEN {valid} THEN {expr} END) AS {q('avg_' + col)} FROM {ref} "
-                         f"GROUP BY 1 ORDER BY 1", {**meta, "time": start}))
+                         f"GROUP BY 1 ORDER BY 1", DurationSeriesMeta(**meta, time=start)))
         for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
             out.append(Probe("segment_series", t.fqn, f"Monthly average {label} of {t.name} by {d}",
                              f"SELECT date_trunc('month', {q(start)}) AS month, {q(d)}, count(*) AS n, "
                              f"avg({expr}) AS {q('avg_' + col)} FROM {ref} WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2",
-                             {**meta, "dim": d, "time": start, "trend": True}))
+                             SegmentSeriesMeta(**meta, dim=d, time=start, trend=True)))
         return out
 
     def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:
@@ -614,7 +724,7 @@ class Planner:
             for b in small[i + 1:]:
                 out.append(Probe("crosstab", t.fqn, f"{t.name} by {a} and {b}: the mix of one within the other",
                                  f"SELECT {q(a)}, {q(b)}, count(*) AS n FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 {"dims": [a, b]}))
+                                 CrosstabMeta(dims=[a, b])))
         out.sort(key=lambda pr: -self._probe_relevance(pr))
         return out[:limit]
 
@@ -634,7 +744,7 @@ class Planner:
             parts.append(f"corr({exprs[a]}, {exprs[b]}) AS r{k}")
             parts.append(f"sum(CASE WHEN {exprs[a]} IS NOT NULL AND {exprs[b]} IS NOT NULL THEN 1 ELSE 0 END) AS n{k}")
         return [Probe("correlation", t.fqn, f"Correlation between measures of {t.name} ({', '.join(names)})",
-                      f"SELECT {', '.join(parts)} FROM {ref}", {"pairs": [list(x) for x in pairs], "exprs": exprs})]
+                      f"SELECT {', '.join(parts)} FROM {ref}", CorrelationMeta(pairs=[list(x) for x in pairs], exprs=exprs))]
 
     def _retention_probes(self, profiles: dict[str, Profile]) -> list[Probe]:
         """Entity tables (a key and a created-at time) with activity tables that reference them."""
@@ -660,8 +770,8 @@ class Planner:
                         f"avg(CASE WHEN a.acts > 1 THEN 1.0 ELSE 0.0 END) AS repeat_rate, "
                         f"sum(CASE WHEN a.acts >= 1 THEN 1 ELSE 0 END) AS active "
                         f"FROM {self.ref(ent.table)} e LEFT JOIN a ON a.k = e.{q(key)} GROUP BY 1 ORDER BY 1",
-                        {"dim": d, "entity_table": ent.table.fqn, "key": key, "created": created,
-                         "activity_table": act.table.fqn, "activity_time": ats}))
+                        RetentionMeta(dim=d, entity_table=ent.table.fqn, key=key, created=created,
+                                      activity_table=act.table.fqn, activity_time=ats)))
         return out
 
 
@@ -694,7 +804,7 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
     out = executor.run(portable(probe.sql, executor.warehouse.dialect), fix=False, purpose="statistical")
     step = ExplorationStep(run_id=run_id, step=n, turn=n, action=StepAction.query,
                            thinking=f"statistical analyst: {probe.kind} probe", purpose=probe.purpose,
-                           query=out.sql, probe={"kind": probe.kind, "table": probe.table, **probe.meta},
+                           query=out.sql, probe={"kind": probe.kind, "table": probe.table, **probe.meta.to_dict()},
                            duration_ms=out.duration_ms, fix_history=out.attempts)
     if out.refused or out.error:
         step.error = out.refused or out.error
@@ -740,6 +850,22 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         sink(step)
         if step.ok and step.digest.all_rows:
             profiles[t.fqn] = _profile_from_row(t, step.digest.all_rows[0])
+    # joins by value overlap: checked once (a resumed run reads the checks it already made)
+    for st in prior:
+        if st.probe and st.probe.get("kind") == "key_overlap" and st.ok and st.digest.all_rows:
+            planner.learn_overlap(st.probe["table"], KeyOverlapMeta.of(st.probe), st.digest.all_rows[0])
+    for pr in planner.overlap_probes(profiles):
+        if n >= s.run.max_steps:
+            return "max_steps"
+        sql = portable(pr.sql, dialect)
+        if sql in done_sql:
+            continue
+        done_sql.add(sql)
+        n += 1
+        step = run_probe(s.executor, pr, s.run_id, n, s.project.warehouse.pii_columns)
+        sink(step)
+        if step.ok and step.digest.all_rows:
+            planner.learn_overlap(pr.table, pr.meta, step.digest.all_rows[0])
     for pr in planner.plan(profiles):
         if n >= s.run.max_steps:
             return "max_steps"

@@ -80,11 +80,11 @@ def test_goal_ranks_measures_and_dims_not_position():
     assert p.measures()[0] == "dep_delay"
     assert p.dims()[0] == "carrier"
     first = probes[0]
-    assert first.kind == "breakdown" and first.meta["dim"] == "carrier"
+    assert first.kind == "breakdown" and first.meta.dim == "carrier"
     assert 'avg("dep_delay")' in first.sql
     kinds = [pr.kind for pr in probes[:8]]
     assert "season" in kinds  # month of year, day of week, hour of day come early for the question
-    season = {pr.meta["dim"]: pr.meta["expr"] for pr in probes if pr.kind == "season"}
+    season = {pr.meta.dim: pr.meta.expr for pr in probes if pr.kind == "season"}
     assert season["month_of_year"] == '"month"'
     assert season["day_of_week"] == ('CAST(extract(dow FROM make_date(CAST("year" AS INTEGER), CAST("month" AS INTEGER), '
                                      'CAST("day" AS INTEGER))) AS INTEGER)')
@@ -97,8 +97,8 @@ def test_no_goal_prefers_business_measures_that_vary():
     probes = Planner([p.table], lambda x: f'"{x}"', []).plan({p.table.fqn: p})
     assert p.measures()[0] in ("dep_delay", "arr_delay", "distance")
     # the hour of day from a scheduled clock, the first one when nothing tells them apart
-    hour = next(pr for pr in probes if pr.kind == "season" and pr.meta["dim"] == "hour_of_day")
-    assert hour.meta["expr"] == 'CAST(floor("sched_dep_time" / 100) AS INTEGER)'
+    hour = next(pr for pr in probes if pr.kind == "season" and pr.meta.dim == "hour_of_day")
+    assert hour.meta.expr == 'CAST(floor("sched_dep_time" / 100) AS INTEGER)'
 
 
 def frame(groups):
@@ -168,7 +168,7 @@ def test_planner_asks_why_the_top_measure_is_empty():
     probes = Planner([p.table], lambda x: f'"{x}"', ["delay"], goal="departure delays", embed=fake_embed).plan(
         {p.table.fqn: p})
     nr = [pr for pr in probes if pr.kind == "null_reason"]
-    assert len(nr) == 1 and nr[0].meta["measure"] == "dep_delay"
+    assert len(nr) == 1 and nr[0].meta.measure == "dep_delay"
     assert 'sum(CASE WHEN "dep_delay" IS NULL AND "dep_time" IS NULL THEN 1 ELSE 0 END)' in nr[0].sql
 
 
@@ -177,7 +177,7 @@ def test_season_sql_runs_on_postgres_dialect():
 
     p = flights_profile()
     probes = Planner([p.table], lambda x: f'"{x}"', [], goal="delays", embed=fake_embed).plan({p.table.fqn: p})
-    dow = next(pr for pr in probes if pr.kind == "season" and pr.meta["dim"] == "day_of_week")
+    dow = next(pr for pr in probes if pr.kind == "season" and pr.meta.dim == "day_of_week")
     sql = portable(dow.sql, "postgres")
     assert "MAKE_DATE(" in sql and "EXTRACT(DOW FROM" in sql and "DATE_FROM_PARTS" not in sql
 

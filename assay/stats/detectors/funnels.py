@@ -1,0 +1,151 @@
+"""Detectors over event steps: a segment's conversion between steps (or share of failures) against the
+others, statically and month by month."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..probes import FunnelMeta, RateSeriesMeta
+from .candidate import Candidate, Kind
+from .countsql import Source, eq, since as since_sql
+from .significance import change_point, relative_to_typical, two_prop_p
+from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
+from .wording import fmt, pct, words
+
+NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
+
+
+def _ordered_events(df: pd.DataFrame, ev: str) -> list:
+    totals = df.groupby(ev)["n"].sum().sort_values(ascending=False)
+    return list(totals.index)
+
+
+def _is_negative(v) -> bool:
+    return any(w in str(v).lower() for w in NEGATIVE_OUTCOMES)
+
+
+def _tokens(v) -> set[str]:
+    return set(re.findall(r"[a-z]+", str(v).lower()))
+
+
+def funnel_pairs(events: list) -> list[tuple]:
+    """(to, from) pairs: each positive step against the one above it; a negative event
+    (remove, fail, cancel) against the event it undoes (most shared words), else the one above."""
+    pairs = []
+    positive = [e for e in events if not _is_negative(e)]
+    for i in range(1, len(positive)):
+        pairs.append((positive[i], positive[i - 1]))
+    for e in events:
+        if not _is_negative(e) or len(events) < 2:
+            continue
+        others = [x for x in positive]
+        if not others:
+            continue
+        best = max(others, key=lambda x: (len(_tokens(x) & _tokens(e)), -events.index(x)))
+        if not _tokens(best) & _tokens(e):
+            best = others[0]
+        pairs.append((e, best))
+    return pairs
+
+
+def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: str, ref: str) -> list[Candidate]:
+    meta = FunnelMeta.of(meta)
+    dim, ev = meta.dim, meta.event
+    if not dim or not ev or dim not in df or ev not in df:
+        return []
+    events = _ordered_events(df, ev)
+    if len(events) < 2:
+        return []
+    wide = df.pivot_table(index=dim, columns=ev, values="n", aggfunc="sum").fillna(0)
+    if len(wide) < 3:
+        return []
+    src = Source(ref, meta.join)
+    out = []
+    for to, frm in funnel_pairs(events):
+        rates = (wide[to] / wide[frm].where(wide[frm] > 0)).dropna()
+        if len(rates) < 3:
+            continue
+        med = float(rates.median())
+        for seg, r in rates.items():
+            rest = wide.drop(index=seg)
+            p = two_prop_p(wide.loc[seg, to], wide.loc[seg, frm], rest[to].sum(), rest[frm].sum())
+            rel = abs(r - med) / med if med else 1.0
+            others = rates.drop(index=seg)
+            spread = float(others.max() - others.min()) if len(others) else 0.0
+            if wide.loc[seg, frm] < MIN_SEGMENT_N:  # a handful of events is not a funnel
+                continue
+            if rel < MIN_REL_GAP or p >= 1e-6 or abs(r - med) < 2 * spread:
+                continue
+            bad = _is_negative(to) or (r < med and not _is_negative(to))
+            flagged = to if _is_negative(to) else frm
+            out.append(Candidate(
+                kind=Kind.FUNNEL_DROP if bad else Kind.FUNNEL_GAIN,
+                name=(f"{seg} {table} have a much {'lower' if r < med else 'higher'} rate of {to} per {frm} than "
+                      f"other {words(dim)} values"),
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {fmt(r)}, against a typical "
+                             f"{fmt(med)} for other values of {dim} ({int(wide.loc[seg, frm]):,} {frm} events)."),
+                table=table, step=step, effect=min(1.0, rel), p_value=p,
+                count_sql=src.count(eq(src.dim(dim), seg), eq(src.fact(ev), flagged)),
+                segment=f"{dim}={seg}",
+                indicators=[f"{to}/{frm}[{seg}] = {fmt(r)}", f"typical = {fmt(med)}"],
+                area_text=f"{table} funnel {ev} {to} {frm} {dim} {seg}",
+            ))
+    return out
+
+
+def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int, table: str,
+                        ref: str) -> list[Candidate]:
+    """A segment whose step conversion (or failure share) shifts over time while others do not."""
+    meta = RateSeriesMeta.of(meta)
+    dim, ev, time_col = meta.dim, meta.event, meta.time
+    if not dim or not ev or "month" not in df:
+        return []
+    events = _ordered_events(df, ev)
+    if len(events) < 2:
+        return []
+    out = []
+    entity = meta.entity
+    src = Source(ref, meta.join)
+    for to, frm in funnel_pairs(events):
+        shifts = {}
+        for seg, g in df.groupby(dim):
+            w = g.pivot_table(index="month", columns=ev, values="n", aggfunc="sum").sort_index().fillna(0)
+            if to not in w or frm not in w or len(w) < 6:
+                continue
+            w = w.iloc[:-1] if len(w) >= 7 and w[frm].iloc[-1] < 0.5 * w[frm].median() else w
+            y = (w[to] / w[frm].where(w[frm] > 0)).fillna(0).to_numpy(dtype=float)
+            cp = change_point(y)
+            if cp:
+                k, before, after, p = cp
+                shifts[seg] = (k, before, after, p, w.index[k], float(w[frm].iloc[k:].sum()))
+        if len(shifts) < 2:
+            continue
+        rels = {s: (v[2] - v[1]) / abs(v[1]) if v[1] else 0.0 for s, v in shifts.items()}
+        for seg, (_k, before, after, p, since_ts, n_after) in shifts.items():
+            rel = rels[seg]
+            typical = float(np.median([r for s2, r in rels.items() if s2 != seg]))  # the others only
+            if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
+                continue
+            since = pd.Timestamp(since_ts).date().isoformat()
+            negative = _is_negative(to)
+            flagged = to if negative else frm
+            conds = (eq(src.dim(dim), seg), eq(src.fact(ev), flagged), since_sql(src.fact(time_col), since))
+            count_sql = src.count(*conds) if negative or not entity else src.count_distinct(entity, *conds)
+            word = "rose" if rel > 0 else "fell"
+            out.append(Candidate(
+                kind=Kind.CHANGE_POINT,
+                name=f"The rate of {to} per {frm} for {seg} {table} {word} from {since}",
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {fmt(before)} to "
+                             f"{fmt(after)} from {since} (Welch t-test p = {p:.2g}); across other values of {dim} "
+                             f"it changed by {pct(typical)}."),
+                table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
+                segment=f"{dim}={seg}",
+                indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}", f"since {since}",
+                            f"{frm} events since then = {int(n_after):,}"],
+                area_text=f"{table} {ev} {to} {frm} {dim} {seg} conversion monthly",
+            ))
+    return out

@@ -1,0 +1,255 @@
+"""Detectors over time: level shifts and trends of a table's monthly (or yearly) series, per-segment
+series that move while the others do not, and the average interval month by month."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..probes import DurationSeriesMeta, SegmentSeriesMeta, SeriesMeta
+from .candidate import Candidate, Kind, no_effect
+from .countsql import Source, eq, quote, since as since_sql
+from .relations import MIN_CORRELATION, correlation_candidate
+from .significance import change_point, correlation_p, relative_to_typical, step_beats_line, trend
+from .thresholds import CHANGE_MIN_REL, NO_EFFECT_P
+from .wording import fmt, grain_word, measure_words, pct, words
+
+PERIOD_MIN_REL = 0.10  # a goal asking what changed: a steady change of a tenth of the average over the period
+
+
+def _complete_months(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop a trailing partial month (fewer rows than half the median month)."""
+    if len(df) >= 4 and "n" in df:
+        med = df["n"].median()
+        if df["n"].iloc[-1] < 0.5 * med:
+            return df.iloc[:-1]
+    return df
+
+
+def _label(meta) -> dict:
+    return {"label": getattr(meta, "label", None), "label_of": getattr(meta, "measure", None)}
+
+
+def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: str, ref: str) -> list[Candidate]:
+    meta = SeriesMeta.of(meta)
+    if "month" not in df or len(df) < 6:
+        return []
+    df = _complete_months(df.sort_values("month").reset_index(drop=True))
+    out = []
+    time_col = meta.time
+    tsql = meta.time_sql or (quote(time_col) if time_col else None)
+    grain = meta.grain or "month"
+    for m in [c for c in df.columns if c not in ("month", "entities") and not c.startswith(("sd_", "nn_"))]:
+        y = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
+        if not np.isfinite(y).all() or len(y) < 6:
+            continue
+        what = measure_words(m, table)
+        cp = change_point(y) if step_beats_line(y) else None
+        if cp:
+            k, before, after, p = cp
+            rel = (after - before) / abs(before) if before else 0.0
+            if abs(rel) >= CHANGE_MIN_REL and p < 0.01:
+                since = pd.Timestamp(df["month"].iloc[k]).date().isoformat()
+                word = "rose" if rel > 0 else "fell"
+                out.append(Candidate(
+                    kind=Kind.CHANGE_POINT,
+                    name=f"The {grain_word(grain)} {what} {word} {pct(abs(rel))} from {since}",
+                    description=(f"The {grain_word(grain)} {what} {word} from an average of "
+                                 f"{fmt(before)} before {since} to {fmt(after)} after (Welch t-test p = {p:.2g})."),
+                    table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
+                    count_sql=Source(ref).count(since_sql(tsql, since)) if tsql else None,
+                    segment=f"since {since}", indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}"],
+                    area_text=f"{table} {m} monthly trend",
+                ))
+                continue
+        tr = trend(y)
+        if tr and "entities" in df and m != "entities":
+            # volume that only follows the number of active entities is the base growing, not a finding
+            per = y / np.maximum(pd.to_numeric(df["entities"], errors="coerce").to_numpy(dtype=float), 1)
+            per_tr = trend(per)
+            if per_tr is None or abs(per_tr[1]) < CHANGE_MIN_REL or per_tr[2] >= 0.01:
+                tr = None
+        if tr:
+            slope, rel, p = tr
+            if abs(rel) >= 0.5 and p < 0.01:
+                word = "grew" if slope > 0 else "declined"
+                out.append(Candidate(
+                    kind=Kind.TREND, measure=m, name=(f"The {grain_word(grain)} {what} is "
+                                           f"{'increasing' if slope > 0 else 'decreasing'} over time"),
+                    description=(f"The {grain_word(grain)} {what} {word} by {fmt(slope)} per {grain}, "
+                                 f"{pct(abs(rel))} of its average over {len(y)} {grain}s (p = {p:.2g})."),
+                    # steady drift is usually the business growing: worth a line, rarely a headline
+                    table=table, step=step, effect=0.4 * min(1.0, abs(rel)), p_value=p, count_sql=None,
+                    indicators=[f"slope = {fmt(slope)} per {grain}"], area_text=f"{table} {m} trend",
+                ))
+            elif meta.period and m.startswith("avg_") and abs(rel) >= PERIOD_MIN_REL and p < 0.01:
+                # a question about change over time: the average measure from the first to the last period
+                first, last = (pd.Timestamp(df["month"].iloc[i]) for i in (0, -1))
+                tf = "%Y" if grain == "year" else "%Y-%m"
+                word = "rose" if slope > 0 else "fell"
+                out.append(Candidate(
+                    kind=Kind.TREND, measure=m,
+                    name=f"The {what} {word} from {fmt(y[0])} in {first:{tf}} to {fmt(y[-1])} in {last:{tf}}",
+                    description=(f"The {what} {word} steadily over {len(y)} {grain}s, from {fmt(y[0])} in "
+                                 f"{first:{tf}} to {fmt(y[-1])} in {last:{tf}} ({'+' if slope > 0 else ''}"
+                                 f"{fmt(slope)} per {grain}, linear trend p = {p:.2g})."),
+                    table=table, step=step, effect=min(1.0, 0.3 + abs(rel)), p_value=p, count_sql=None,
+                    indicators=[f"slope = {fmt(slope)} per {grain}"], area_text=f"{table} {m} change over time",
+                ))
+    return out
+
+
+def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int, table: str, ref: str,
+                   skip: set) -> list[Candidate]:
+    """A segment whose monthly series climbs (or falls) steadily while the typical segment's does not."""
+    meta = SegmentSeriesMeta.of(meta)
+    fits = {}
+    for seg in wide.columns:
+        y = wide[seg].to_numpy(dtype=float)
+        if meta.measure == "n":
+            y = np.nan_to_num(y)
+        y = y[np.isfinite(y)]
+        tr = trend(y)
+        if tr:
+            fits[seg] = tr
+    out = []
+    measure = meta.measure or "n"
+    what = measure_words(measure, table, **_label(meta))
+    if len(fits) >= 2 and all(v[2] >= NO_EFFECT_P for v in fits.values()):
+        dim = words(meta.dim or "")
+        out.append(no_effect(f"The {what} for each {dim} value remains uniform over time",
+                             f"None of the {len(fits)} {dim} values shows a trend in its monthly {what} "
+                             f"(smallest p = {min(v[2] for v in fits.values()):.2g}).", table, step,
+                             min(v[2] for v in fits.values()), f"{meta.dim} {measure} over time",
+                             f"{table} {dim} {what} uniform over time"))
+    for seg, (slope, rel, p) in fits.items():
+        others = [v[1] for s2, v in fits.items() if s2 != seg]
+        if seg in skip or not others:
+            continue
+        typical = float(np.median(others))
+        if abs(rel) < 0.5 or p >= 0.001 or abs(rel - typical) < 0.5 or abs(typical) > 0.5 * abs(rel):
+            continue
+        word = "increasing" if slope > 0 else "decreasing"
+        col = wide[seg].dropna()
+        first, last = (pd.Timestamp(col.index[i]).strftime("%Y-%m") for i in (0, -1))
+        out.append(Candidate(
+            kind=Kind.TREND,
+            name=f"The {what} for {seg} is {word} over time",
+            description=(f"The monthly {what} for {seg} ({words(meta.dim or '')}) went from "
+                         f"{fmt(float(col.iloc[0]))} in {first} to {fmt(float(col.iloc[-1]))} in {last} "
+                         f"({'+' if slope > 0 else ''}{fmt(slope)} per month, p = {p:.2g}), while for the typical "
+                         f"other value it changed {pct(typical)} over the window."),
+            table=table, step=step, effect=min(1.0, abs(rel - typical) / 2), p_value=p, count_sql=None,
+            segment=f"{meta.dim}={seg}", indicators=[f"slope = {fmt(slope)} per month"],
+            area_text=f"{table} {meta.dim} {seg} {what} trend over time",
+        ))
+    return out
+
+
+def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int, table: str,
+                           ref: str) -> list[Candidate]:
+    """Per-segment monthly series: a segment whose level shifts while others do not."""
+    meta = SegmentSeriesMeta.of(meta)
+    dim = meta.dim
+    measure = meta.measure or "n"
+    if not dim or dim not in df or "month" not in df or measure not in df:
+        return []
+    months = sorted(df["month"].unique())
+    if len(months) < 6:
+        return []
+    wide = df.pivot_table(index="month", columns=dim, values=measure, aggfunc="sum").sort_index()
+    wide = wide.iloc[:-1] if len(wide) >= 7 and wide.sum(axis=1).iloc[-1] < 0.5 * wide.sum(axis=1).median() else wide
+    shifts = {}
+    for seg in wide.columns:
+        y = wide[seg].fillna(0).to_numpy(dtype=float)
+        cp = change_point(y)
+        if cp:
+            k, before, after, p = cp
+            shifts[seg] = ((after - before) / abs(before) if before else 0.0, k, before, after, p)
+    out = segment_trends(wide, meta, step, table, ref, skip=set()) if meta.trend else []
+    if not shifts:
+        return out
+    src = Source(ref, meta.join)
+    share = wide.sum() / float(wide.values.sum() or 1)
+    for seg, (rel, k, before, after, p) in shifts.items():
+        others = [s2 for s2 in wide.columns if s2 != seg]
+        if not others:
+            continue
+        # the other segments pooled at the same date, each weighted by its base (an average of their
+        # percentage changes would let a tiny segment's 20,000% stand for all of them)
+        pooled = wide[others].fillna(0).sum(axis=1).to_numpy(dtype=float)
+        base_before, base_after = float(pooled[:k].mean()), float(pooled[k:].mean())
+        if base_before <= 0:
+            continue  # the others did not exist before: nothing to compare with (a new status, a new series)
+        typical = (base_after - base_before) / base_before
+        if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
+            continue
+        if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
+            continue
+        since = pd.Timestamp(wide.index[k]).date().isoformat()
+        word = "rose" if rel > 0 else "fell"
+        count_sql = src.count(eq(src.dim(dim), seg), since_sql(src.fact(meta.time), since))
+        what = measure_words(measure, table, **_label(meta))
+        out.append(Candidate(
+            kind=Kind.CHANGE_POINT,
+            name=f"The {what} for {seg} {'increased' if rel > 0 else 'decreased'} from {since}",
+            description=(f"The monthly {what} for {seg} ({words(dim)}) {word} from {fmt(before)} to "
+                         f"{fmt(after)} from {since} (p = {p:.2g}), while for the other {words(dim)} values it "
+                         f"changed {pct(typical)}."),
+            table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
+            segment=f"{dim}={seg}", indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}",
+                                                 f"typical change = {pct(typical)}"],
+            area_text=f"{table} {dim} {seg} {measure} monthly",
+        ))
+    return out
+
+
+def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int, table: str,
+                    ref: str) -> list[Candidate]:
+    """The average interval month by month: a trend, and whether it moves with volume."""
+    meta = DurationSeriesMeta.of(meta)
+    m = meta.measure
+    if "month" not in df or m not in df or "n" not in df:
+        return []
+    df = _complete_months(df.dropna(subset=["month"]).sort_values("month").reset_index(drop=True))
+    df = df.dropna(subset=[m])
+    if len(df) < 6:
+        return []
+    label = meta.label or "duration"
+    y = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
+    vol = df["n"].to_numpy(dtype=float)
+    first, last = (pd.Timestamp(df["month"].iloc[i]).strftime("%Y-%m") for i in (0, -1))
+    out = []
+    tr = trend(y)
+    if tr and tr[2] >= NO_EFFECT_P:
+        out.append(no_effect(f"The average {label} of {table} is uniform over time",
+                             f"The average {label} of {table} stays between {fmt(y.min())} and {fmt(y.max())} days "
+                             f"a month from {first} to {last}, with no significant trend (p = {tr[2]:.2g}).",
+                             table, step, tr[2], f"{label} over time", f"{table} {label} uniform over time"))
+    if tr:
+        slope, rel, p = tr
+        if abs(rel) >= CHANGE_MIN_REL and p < 0.01:
+            word = "increasing" if slope > 0 else "decreasing"
+            out.append(Candidate(
+                kind=Kind.TREND, name=f"The average {label} of {table} is {word} over time",
+                description=(f"The average {label} of {table} is {word} over time: from {fmt(y[0])} days in {first} "
+                             f"to {fmt(y[-1])} days in {last} ({'+' if slope > 0 else ''}{fmt(slope)} days per "
+                             f"month, p = {p:.2g})."),
+                table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
+                count_sql=None, segment=f"{label} trend", indicators=[f"slope = {fmt(slope)} days per month"],
+                area_text=f"{table} {label} trend over time",
+            ))
+    if np.std(vol) > 0 and np.std(y) > 0:
+        r = float(np.corrcoef(vol, y)[0, 1])
+        p_r = correlation_p(r, len(y))
+        if abs(r) < MIN_CORRELATION and p_r >= NO_EFFECT_P:
+            out.append(no_effect(f"There is no correlation between the number of {table} and the average {label}",
+                                 f"Month by month, the number of {table} and their average {label} do not move "
+                                 f"together (r = {r:.2f} over {len(y)} months, p = {p_r:.2g}).", table, step, p_r,
+                                 f"volume~{label}", f"{table} volume {label} correlation"))
+        if abs(r) >= 0.5:
+            out.append(correlation_candidate(f"number of {table}", f"average {label}", r, len(y),
+                                             correlation_p(r, len(y)), table, step, "months"))
+    return out

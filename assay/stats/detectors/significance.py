@@ -1,0 +1,153 @@
+"""Significance tests and effect sizes, from the summaries the warehouse returns (counts, means,
+standard deviations) or from short series."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+CHANGE_MIN_SIDE = 3
+
+
+def robust_z(values: np.ndarray) -> np.ndarray:
+    med = np.median(values)
+    mad = np.median(np.abs(values - med)) * 1.4826
+    if mad == 0:
+        mad = np.mean(np.abs(values - med)) * 1.2533 or 1e-12
+    return (values - med) / mad
+
+
+def two_prop_p(x1: float, n1: float, x2: float, n2: float) -> float:
+    if n1 <= 0 or n2 <= 0:
+        return 1.0
+    p = (x1 + x2) / (n1 + n2)
+    se = math.sqrt(max(p * (1 - p) * (1 / n1 + 1 / n2), 1e-18))
+    z = (x1 / n1 - x2 / n2) / se
+    return float(2 * stats.norm.sf(abs(z)))
+
+
+def change_point(y: np.ndarray) -> tuple[int, float, float, float] | None:
+    """(index of the first 'after' point, before mean, after mean, p) of the best level shift."""
+    n = len(y)
+    if n < 2 * CHANGE_MIN_SIDE:
+        return None
+    best = None
+    for k in range(CHANGE_MIN_SIDE, n - CHANGE_MIN_SIDE + 1):
+        a, b = y[:k], y[k:]
+        sse = ((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()
+        if best is None or sse < best[0]:
+            best = (sse, k)
+    k = best[1]
+    a, b = y[:k], y[k:]
+    if a.std() == 0 and b.std() == 0:
+        p = 0.0 if a.mean() != b.mean() else 1.0
+    else:
+        p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    return k, float(a.mean()), float(b.mean()), p if math.isfinite(p) else 1.0
+
+
+def step_beats_line(y: np.ndarray) -> bool:
+    """True when the best level shift fits clearly better than a straight line."""
+    n = len(y)
+    if n < 2 * CHANGE_MIN_SIDE:
+        return False
+    x = np.arange(n, dtype=float)
+    slope, icpt = np.polyfit(x, y, 1)
+    sse_line = float(((y - (slope * x + icpt)) ** 2).sum())
+    sse_step = min(
+        float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
+        for k in range(CHANGE_MIN_SIDE, n - CHANGE_MIN_SIDE + 1)
+    )
+    return sse_step < 0.6 * sse_line
+
+
+def relative_to_typical(rel: float, typical: float) -> float:
+    """How far a segment's change departs from the typical segment's, as |log ratio|."""
+    a, b = 1 + rel, 1 + typical
+    if a <= 0 or b <= 0:
+        return abs(rel - typical)
+    return abs(math.log(a / b))
+
+
+def trend(y: np.ndarray) -> tuple[float, float, float] | None:
+    """(slope per period, relative change over the window, p)."""
+    if len(y) < 6:
+        return None
+    x = np.arange(len(y), dtype=float)
+    r = stats.linregress(x, y)
+    base = abs(float(np.mean(y))) or 1.0
+    return float(r.slope), float(r.slope * (len(y) - 1) / base), float(r.pvalue)
+
+
+def anova_p(n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> float:
+    """One-way ANOVA from each group's count, mean and standard deviation."""
+    k, total = len(n), float(n.sum())
+    if k < 2 or total <= k:
+        return 1.0
+    grand = float((n * mean).sum() / total)
+    ssb = float((n * (mean - grand) ** 2).sum())
+    ssw = float(((n - 1) * sd ** 2).sum())
+    if ssw <= 0:
+        return 0.0 if ssb > 0 else 1.0
+    f = (ssb / (k - 1)) / (ssw / (total - k))
+    return float(stats.f.sf(f, k - 1, total - k))
+
+
+def anova_effect(n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> tuple[float, float, float]:
+    """(eta squared, omega squared, p) of a one-way ANOVA from each group's count, mean and sd."""
+    k, total = len(n), float(n.sum())
+    if k < 2 or total <= k:
+        return 0.0, 0.0, 1.0
+    grand = float((n * mean).sum() / total)
+    ssb = float((n * (mean - grand) ** 2).sum())
+    ssw = float(((n - 1) * sd ** 2).sum())
+    sst = ssb + ssw
+    if sst <= 0:
+        return 0.0, 0.0, 1.0
+    msw = ssw / (total - k)
+    eta2 = ssb / sst
+    omega2 = max(0.0, (ssb - (k - 1) * msw) / (sst + msw))
+    if ssw <= 0:
+        return eta2, omega2, 0.0 if ssb > 0 else 1.0
+    f = (ssb / (k - 1)) / msw
+    return eta2, omega2, float(stats.f.sf(f, k - 1, total - k))
+
+
+def correlation_p(r: float, n: float) -> float:
+    if n < 4 or not math.isfinite(r):
+        return 1.0
+    if abs(r) >= 1:
+        return 0.0
+    t = r * math.sqrt((n - 2) / (1 - r * r))
+    return float(2 * stats.t.sf(abs(t), n - 2))
+
+
+def cramers_v(table: np.ndarray) -> float:
+    """Association between two categorical variables, 0 (none) to 1 (one determines the other)."""
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+    if min(table.shape) < 2:
+        return 0.0
+    chi2 = stats.chi2_contingency(table, correction=False)[0]
+    return float(math.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
+
+
+def gini_from_ranks(weighted: float, total: float, n: int) -> float:
+    """Gini coefficient from sum(rank_ascending * value), the total and the count (values >= 0)."""
+    if n <= 0 or total <= 0:
+        return 0.0
+    return 2.0 * weighted / (n * total) - (n + 1.0) / n
+
+
+def benjamini_hochberg(ps: list[float]) -> list[float]:
+    n = len(ps)
+    if n == 0:
+        return []
+    order = np.argsort(ps)
+    q = np.empty(n)
+    prev = 1.0
+    for rank, idx in reversed(list(enumerate(order, start=1))):
+        prev = min(prev, ps[idx] * n / rank)
+        q[idx] = prev
+    return [float(x) for x in q]

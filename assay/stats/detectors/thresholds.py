@@ -1,0 +1,7 @@
+"""Thresholds shared by the detector families."""
+
+MIN_SEGMENT_N = 30
+MIN_BEHAVIOUR_ROWS = 5000  # below this a table is a catalogue (products, channels), not behaviour
+MIN_REL_GAP = 0.25
+CHANGE_MIN_REL = 0.30
+NO_EFFECT_P = 0.2          # reported as "uniform" only when the test is far from significant

@@ -1,0 +1,62 @@
+"""How candidates read: numbers, shares, column names as words, calendar values."""
+
+from __future__ import annotations
+
+import math
+
+_GRAIN = {"month": "monthly", "year": "yearly"}
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]  # dayofweek: 0 = Sunday
+
+
+def fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    ax = abs(x)
+    if ax >= 1000:
+        return f"{x:,.0f}"
+    if ax >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3g}"
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def words(col: str) -> str:
+    return str(col).replace("_", " ")
+
+
+def grain_word(grain: str) -> str:
+    return _GRAIN[grain]
+
+
+def measure_words(measure: str, table: str, label: str | None = None, label_of: str | None = None) -> str:
+    """n -> number of orders, avg_dep_delay -> average dep delay; ``label`` names ``label_of`` (an
+    interval measure: average time to resolution in days)."""
+    if measure == "n":
+        return f"number of {table}"
+    if label and measure == label_of:
+        return f"average {label} in days"
+    if measure.startswith("sum_"):
+        return "total " + words(measure[4:])
+    if measure.startswith("avg_"):
+        return "average " + words(measure[4:])
+    return words(measure)
+
+
+def calendar_label(value, calendar: str | None) -> str:
+    """7 -> July (month of year), 0 -> Sunday (day of week), 17 -> 17:00 (hour of day)."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if calendar == "month" and 1 <= v <= 12:
+        return _MONTHS[v - 1]
+    if calendar == "dow" and 0 <= v <= 6:
+        return _DAYS[v]
+    if calendar == "hour" and 0 <= v <= 24:
+        return f"{v:02d}:00"
+    return str(value)
