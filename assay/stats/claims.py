@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..models import Claim, ExplorationStep, MetricKind
 from . import detectors as D
+from .detectors.countsql import lit
 from .portable import portable
 
 PROBE = "__probe__"  # the probe's result: the stored rows locally, the probe's SQL in the warehouse
@@ -77,7 +78,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         m = c.measure
         metric = MetricKind.rate if m.endswith("_rate") else MetricKind.average
         words = m[:-5] + " rate" if m.endswith("_rate") else "average " + _words(m[4:])
-        cond = f"{_q(dim)} = {D._lit(v)}"
+        cond = f"{_q(dim)} = {lit(v)}"
         if kind == "outlier_segment":  # against the median segment (those with enough rows)
             base_words = f"the median of the {_words(dim)} values"
             sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, median({_q(m)}) FILTER (WHERE "
@@ -90,7 +91,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
                    f"FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND {_q(m)} IS NOT NULL AND "
                    f"n >= {D.MIN_DURATION_SEGMENT_N}")  # the segments the detector compared
         return dict(metric=metric, measure=words, segment=f"{dim} = {seg}", segment_sql=cond,
-                    baseline=base_words, baseline_sql=f"{_q(dim)} <> {D._lit(v)}"), sql
+                    baseline=base_words, baseline_sql=f"{_q(dim)} <> {lit(v)}"), sql
     if kind in ("funnel_drop", "funnel_gain") and seg_dim and (pair := _pair(c)) and meta.get("event") in df:
         dim, seg = seg_dim
         ev = meta["event"]
@@ -98,27 +99,27 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         if v is None:
             return None
         to, frm = pair
-        cond = f"{_q(dim)} = {D._lit(v)}"
-        sql = (f"WITH r AS (SELECT {_q(dim)} AS v, sum(n) FILTER (WHERE {_q(ev)} = {D._lit(to)}) * 1.0 / "
-               f"nullif(sum(n) FILTER (WHERE {_q(ev)} = {D._lit(frm)}), 0) AS rate FROM {PROBE} AS p "
+        cond = f"{_q(dim)} = {lit(v)}"
+        sql = (f"WITH r AS (SELECT {_q(dim)} AS v, sum(n) FILTER (WHERE {_q(ev)} = {lit(to)}) * 1.0 / "
+               f"nullif(sum(n) FILTER (WHERE {_q(ev)} = {lit(frm)}), 0) AS rate FROM {PROBE} AS p "
                f"WHERE {_q(dim)} IS NOT NULL GROUP BY 1) "
-               f"SELECT max(rate) FILTER (WHERE v = {D._lit(v)}) AS segment_value, median(rate) AS baseline_value "
+               f"SELECT max(rate) FILTER (WHERE v = {lit(v)}) AS segment_value, median(rate) AS baseline_value "
                f"FROM r")
         return dict(metric=MetricKind.rate, measure=f"{to} per {frm}", segment=f"{dim} = {seg}", segment_sql=cond,
                     baseline=f"the median of the {_words(dim)} values",
-                    baseline_sql=f"{_q(dim)} <> {D._lit(v)}"), sql
+                    baseline_sql=f"{_q(dim)} <> {lit(v)}"), sql
     if kind == "retention_drop" and seg_dim:
         dim, seg = seg_dim
         m = next((x for x in ("returned_rate", "repeat_rate") if any(i.startswith(f"{x}[") for i in c.indicators)), None)
         v = _value_of(df, dim, seg)
         if m is None or m not in df or v is None:
             return None
-        cond = f"{_q(dim)} = {D._lit(v)}"
+        cond = f"{_q(dim)} = {lit(v)}"
         sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * entities) FILTER (WHERE "
                f"NOT ({cond})) / nullif(sum(entities) FILTER (WHERE NOT ({cond})), 0) AS baseline_value "
                f"FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND entities >= {D.MIN_SEGMENT_N}")
         return dict(metric=MetricKind.rate, measure=m.replace("_", " "), segment=f"{dim} = {seg}", segment_sql=cond,
-                    baseline=f"the other {_words(dim)} values", baseline_sql=f"{_q(dim)} <> {D._lit(v)}"), sql
+                    baseline=f"the other {_words(dim)} values", baseline_sql=f"{_q(dim)} <> {lit(v)}"), sql
     if kind == "concentration":
         m = re.match(r"top (\d+)% (.+)$", c.segment or "")
         if not m or f"top{m.group(1)}" not in df or "total" not in df:
@@ -132,13 +133,13 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         v = _value_of(df, dim, seg) if dim in df else None
         if v is None:
             return None
-        cond = f"{_q(dim)} = {D._lit(v)}"
+        cond = f"{_q(dim)} = {lit(v)}"
         pair, ev = _pair(c), meta.get("event")
         if pair and ev in df:  # a conversion between two events, month by month
             to, frm = pair
-            monthly = (f"SELECT month, coalesce(sum(n) FILTER (WHERE {_q(ev)} = {D._lit(to)}) * 1.0 / nullif(sum(n) "
-                       f"FILTER (WHERE {_q(ev)} = {D._lit(frm)}), 0), 0) AS y, coalesce(sum(n) FILTER (WHERE "
-                       f"{_q(ev)} = {D._lit(frm)}), 0) AS base FROM {PROBE} AS p WHERE {cond} GROUP BY 1")
+            monthly = (f"SELECT month, coalesce(sum(n) FILTER (WHERE {_q(ev)} = {lit(to)}) * 1.0 / nullif(sum(n) "
+                       f"FILTER (WHERE {_q(ev)} = {lit(frm)}), 0), 0) AS y, coalesce(sum(n) FILTER (WHERE "
+                       f"{_q(ev)} = {lit(frm)}), 0) AS base FROM {PROBE} AS p WHERE {cond} GROUP BY 1")
             measure, metric_words = f"{to} per {frm}", "monthly rate"
         elif (meta.get("measure") or "n") in df:  # a monthly total of one segment
             mm = meta.get("measure") or "n"
@@ -165,7 +166,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         nn = "nn_" + m[4:] if "nn_" + m[4:] in df else "n"
         if v is None:
             return None
-        cond = f"{_q(dim)} = {D._lit(v)}"
+        cond = f"{_q(dim)} = {lit(v)}"
         sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * {_q(nn)}) / "
                f"nullif(sum({_q(nn)}), 0) AS baseline_value FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND "
                f"{_q(m)} IS NOT NULL AND {_q(nn)} >= {D.MIN_EFFECT_GROUP_N}")
