@@ -55,6 +55,7 @@ from .settings import Settings, load_settings
 from .store import Store, open_store
 from .validate.verify import Verifier
 from .vectors import get_embedder, open_index
+from .vectors.embedder import get_schema_embedder
 from .warehouse import build_guard, open_warehouse
 
 log = logging.getLogger("assay")
@@ -95,7 +96,7 @@ def project_schema_index(project: Project, index=None, embedder=None,
     if index is None or embedder is None:
         settings = settings or load_settings()
         index = index if index is not None else open_index(settings)
-        embedder = embedder if embedder is not None else get_embedder(settings.embedding_model)
+        embedder = embedder if embedder is not None else get_schema_embedder(settings.embedding_model)
     return SchemaIndex(index, embedder, project.id, glossary=project.warehouse.settings.get("glossary"))
 
 
@@ -166,7 +167,7 @@ class RunSession:
 
     @cached_property
     def schema_index(self) -> SchemaIndex:
-        return project_schema_index(self.project, self.index, self.embedder)
+        return project_schema_index(self.project, self.index, get_schema_embedder(self.settings.embedding_model))
 
     def provider(self) -> SchemaProvider:
         return SchemaProvider(
@@ -323,7 +324,9 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
     s.__dict__["tables"] = tables
     joins = join_hints(tables)
     catalog = render_catalog(tables)
-    s.schema_index.sync_in_background(tables, joins)  # search_tables waits for it; exploration does not
+    from .schema.describe import run_notes  # the LLM's table descriptions, when the project has an LLM
+
+    s.schema_index.sync_in_background(tables, joins, run_notes(s.store, s.project, lambda: s.llm))
     s.store.update_run(s.run_id, schema_key=key, catalog=catalog.text)
     s.store.update_run(s.run_id, **{"telemetry.catalog_tokens": catalog.tokens,
                                     "telemetry.catalog_tables_left_out": catalog.tables_left_out})
@@ -717,7 +720,7 @@ def prune_runs(store: Store, *, keep_days: float, keep_last: int = 3, now: dt.da
 def estimate_project(project_id: str, *, max_steps: int | None = None, settings: Settings | None = None):
     """The cost estimate of a discovery of the project, from its real prompts and catalog."""
     from .analysis.analyze import build_area_prompt
-    from .estimate import calibrate, estimate
+    from .estimate import calibrate, cost, estimate
     from .recommend import recommendation_prompt
     from .stats.planner import Planner
     from .stats.portable import portable
@@ -769,6 +772,11 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
                    warehouse=warehouse)
     if note:
         est.notes.append(note)
+    from .schema.describe import estimate_phase
+
+    if (desc := estimate_phase(project, tables, store, analyst)) is not None:
+        desc.cost_usd = cost(desc, est.prices)
+        est.phases.append(desc)
     return est
 
 
