@@ -16,7 +16,7 @@ from ..vectors.embedder import TextEmbedder
 from ..vectors.index import VectorIndex, schema_collection
 from .catalog import family, is_archive_like
 from .discovery import name_text, table_hash, table_text
-from .lexical import Lexical, table_words
+from .lexical import Lexical, table_words, words
 
 
 @dataclass
@@ -49,6 +49,9 @@ FUSION = "weighted"
 LEX_WEIGHT = 0.15
 RRF_K = 60
 LEX_CANDIDATES = 50  # the lexical top, added to the dense candidates
+# a query made only of a table's own name words ("ap inv", "fin_gl_jrnl", "Versand") names that table:
+# a dense model reads "ap inv" as inventory, so the name match must outweigh any cosine gap
+NAME_MATCH_BONUS = 0.3
 
 _lexical: dict[str, Lexical] = {}  # collection -> the process's BM25 over it
 
@@ -194,6 +197,7 @@ class SchemaIndex:
             for k, (vec, payload) in self.index.vectors(self.collection, missing).items():
                 dense[k] = (float(np.dot(v, np.asarray(vec, dtype=np.float32))), payload)
         best = max(lex.values(), default=0.0) or 1.0
+        qwords = set(words(query))
         dense_rank = {k: i for i, k in enumerate(sorted(dense, key=lambda k: (-dense[k][0], k)))}
         lex_rank = {k: i for i, k in enumerate(top_lex)}
         ranked = []
@@ -210,7 +214,8 @@ class SchemaIndex:
                 score = 1 / (RRF_K + dense_rank[key]) + (1 / (RRF_K + lex_rank[key]) if key in lex_rank else 0)
                 ranked.append((key, score + prior * 0.1))
             else:
-                ranked.append((key, cos + LEX_WEIGHT * lex.get(key, 0.0) / best + prior))
+                named = bool(qwords) and key in lex and qwords <= set(words(name))
+                ranked.append((key, cos + LEX_WEIGHT * lex.get(key, 0.0) / best + prior + NAME_MATCH_BONUS * named))
         ranked.sort(key=lambda r: (-r[1], r[0]))
         groups: dict[str, tuple[str, float, list[str]]] = {}
         for key, score in ranked:  # the score shown is the one ranked by: results read in order
