@@ -71,7 +71,10 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
     s.__dict__["tables"] = tables
     joins = join_hints(tables)
     catalog = render_catalog(tables)
-    s.schema_index.sync_in_background(tables, joins)  # search_tables waits for it; exploration does not
+    from ..schema.describe import run_notes  # the LLM's table descriptions, when the project has an LLM
+
+    # search_tables waits for the index; exploration does not
+    s.schema_index.sync_in_background(tables, joins, run_notes(s.store, s.project, lambda: s.llm))
     s.store.update_run(s.run_id, schema_key=key, catalog=catalog.text)
     s.store.update_run(s.run_id, **{"telemetry.catalog_tokens": catalog.tokens,
                                     "telemetry.catalog_tables_left_out": catalog.tables_left_out})

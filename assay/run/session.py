@@ -22,6 +22,7 @@ from ..schema.provider import SchemaProvider
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
 from ..vectors import get_embedder, open_index
+from ..vectors.embedder import get_schema_embedder
 from ..warehouse import build_guard, open_warehouse
 
 
@@ -90,7 +91,7 @@ class RunSession:
 
     @cached_property
     def schema_index(self) -> SchemaIndex:
-        return project_schema_index(self.project, self.index, self.embedder)
+        return project_schema_index(self.project, self.index, get_schema_embedder(self.settings.embedding_model))
 
     def provider(self) -> SchemaProvider:
         return SchemaProvider(

@@ -7,14 +7,16 @@ import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from ..models import Project, TableInfo
-from ..vectors.embedder import Embedder
+from ..vectors.embedder import TextEmbedder
 from ..vectors.index import VectorIndex, schema_collection
 from .catalog import family, is_archive_like
 from .discovery import name_text, table_hash, table_text
+from .lexical import Lexical, table_words, words
 
 
 @dataclass
@@ -40,6 +42,18 @@ SIZE_PRIOR = 0.05  # among near-equal scores, a table with real data beats a sma
 # recall@10 on the 91 development queries of bench/schema_scale.py (with families collapsed):
 # full text 0.945, name alone 0.967, mixed with name weight 0.3 0.967, 0.4 0.989, 0.5 0.978.
 NAME_WEIGHT = 0.4
+# Hybrid retrieval: the dense score plus LEX_WEIGHT times the table's BM25 score over the best BM25
+# score of the query (so a table that carries every query word gains LEX_WEIGHT); FUSION "rrf" ranks by
+# reciprocal rank fusion instead (RRF_K). Measured in bench/schema_scale.py.
+FUSION = "weighted"
+LEX_WEIGHT = 0.15
+RRF_K = 60
+LEX_CANDIDATES = 50  # the lexical top, added to the dense candidates
+# a query made only of a table's own name words ("ap inv", "fin_gl_jrnl", "Versand") names that table:
+# a dense model reads "ap inv" as inventory, so the name match must outweigh any cosine gap
+NAME_MATCH_BONUS = 0.3
+
+_lexical: dict[str, Lexical] = {}  # collection -> the process's BM25 over it
 
 _pending: dict[str, Future] = {}
 _pending_lock = threading.Lock()
@@ -52,17 +66,33 @@ def _size_bucket(rows: float) -> float:
 
 
 class SchemaIndex:
-    def __init__(self, index: VectorIndex, embedder: Embedder, project_id: str,
+    def __init__(self, index: VectorIndex, embedder: TextEmbedder, project_id: str,
                  glossary: dict[str, str] | None = None):
         self.index = index
         self.embedder = embedder
         self.collection = schema_collection(project_id)
         self.glossary = glossary
 
-    def sync_in_background(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None) -> Future:
-        """Start ``sync``; ``search`` waits for it. The embedding model loads meanwhile, off the start-up path."""
+    def sync_in_background(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None,
+                           notes: Callable[[list[TableInfo]], dict[str, str] | None] | None = None) -> Future:
+        """Start ``sync``; ``search`` waits for it. The embedding model loads meanwhile, off the start-up path.
+
+        ``notes`` is called first, in the background too (the LLM descriptions); if it fails, the
+        tables are indexed without them."""
+        def job() -> IndexStats:
+            got = None
+            if notes is not None:
+                try:
+                    got = notes(tables)
+                except Exception as exc:  # descriptions are a bonus: the search must not lose its index
+                    import logging
+
+                    logging.getLogger("assay").warning("table descriptions skipped: %s: %s",
+                                                       type(exc).__name__, exc)
+            return self.sync(tables, joins, got)
+
         with _pending_lock:
-            fut = _pool.submit(self.sync, tables, joins)
+            fut = _pool.submit(job)
             _pending[self.collection] = fut
         return fut
 
@@ -71,8 +101,12 @@ class SchemaIndex:
             fut = _pending.get(self.collection)
         return fut.result(timeout) if fut is not None else None
 
-    def sync(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None) -> IndexStats:
+    def sync(self, tables: list[TableInfo], joins: dict[str, list[str]] | None = None,
+             notes: dict[str, str] | None = None) -> IndexStats:
         """Bring the collection in line with ``tables``; only changed tables are embedded.
+
+        ``notes`` (by table key: the LLM-written descriptions of ``assay.schema.describe``) are indexed
+        with the tables' own descriptions, for search only: the catalog and lookups do not show them.
 
         Vectors of another embedding model (``ASSAY_EMBEDDING_MODEL`` changed) are not comparable,
         and may not even have the same size: the collection is then rebuilt. The model is loaded
@@ -81,10 +115,14 @@ class SchemaIndex:
         current = self.index.payloads(self.collection) if self.index.exists(self.collection) else None
         if current and any(p.get("model") != self.embedder.name for p in current.values()):
             self.index.drop(self.collection)
+            _lexical.pop(self.collection, None)
             current = None
         if current is None:
             self.index.ensure(self.collection, self.embedder.dim)
             current = {}
+        if notes:
+            tables = [t.model_copy(update={"description": " ".join(x for x in (t.description, notes[t.fqn]) if x)})
+                      if notes.get(t.fqn) else t for t in tables]
         want = {t.fqn: t for t in tables}
         hashes = {t.fqn: table_hash(t, self.glossary) for t in tables}
         changed = [t for t in tables if current.get(t.fqn, {}).get("hash") != hashes[t.fqn]]
@@ -98,6 +136,8 @@ class SchemaIndex:
             rows, n_joins = int(t.row_count), len((joins or {}).get(t.fqn, []))
             if _size_bucket(p.get("rows", 0)) != _size_bucket(rows) or p.get("joins") != n_joins:
                 moved[t.fqn] = {"rows": rows, "joins": n_joins}
+            if "lex" not in p:  # indexed before the lexical search: its words, without re-embedding
+                moved.setdefault(t.fqn, {})["lex"] = " ".join(table_words(t, self.glossary))
         self.index.set_payloads(self.collection, moved)
         if changed:
             vecs = self.table_vectors(changed)
@@ -105,12 +145,23 @@ class SchemaIndex:
             for t, v in zip(changed, vecs):
                 items.append((t.fqn, v.tolist(), {
                     "hash": hashes[t.fqn], "model": self.embedder.name, "fqn": t.fqn, "rows": int(t.row_count),
-                    "joins": len((joins or {}).get(t.fqn, [])),
+                    "joins": len((joins or {}).get(t.fqn, [])), "lex": " ".join(table_words(t, self.glossary)),
                 }))
             for i in range(0, len(items), 256):
                 self.index.upsert(self.collection, items[i:i + 256])
         self.index.delete(self.collection, removed)
+        lex = {k: (moved.get(k, {}).get("lex") or current.get(k, {}).get("lex") or "") for k in want}
+        lex.update({k: p["lex"] for k, _, p in (items if changed else [])})
+        _lexical[self.collection] = Lexical({k: v.split() for k, v in lex.items()})
         return IndexStats(embedded=len(changed), removed=len(removed), unchanged=len(tables) - len(changed))
+
+    def lexical(self) -> Lexical:
+        """The process's BM25 over the collection: built by ``sync``, else from the stored words."""
+        lx = _lexical.get(self.collection)
+        if lx is None:
+            docs = {k: (p.get("lex") or "").split() for k, p in self.index.payloads(self.collection).items()}
+            lx = _lexical[self.collection] = Lexical(docs)
+        return lx
 
     def table_vectors(self, tables: list[TableInfo]) -> np.ndarray:
         """One unit vector per table: the full text's and the name's embeddings, mixed."""
@@ -130,6 +181,7 @@ class SchemaIndex:
         self.wait()
         if not self.index.exists(self.collection):
             return []
+        lexical = self.lexical()
         v = self.embedder.embed_one(query)
         # archive copies (_bkp, _tmp, dated) and configuration tables repeat the words of the tables
         # they serve: by raw cosine they can fill a short candidate list and push the live table out
@@ -137,17 +189,33 @@ class SchemaIndex:
         # then rank copies after live tables, as the catalog does.
         hits = self.index.search(self.collection, v.tolist(), top_k=max(top_k * CANDIDATES_PER_RESULT,
                                                                          MIN_CANDIDATES))
+        dense = {h.key: (h.score, h.payload) for h in hits}
+        lex = lexical.scores(query)
+        top_lex = sorted(lex, key=lambda k: (-lex[k], k))[:max(LEX_CANDIDATES, top_k * 5)]
+        missing = [k for k in top_lex if k not in dense]
+        if missing:  # a table found by its words only: its cosine from its stored vector
+            for k, (vec, payload) in self.index.vectors(self.collection, missing).items():
+                dense[k] = (float(np.dot(v, np.asarray(vec, dtype=np.float32))), payload)
+        best = max(lex.values(), default=0.0) or 1.0
+        qwords = set(words(query))
+        dense_rank = {k: i for i, k in enumerate(sorted(dense, key=lambda k: (-dense[k][0], k)))}
+        lex_rank = {k: i for i, k in enumerate(top_lex)}
         ranked = []
-        for h in hits:
-            rows = float(h.payload.get("rows", 0))
-            joins = float(h.payload.get("joins", 0))
+        for key, (cos, payload) in dense.items():
+            rows = float(payload.get("rows", 0))
+            joins = float(payload.get("joins", 0))
             prior = SIZE_PRIOR * min(1.0, math.log10(rows + 1) / 7) + 0.01 * min(joins, 4) / 4
-            name = h.key.split(".")[-1]
+            name = key.split(".")[-1]
             if is_archive_like(name):
                 prior -= ARCHIVE_PENALTY
             elif _CONFIG.search(name):
                 prior -= CONFIG_PENALTY
-            ranked.append((h.key, h.score + prior))
+            if FUSION == "rrf":
+                score = 1 / (RRF_K + dense_rank[key]) + (1 / (RRF_K + lex_rank[key]) if key in lex_rank else 0)
+                ranked.append((key, score + prior * 0.1))
+            else:
+                named = bool(qwords) and key in lex and qwords <= set(words(name))
+                ranked.append((key, cos + LEX_WEIGHT * lex.get(key, 0.0) / best + prior + NAME_MATCH_BONUS * named))
         ranked.sort(key=lambda r: (-r[1], r[0]))
         groups: dict[str, tuple[str, float, list[str]]] = {}
         for key, score in ranked:  # the score shown is the one ranked by: results read in order
@@ -163,9 +231,10 @@ def project_schema_index(project: Project, index=None, embedder=None, settings=N
     """The project's schema index, read with the project's glossary, as every run reads it."""
     if index is None or embedder is None:
         from ..settings import load_settings
-        from ..vectors import get_embedder, open_index
+        from ..vectors import open_index
+        from ..vectors.embedder import get_schema_embedder
 
         settings = settings or load_settings()
         index = index if index is not None else open_index(settings)
-        embedder = embedder if embedder is not None else get_embedder(settings.embedding_model)
+        embedder = embedder if embedder is not None else get_schema_embedder(settings.embedding_model)
     return SchemaIndex(index, embedder, project.id, glossary=project.warehouse.settings.get("glossary"))

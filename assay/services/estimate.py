@@ -17,7 +17,7 @@ from ..warehouse import open_warehouse
 def estimate_project(project_id: str, *, max_steps: int | None = None, settings: Settings | None = None):
     """The cost estimate of a discovery of the project, from its real prompts and catalog."""
     from ..analysis.analyze import build_area_prompt
-    from ..estimate import calibrate, estimate
+    from ..estimate import calibrate, cost, estimate
     from ..recommend import recommendation_prompt
     from ..stats.planner import Planner
     from ..stats.portable import portable, quote as duckdb_quote
@@ -69,5 +69,10 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
                    warehouse=warehouse)
     if note:
         est.notes.append(note)
+    from ..schema.describe import estimate_phase
+
+    if (desc := estimate_phase(project, tables, store, analyst)) is not None:
+        desc.cost_usd = cost(desc, est.prices)
+        est.phases.append(desc)
     return est
 

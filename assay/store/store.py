@@ -268,6 +268,20 @@ class Store:
         }
         self.db.schemas.replace_one({"_id": key}, doc, upsert=True)
 
+    def get_table_notes(self, hashes: list[str]) -> dict[str, str]:
+        """LLM-written table descriptions by content hash (assay.schema.describe)."""
+        out: dict[str, str] = {}
+        for i in range(0, len(hashes), 500):
+            for d in self.db.table_notes.find({"_id": {"$in": hashes[i:i + 500]}}):
+                out[d["_id"]] = d["text"]
+        return out
+
+    def put_table_notes(self, notes: dict[str, str], *, model: str = "") -> None:
+        now = utcnow().isoformat()
+        for h, text in notes.items():
+            self.db.table_notes.replace_one({"_id": h}, {"_id": h, "text": text, "model": model, "created_at": now},
+                                            upsert=True)
+
     def drop_schema_cache(self, project_id: str) -> int:
         return self.db.schemas.delete_many({"project_id": project_id}).deleted_count
 

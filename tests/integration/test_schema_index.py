@@ -202,3 +202,22 @@ def test_step_index_flags_failed_steps_and_search_skips_them(embedder):
     si.drop()
     assert si.ensure([ok, bad]) == 2  # after a drop (a retried run): rebuilt from persisted steps
     si.drop()
+
+
+def test_abbreviations_and_exact_names_win_lexically(sidx):
+    """A dense model reads "ap inv" as inventory; the table named by those words comes first."""
+    inv = [t("erp", f"inv_{n}", ["item_no", "whse_cd", "qty"], 50_000) for n in
+           ("item", "stk_bal", "stk_mvmt", "whse", "bin_loc", "item_uom", "lager", "artikel")]
+    fin = [t("erp", "fin_ap_inv", ["vend_no", "amt_lcy", "curr_cd"], 20_000),
+           t("erp", "fin_ar_inv", ["cust_no", "amt_lcy", "curr_cd"], 20_000),
+           t("erp", "fin_gl_jrnl", ["acct_no", "amt_lcy"], 20_000)]
+    sidx.sync(inv + fin)
+    assert sidx.search("ap inv", 3)[0][0] == "erp.fin_ap_inv"
+    assert sidx.search("fin_gl_jrnl", 3)[0][0] == "erp.fin_gl_jrnl"
+    assert sidx.search("lager", 3)[0][0] == "erp.inv_lager"
+    # the words are stored with the vectors: a fresh process searches without re-reading the tables
+    from assay.schema import index as schema_index
+
+    schema_index._lexical.clear()
+    assert sidx.search("ap inv", 3)[0][0] == "erp.fin_ap_inv"
+    assert "ap" in sidx.index.payloads(sidx.collection)["erp.fin_ap_inv"]["lex"].split()
