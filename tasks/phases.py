@@ -26,6 +26,7 @@ from assay.services.estimate import estimate_project
 
 from .artifacts import artifact_key, exploration_artifact
 from .common import in_thread, retry_transient, run_scoped
+from .warehouse_limit import phase_slots
 
 log = logging.getLogger("assay")
 
@@ -40,7 +41,8 @@ async def _phase(run_id: str, fn, *args, **kwargs):
     def body():
         s = RunSession(run_id)
         try:
-            return fn(s, *args, **kwargs)
+            with phase_slots():  # every warehouse statement takes a slot of the warehouse's limit
+                return fn(s, *args, **kwargs)
         except BaseException as exc:
             # Prefect keeps a failed task's exception; its frames' locals (the warehouse, its connection)
             # would live as long as it does. The traceback's lines stay for the log.
@@ -170,7 +172,11 @@ async def estimate_task(project: str, max_steps: int | None = None) -> dict:
 
     from assay.estimate import render_estimate
 
-    est = await in_thread(lambda: estimate_project(project, max_steps=max_steps))
+    def estimate():
+        with phase_slots():
+            return estimate_project(project, max_steps=max_steps)
+
+    est = await in_thread(estimate)
     try:
         await acreate_markdown_artifact(markdown=render_estimate(est), key=artifact_key("estimate", project),
                                         description=f"Cost estimate of a discovery of {project}")
