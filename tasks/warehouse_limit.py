@@ -20,8 +20,8 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 from uuid import UUID
 
 import httpx
@@ -116,7 +116,7 @@ def acquire(name: str, lease_s: float) -> UUID | None:
 def release(lease_id: UUID) -> None:
     try:
         _client().release_concurrency_slots_with_lease(lease_id)
-    except Exception as exc:  # the lease runs out by itself; a failed release never fails the query
+    except Exception as exc:  # noqa: BLE001 - the lease runs out by itself; a failed release never fails the query
         log.warning("could not give back warehouse slot %s (it frees itself when its lease ends): %s",
                     lease_id, exc)
 

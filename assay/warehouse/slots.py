@@ -15,19 +15,20 @@ import hashlib
 import json
 import os
 import re
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
-from typing import Any, Callable, ContextManager, Iterator
+from typing import Any
 
 from ..models import TableInfo, WarehouseConfig
 
-SlotFactory = Callable[[WarehouseConfig], ContextManager]
+SlotFactory = Callable[[WarehouseConfig], AbstractContextManager]
 
 _factory: ContextVar[SlotFactory | None] = ContextVar("assay_query_slot", default=None)
 
 # the settings that say which server and database a warehouse is (never credentials)
 _IDENTITY_KEYS = ("path", "host", "hostaddr", "port", "dbname", "database", "account")
-_URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^/@\s]*@)?(?P<rest>[^?\s]*)", re.I)
+_URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^/@\s]*@)?(?P<rest>[^?\s]*)", re.IGNORECASE)
 _KV = re.compile(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
 
 
@@ -66,7 +67,7 @@ def limit_size(cfg: WarehouseConfig) -> int:
     return max(1, int(cfg.max_concurrent_queries))
 
 
-def slot(cfg: WarehouseConfig) -> ContextManager:
+def slot(cfg: WarehouseConfig) -> AbstractContextManager:
     """The context one query runs in: the installed factory's, or nothing."""
     factory = _factory.get()
     return factory(cfg) if factory is not None else nullcontext()

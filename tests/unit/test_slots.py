@@ -11,7 +11,13 @@ from assay.llm.base import ToolCall
 from assay.llm.scripted import ScriptedLLM
 from assay.models import WarehouseConfig
 from assay.warehouse import build_guard, open_warehouse
-from assay.warehouse.slots import connection_identity, limit_name, limit_size, slot, use_slots
+from assay.warehouse.slots import (
+    connection_identity,
+    limit_name,
+    limit_size,
+    slot,
+    use_slots,
+)
 from tests.helpers import make_explorer, small_warehouse
 
 
