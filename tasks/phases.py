@@ -125,10 +125,11 @@ class AreaFailed(Exception):
 
 
 @task(name="analyze-and-verify", cache_key_fn=run_scoped("area"), persist_result=True, **_RETRY)
-async def area_task(run_id: str, area: str) -> dict:
+async def area_task(run_id: str, area: str, redo: bool = False) -> dict:
     # a transient failure (LLM throttled or overloaded, a dropped connection) is raised, so this task's
-    # retry policy tries the area again with backoff; any other failure is final for this attempt
-    result: AreaLog = await _phase(run_id, area_phase, area, raise_transient=True)
+    # retry policy tries the area again with backoff; any other failure is final for this attempt.
+    # An area the run already analysed is kept (resumed from the store) unless ``redo``.
+    result: AreaLog = await _phase(run_id, area_phase, area, raise_transient=True, redo=redo)
     logger = get_run_logger()
     if not result.ok:
         logger.warning("area %s failed: %s", area, result.error)
