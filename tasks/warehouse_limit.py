@@ -8,7 +8,7 @@ takes one slot for as long as it runs.
 
 Why not ``prefect.concurrency.sync.concurrency``: it is the same server API, but each use starts a lease
 renewal thread with its own client and joins it on exit, behind one acquisition queue per limit. Here it
-cost 0.8-2 s per statement alone and about 5 s with four at once (``bench/warehouse_slots.py``), more than
+cost 0.8-1.7 s per statement (0.02-0.2 s with the lease below; ``bench/warehouse_slots.py``), more than
 most exploration queries take. A statement cannot outlive its timeout, so one lease that outlasts the
 timeout needs no renewal: a slot costs two requests, and a worker killed while it holds one gives it back
 when the lease runs out.
