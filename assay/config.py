@@ -216,6 +216,7 @@ def llm_settings_errors(provider: str, settings: dict) -> list[str]:
 _BOUNDS: list[tuple[str, float, bool]] = [
     ("warehouse.statement_timeout_s", 0, True),
     ("warehouse.row_cap", 1, False),
+    ("warehouse.max_concurrent_queries", 1, False),
     ("warehouse.digest_bytes_cap", 1, False),
     ("llm.max_tokens", 1, False),
     ("llm.timeout_s", 0, True),

@@ -59,6 +59,9 @@ class WarehouseConfig(_Model):
     # what one connection may use: DuckDB's memory_limit (spill to disk up to 4x), PostgreSQL's
     # work_mem (1/16) and temp_file_limit (4x, where the role may set it)
     memory_limit_mb: int = Field(2048, ge=64)
+    # queries this warehouse runs at once, across every worker of a Prefect server (a global concurrency
+    # limit named after the warehouse, see warehouse/slots.py); without Prefect it is not enforced
+    max_concurrent_queries: int = 2
     digest_bytes_cap: int = 16_000  # a step digest larger than this sheds rows, never statistics
     pii_columns: list[str] = Field(default_factory=list)
     # what tables hold, in the project's words, for warehouses without comments (or without the

@@ -11,4 +11,4 @@ from tasks.phases import area_task
 async def area_flow(run_id: str, area: str, rerun: bool = False) -> dict:
     # a rerun analyses the area again even where an earlier attempt completed (and is cached)
     task = area_task.with_options(refresh_cache=True) if rerun else area_task
-    return await task(run_id, area)
+    return await task(run_id, area, redo=rerun)

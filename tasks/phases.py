@@ -26,6 +26,7 @@ from assay.services.estimate import estimate_project
 
 from .artifacts import artifact_key, exploration_artifact
 from .common import in_thread, retry_transient, run_scoped
+from .warehouse_limit import phase_slots
 
 log = logging.getLogger("assay")
 
@@ -40,7 +41,8 @@ async def _phase(run_id: str, fn, *args, **kwargs):
     def body():
         s = RunSession(run_id)
         try:
-            return fn(s, *args, **kwargs)
+            with phase_slots():  # every warehouse statement takes a slot of the warehouse's limit
+                return fn(s, *args, **kwargs)
         except BaseException as exc:
             # Prefect keeps a failed task's exception; its frames' locals (the warehouse, its connection)
             # would live as long as it does. The traceback's lines stay for the log.
@@ -123,10 +125,11 @@ class AreaFailed(Exception):
 
 
 @task(name="analyze-and-verify", cache_key_fn=run_scoped("area"), persist_result=True, **_RETRY)
-async def area_task(run_id: str, area: str) -> dict:
+async def area_task(run_id: str, area: str, redo: bool = False) -> dict:
     # a transient failure (LLM throttled or overloaded, a dropped connection) is raised, so this task's
-    # retry policy tries the area again with backoff; any other failure is final for this attempt
-    result: AreaLog = await _phase(run_id, area_phase, area, raise_transient=True)
+    # retry policy tries the area again with backoff; any other failure is final for this attempt.
+    # An area the run already analysed is kept (resumed from the store) unless ``redo``.
+    result: AreaLog = await _phase(run_id, area_phase, area, raise_transient=True, redo=redo)
     logger = get_run_logger()
     if not result.ok:
         logger.warning("area %s failed: %s", area, result.error)
@@ -170,7 +173,11 @@ async def estimate_task(project: str, max_steps: int | None = None) -> dict:
 
     from assay.estimate import render_estimate
 
-    est = await in_thread(lambda: estimate_project(project, max_steps=max_steps))
+    def estimate():
+        with phase_slots():
+            return estimate_project(project, max_steps=max_steps)
+
+    est = await in_thread(estimate)
     try:
         await acreate_markdown_artifact(markdown=render_estimate(est), key=artifact_key("estimate", project),
                                         description=f"Cost estimate of a discovery of {project}")

@@ -9,6 +9,7 @@ summaries of older steps, and the last few turns in full.
 
 from __future__ import annotations
 
+import contextvars
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -609,7 +610,9 @@ class Explorer:
             return [handlers[a.kind](a, turn) for a in actions]
         # run the turn's queries concurrently; steps keep the model's order
         with ThreadPoolExecutor(max_workers=min(4, len(queries))) as pool:
-            futures = {id(a): pool.submit(self.executor.run, a.sql, purpose=self.purpose) for a in queries}
+            # each query under a copy of this thread's context: what the caller set (query slots) holds there
+            futures = {id(a): pool.submit(contextvars.copy_context().run, self.executor.run, a.sql,
+                                          purpose=self.purpose) for a in queries}
             outs = {k: f.result() for k, f in futures.items()}
         return [self._do_query(a, turn, outs[id(a)]) if id(a) in outs else handlers[a.kind](a, turn)
                 for a in actions]

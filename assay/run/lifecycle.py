@@ -108,7 +108,7 @@ def rerun_areas_inline(run_ref: str, areas: list[str], *, settings: Settings | N
     s = RunSession(run.id, settings)
     try:
         for a in dict.fromkeys(areas):
-            area_phase(s, a)
+            area_phase(s, a, redo=True)
         recommendations_phase(s)
         return save_phase(s)
     finally:

@@ -136,13 +136,23 @@ def _explorer_summary(run: DiscoveryRun) -> str:
     return run.exploration_summary if run.exploration_finished == "done" else ""
 
 
-def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) -> AreaLog:
+def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False, redo: bool = False) -> AreaLog:
     """Pick, analyse and verify one area. An area failure is logged, never raised, except a transient one
     (LLM overloaded or throttled, a dropped connection) when ``raise_transient``: it is logged and then
-    raised, so the orchestrator's retry policy tries the area again."""
+    raised, so the orchestrator's retry policy tries the area again.
+
+    Resumable: an area this run already analysed successfully (a retried or duplicated area run, a worker
+    that died after saving) is not analysed again; its stored log is returned. ``redo`` (a rerun) analyses
+    it again; its insights replace the stored ones only if it succeeds (``Store.save_area``)."""
     area = next((a for a in s.pack.areas if a.id == area_id), None)
     if area is None:
         raise ConfigError(f"unknown area {area_id!r} (valid: {', '.join(a.id for a in s.pack.areas)})")
+    if not redo:
+        done = s.store.area_done(s.run_id, area.id)
+        if done is not None:
+            logging.getLogger("assay").info("area %s of run %s: already analysed, kept (%d insights)",
+                                            area.id, s.run_id[:8], done.insights)
+            return done
     s.store.update_run(s.run_id, phase=Phase.analysis)
     log = AreaLog(area=area.id, ok=False)
     insights: list[Insight] = []

@@ -173,7 +173,11 @@ class Store:
 
     # ------------------------------------------------------------------ per-area results
 
-    def save_area(self, run_id: str, area: str, insights: list[Insight], log: AreaLog) -> None:
+    def save_area(self, run_id: str, area: str, insights: list[Insight], log: AreaLog) -> bool:
+        """One document per run and area, written whole: an area analysed twice (a retry, a duplicate
+        submission, a worker that died after writing) holds its insights once. A success replaces what
+        was there; a failure is written only where no success is stored, so a failed attempt never
+        erases insights an earlier attempt saved. Returns whether it was written."""
         key = f"{run_id}:{area}"
         doc = {
             "_id": key,
@@ -184,7 +188,25 @@ class Store:
             "log": log.model_dump(mode="json"),
             "updated_at": utcnow().isoformat(),
         }
-        self.db.areas.replace_one({"_id": key}, doc, upsert=True)
+        if log.ok:
+            self.db.areas.replace_one({"_id": key}, doc, upsert=True)
+            return True
+        fields = {k: v for k, v in doc.items() if k != "_id"}
+        for _ in range(2):
+            if self.db.areas.update_one({"_id": key, "ok": False}, {"$set": fields}).matched_count:
+                return True
+            try:
+                self.db.areas.insert_one(doc)
+                return True
+            except DuplicateKeyError:  # there is a document: a success (kept), or a failure written meanwhile
+                if self.area_done(run_id, area) is not None:
+                    return False
+        return False
+
+    def area_done(self, run_id: str, area: str) -> AreaLog | None:
+        """The log of the area's stored success, or None (never analysed, or failed)."""
+        d = self.db.areas.find_one({"_id": f"{run_id}:{area}"})
+        return AreaLog.model_validate(d["log"]) if d is not None and d.get("ok") else None
 
     def area_results(self, run_id: str) -> dict[str, tuple[list[Insight], AreaLog]]:
         out = {}

@@ -22,6 +22,13 @@ _ADAPTERS = {
 
 
 def open_warehouse(cfg: WarehouseConfig) -> Warehouse:
+    """The adapter of ``cfg.kind``; every statement it runs takes a query slot (``slots.slot``)."""
+    from .slots import SlottedWarehouse
+
+    return SlottedWarehouse(_open(cfg), cfg)
+
+
+def _open(cfg: WarehouseConfig) -> Warehouse:
     if cfg.kind == "duckdb":
         from .duckdb import DuckDBWarehouse
 

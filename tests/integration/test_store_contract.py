@@ -151,3 +151,17 @@ def test_prune_keeps_recent_runs_and_the_latest_of_each_project(store):
     assert sorted(r.id for r in store.list_runs("p1")) == ["p1-3", "p1-4", "p1-new"]
     assert [r.id for r in store.list_runs("p2")] == ["p2-old"]
     assert prune_runs(store, keep_days=30, keep_last=3, now=now) == []
+
+
+def test_area_saves_are_idempotent_and_a_failure_never_erases_a_success(store):
+    ins = Insight(id="churn-1", area="churn", name="Churn gap", description="tiktok churns")
+    assert store.area_done("r9", "churn") is None
+    assert store.save_area("r9", "churn", [], AreaLog(area="churn", ok=False, error="first"))
+    assert store.save_area("r9", "churn", [], AreaLog(area="churn", ok=False, error="second"))  # failure over failure
+    assert store.area_results("r9")["churn"][1].error == "second" and store.area_done("r9", "churn") is None
+    for _ in range(2):  # the same success twice (a duplicated area run): one document, the insight once
+        assert store.save_area("r9", "churn", [ins], AreaLog(area="churn", ok=True, insights=1))
+    assert not store.save_area("r9", "churn", [], AreaLog(area="churn", ok=False, error="late"))
+    kept, log = store.area_results("r9")["churn"]
+    assert [i.id for i in kept] == ["churn-1"] and log.ok and store.area_done("r9", "churn").insights == 1
+    assert store.db.areas.count_documents({"run_id": "r9"}) == 1
