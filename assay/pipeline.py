@@ -29,6 +29,7 @@ from .errors import ConfigError, InvalidLLMOutput, MissingKey, TransientError, U
 from .explore.executor import Executor
 from .explore.loop import Explorer
 from .llm import build_llm, llm_configured
+from .liveness import reap_gone_runs
 from .llm.base import LLM
 from .models import (
     AreaLog,
@@ -250,6 +251,8 @@ def check_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
     if not areas:
         raise ConfigError("name at least one area to re-run (--area AREA)")
     run = store.get_run(store.resolve_run_id(run_ref))
+    if run.status == RunStatus.running and reap_gone_runs(store):  # its process may be gone: then it crashed
+        run = store.get_run(run.id)
     if run.status == RunStatus.running:
         raise ConfigError(f"run {run.id[:8]} is still running; re-run its areas once it has ended")
     if not run.exploration_finished or store.step_count(run.id) == 0:
@@ -625,7 +628,7 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
     )
     s.store.save_result(result)
     status = RunStatus.failed if run_type == RunType.failed else RunStatus.completed
-    s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(),
+    s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(), run_type=run_type,
                        error=errors[0] if run_type == RunType.failed and errors else None)
     return result
 
@@ -685,10 +688,12 @@ def sweep_run_collections(store: Store, index, *, now: float | None = None,
     from .vectors.index import run_collection
 
     now = now if now is not None else time.time()
+    reap_gone_runs(store)
+    crashed = {run_collection(r) for r in store.crashed_run_ids()}  # no hook dropped theirs: nothing to wait for
     ended = {run_collection(run_id): _aware(dt.datetime.fromisoformat(fin)).timestamp()
              for run_id, fin in store.finished_runs().items()}
     active = store.active_run_ids()
-    recent = {name for name, t in ended.items() if now - t < max_age_s}
+    recent = {name for name, t in ended.items() if now - t < max_age_s and name not in crashed}
     # a run that ended recently keeps its collection for a day (a rerun may still want it)
     known = None if getattr(index, "local", True) else set(ended)
     return sweep_orphans(index, active, {n: ended[n] for n in recent}, now, max_age_s, known=known)

@@ -6,10 +6,13 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 from pydantic import BaseModel, Field
 
+from assay.liveness import reap_gone_runs
 from assay.pipeline import prune_runs, sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.index import open_index
+
+from .runstate import mirror_crashed
 
 
 class MaintenanceParams(BaseModel):
@@ -22,6 +25,7 @@ def maintenance_flow(params: MaintenanceParams | None = None) -> dict:
     params = params or MaintenanceParams()
     settings = load_settings()
     store = open_store(settings)
+    mirror_crashed(reap_gone_runs(store))  # runs whose process died: crashed here and on the server
     dropped = sweep_run_collections(store, open_index(settings))
     deleted = prune_runs(store, keep_days=params.keep_days, keep_last=params.keep_last)
     log = get_run_logger()
