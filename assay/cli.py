@@ -330,6 +330,7 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None)
 
     result: dict = {"run_id": run_id}
     known = threading.Event()
+    id_from_flow_run = run_id is None
 
     def ready(rid: str) -> None:
         result["run_id"] = rid
@@ -337,7 +338,7 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None)
 
     def target() -> None:
         try:
-            state = asyncio.run(start() if run_id else start(ready))
+            state = asyncio.run(start(ready) if id_from_flow_run else start())
             result["state"] = state
         except BaseException as exc:  # reported by the main thread
             result["error"] = exc
