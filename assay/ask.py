@@ -79,7 +79,7 @@ def ask(store: Store, project: Project, question: str, *, turns: int | None = No
             raise MissingKey(f"assay ask needs an LLM, and none is available: {res.reason} (set "
                              "ANTHROPIC_API_KEY, OPENAI_BASE_URL/OPENAI_API_KEY, or the project's llm.provider)")
         llm = build_llm(project.llm)
-    from .pipeline import discover_schema
+    from .schema.discovery import discover_schema
 
     wh = open_warehouse(project.warehouse)
     try:

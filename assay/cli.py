@@ -121,7 +121,7 @@ def pack_generate(
     out_dir: Optional[Path] = typer.Option(None, "--out", help="where to write the draft (default: ASSAY_HOME/packs)"),
 ) -> None:
     """Ask the LLM to draft a domain pack from the warehouse schema and your notes (written for review)."""
-    from .pipeline import generate_pack
+    from .services.packs import generate_pack
 
     text = ""
     if notes is not None:
@@ -137,7 +137,7 @@ def pack_generate(
 def pack_accept(project: str, directory: Optional[Path] = typer.Argument(
         None, help="the pack folder (default: the draft of `assay pack generate`)")) -> None:
     """Validate a pack folder and make it the project's pack; the project becomes ready."""
-    from .pipeline import accept_pack
+    from .services.packs import accept_pack
 
     folder = directory or load_settings().home / "packs" / f"{project}-draft"
     p = accept_pack(project, folder)
@@ -180,8 +180,9 @@ def project_list() -> None:
 @_guarded
 def schema_refresh(project: str) -> None:
     """Re-read the warehouse schema and re-index changed tables."""
-    from .pipeline import discover_schema, project_schema_index
     from .schema.catalog import join_hints, render_catalog
+    from .schema.discovery import discover_schema
+    from .schema.index import project_schema_index
     from .warehouse import open_warehouse
 
     settings = load_settings()
@@ -211,8 +212,9 @@ def schema_search(
     as_json: bool = typer.Option(False, "--json", help="the results as search_tables returns them to the analyst"),
 ) -> None:
     """Search the schema index as the analyst's search_tables does (to check a glossary or comments)."""
-    from .pipeline import discover_schema, project_schema_index
     from .schema.catalog import join_hints
+    from .schema.discovery import discover_schema
+    from .schema.index import project_schema_index
     from .schema.provider import SchemaProvider
     from .warehouse import open_warehouse
 
@@ -326,7 +328,7 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None)
     import logging
 
     from .models import RunStatus
-    from .pipeline import fail_run
+    from .run.lifecycle import fail_run
 
     result: dict = {"run_id": run_id}
     known = threading.Event()
@@ -405,7 +407,7 @@ def estimate(
 ) -> None:
     """Predict a discovery's LLM tokens and cost per phase (and the warehouse's cost where it can tell)."""
     from .estimate import render_estimate
-    from .pipeline import estimate_project
+    from .services.estimate import estimate_project
 
     est = estimate_project(project, max_steps=max_steps)
     if as_json:
@@ -423,7 +425,7 @@ def rerun(
     area: list[str] = typer.Option(..., "--area", help="an area to analyse again (repeatable)"),
 ) -> None:
     """Analyse some areas of a finished run again from its stored exploration (in place)."""
-    from .pipeline import check_rerun
+    from .run.lifecycle import check_rerun
 
     store = _store()
     rid = check_rerun(store, run, area).id  # one line before Prefect starts
@@ -467,7 +469,7 @@ def discover(
     if p.state.value != "ready":
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
-    from .pipeline import analyst_choice
+    from .run.analyst import analyst_choice
 
     out.print(analyst_choice(p)[1], soft_wrap=True)  # the run's first line: which analyst and model, and why
     done = _run_flow(project, max_steps, min_steps, area or None, goal=goal)
@@ -715,7 +717,7 @@ def sql_check(file: Path, project: Optional[str] = typer.Option(
 
 def _project_guard(project_id: str):
     """The guard a run of this project builds: same warehouse, same (cached) catalog, same config."""
-    from .pipeline import discover_schema
+    from .schema.discovery import discover_schema
     from .warehouse import build_guard, open_warehouse
 
     store = _store()
@@ -827,7 +829,7 @@ def eval_demo(max_steps: int = typer.Option(60, "--max-steps"),
     from .demo import generate
     from .evaluate import score_demo
     from .models import Project, WarehouseConfig
-    from .pipeline import new_run_id, run_discovery_inline
+    from .run.lifecycle import new_run_id, run_discovery_inline
 
     settings = load_settings()
     store = _store()

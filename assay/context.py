@@ -69,3 +69,8 @@ def mark_duplicates(new: list[Insight], previous: list[DiscoveryResult],
             ins.duplicate_of = f"{run_id[:8]}/{o.id}"
             marked += 1
     return marked
+
+
+def profile_text(project) -> str:
+    """The project's profile (``key: value`` lines) as the prompts show it."""
+    return "\n".join(f"- {k}: {v}" for k, v in project.profile.items()) if project.profile else ""

@@ -179,7 +179,7 @@ def run_task(task: Task, *, settings, store, analyst: str = "statistical", max_s
     """Goal-driven discovery of one task on a fresh DuckDB warehouse; earlier runs of the task's
     project are deleted first, so a task never sees another attempt's insights as history."""
     from .models import Project, WarehouseConfig
-    from .pipeline import new_run_id, run_discovery_inline
+    from .run.lifecycle import new_run_id, run_discovery_inline
 
     db = build_warehouse(task, settings.home / "insightbench" / f"flag-{task.id}.duckdb")
     pid = f"insightbench-{task.id}"

@@ -19,6 +19,11 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 
 
+def as_utc(ts: dt.datetime) -> dt.datetime:
+    """Stored timestamps come back naive (UTC); make them comparable with utcnow()."""
+    return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 

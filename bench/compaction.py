@@ -62,12 +62,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="assay-compaction-") as d:
         tmp = Path(d)
         os.environ.update(ASSAY_HOME=str(tmp / "home"), HF_HUB_OFFLINE="1")
-        from assay import pipeline
         from assay.demo.erp import generate_erp, table_plan
         from assay.digest import build_compact_result, cell, digest_json
         from assay.llm import register_scripted
         from assay.llm.scripted import ScriptedLLM
         from assay.models import LLMConfig, Project, WarehouseConfig
+        from assay.run.lifecycle import run_discovery_inline
         from assay.settings import load_settings
         from assay.store import open_store
 
@@ -105,7 +105,7 @@ def main() -> None:
             llm=LLMConfig(provider="scripted", model="compaction"),
             warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}, row_cap=1_100_000,
                                       statement_timeout_s=300)))
-        result = pipeline.run_discovery_inline("erp", "compaction-run")
+        result = run_discovery_inline("erp", "compaction-run")
         steps = store.steps("compaction-run")
         assert result.run_type.value == "full", result.errors
         assert max(s.row_count for s in steps) == 1_000_000

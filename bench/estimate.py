@@ -38,7 +38,8 @@ def main() -> None:
     os.environ.update(ASSAY_HOME=str(home), HF_HUB_OFFLINE="1")
     from assay.demo import generate
     from assay.models import LLMConfig, Project, WarehouseConfig
-    from assay.pipeline import estimate_project, new_run_id, rerun_areas_inline, run_discovery_inline
+    from assay.run.lifecycle import new_run_id, rerun_areas_inline, run_discovery_inline
+    from assay.services.estimate import estimate_project
     from assay.settings import load_settings
     from assay.store import open_store
 

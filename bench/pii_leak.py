@@ -2,7 +2,7 @@
 
 Seeds a DuckDB warehouse (bench/guard_seed.py: unique emails, names and phones for two tenants),
 registers a project with pii_columns and a tenant filter, and runs the whole discovery inline
-(``assay.pipeline.run_discovery_inline``: exploration, areas, verification, recommendations, save)
+(``assay.run.lifecycle.run_discovery_inline``: exploration, areas, verification, recommendations, save)
 with a scripted LLM whose exploration sends every query of bench/data/guard/pii.json, and whose
 analyst cites each step in an insight (so the report draws a chart from each). Then `assay report`
 writes the HTML and Markdown report. Everything is scanned for the seeded values (as they are,
@@ -86,7 +86,7 @@ def main() -> None:
         from assay.llm import register_scripted
         from assay.llm.scripted import ScriptedLLM
         from assay.models import LLMConfig, Project, TenantFilter, WarehouseConfig
-        from assay.pipeline import new_run_id, run_discovery_inline
+        from assay.run.lifecycle import new_run_id, run_discovery_inline
         from assay.settings import load_settings
         from assay.store import open_store
 

@@ -58,7 +58,7 @@ def main() -> None:
     from assay.evaluate import score_demo
     from assay.findings import finding_key
     from assay.models import LLMConfig, Project, WarehouseConfig
-    from assay.pipeline import new_run_id, run_discovery_inline
+    from assay.run.lifecycle import new_run_id, run_discovery_inline
     from assay.settings import load_settings
     from assay.store import open_store
 

@@ -41,8 +41,8 @@ def recall(idx, schema: str, queries, prefix: str, label: str) -> float:
 
 def measure(prefix: str, cfg, settings, queries, heldout=(), heldout2=()) -> dict:
     from assay.models import Project
-    from assay.pipeline import discover_schema
     from assay.schema.catalog import join_hints, render_catalog
+    from assay.schema.discovery import discover_schema
     from assay.schema.index import SchemaIndex
     from assay.store import open_store
     from assay.vectors import get_embedder, open_index

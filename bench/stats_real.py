@@ -43,7 +43,7 @@ def main() -> None:
     os.environ.setdefault("ASSAY_HOME", tempfile.mkdtemp(prefix="assay-bench-real-"))
     import assay.stats.detectors  # noqa: F401  (scipy before a background thread imports torch)
     from assay.models import Project, WarehouseConfig
-    from assay.pipeline import new_run_id, run_discovery_inline
+    from assay.run.lifecycle import new_run_id, run_discovery_inline
     from assay.settings import load_settings
     from assay.store import open_store
 

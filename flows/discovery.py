@@ -9,9 +9,10 @@ from prefect.runtime import flow_run as current_flow_run
 from prefect.states import Failed
 from pydantic import BaseModel, Field
 
-from assay import pipeline
 from assay.errors import UserError
 from assay.liveness import Heartbeat, reap_gone_runs
+from assay.run.lifecycle import create_run, fail_run
+from assay.services.maintenance import sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from tasks.artifacts import publish_report
@@ -65,9 +66,9 @@ async def discovery_flow(params: DiscoveryParams, run_id: str | None = None):
     store = open_store(load_settings())
     try:
         project = store.get_project(params.project)
-        pipeline.create_run(store, project, run_id=run_id, max_steps=params.max_steps,
-                            min_steps=params.min_steps, areas=params.areas,
-                            flow_run_id=str(current_flow_run.id), goal=params.goal)
+        create_run(store, project, run_id=run_id, max_steps=params.max_steps,
+                   min_steps=params.min_steps, areas=params.areas,
+                   flow_run_id=str(current_flow_run.id), goal=params.goal)
     except UserError as exc:
         return Failed(message=str(exc))
     logger.info("run %s of project %s; %s", run_id, params.project, store.get_run(run_id).analyst_note)
@@ -80,7 +81,7 @@ async def _phases(store, run_id: str, logger):
         from assay.vectors.index import open_index
 
         await mirror_all(reap_gone_runs(store))
-        swept = pipeline.sweep_run_collections(store, open_index(load_settings()))
+        swept = sweep_run_collections(store, open_index(load_settings()))
         if swept:
             logger.info("dropped %d orphaned step collections", len(swept))
     except Exception as exc:  # maintenance never blocks a discovery
@@ -92,7 +93,7 @@ async def _phases(store, run_id: str, logger):
         run = store.get_run(run_id)
         await exploration_task(run_id, run.max_steps)
     except Exception as exc:
-        pipeline.fail_run(store, run_id, str(exc))
+        fail_run(store, run_id, str(exc))
         await save_task(run_id, error=str(exc))
         await publish_report(run_id)
         raise

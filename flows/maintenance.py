@@ -7,7 +7,7 @@ from prefect import flow, get_run_logger
 from pydantic import BaseModel, Field
 
 from assay.liveness import reap_gone_runs
-from assay.pipeline import prune_runs, sweep_run_collections
+from assay.services.maintenance import prune_runs, sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.index import open_index

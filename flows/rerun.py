@@ -11,9 +11,9 @@ from prefect import flow, get_run_logger
 from prefect.states import Failed
 from pydantic import BaseModel, Field
 
-from assay import pipeline
 from assay.errors import UserError
 from assay.liveness import Heartbeat
+from assay.run.lifecycle import prepare_rerun
 from assay.settings import load_settings
 from assay.store import open_store
 from tasks.artifacts import publish_report
@@ -35,7 +35,7 @@ class RerunParams(BaseModel):
 async def rerun_flow(params: RerunParams):
     store = open_store(load_settings())
     try:
-        run = pipeline.prepare_rerun(store, params.run, params.areas)
+        run = prepare_rerun(store, params.run, params.areas)
     except UserError as exc:
         return Failed(message=str(exc))
     get_run_logger().info("re-running %s of run %s", ", ".join(params.areas), run.id)

@@ -10,9 +10,19 @@ from prefect import get_run_logger, task
 from prefect.artifacts import acreate_progress_artifact, aupdate_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from assay import pipeline
 from assay.background import BatchWorker
 from assay.models import AreaLog, ExplorationStep
+from assay.run.phases import (
+    area_phase,
+    context_phase,
+    exploration_phase,
+    init_phase,
+    recommendations_phase,
+    save_phase,
+    schema_phase,
+)
+from assay.run.session import RunSession
+from assay.services.estimate import estimate_project
 
 from .artifacts import artifact_key, exploration_artifact
 from .common import in_thread, retry_transient, run_scoped
@@ -31,7 +41,7 @@ async def _phase(run_id: str, fn, *args, **kwargs):
     """Run one core phase in a worker thread, in its own session (opened and closed here)."""
 
     def body():
-        s = pipeline.RunSession(run_id)
+        s = RunSession(run_id)
         try:
             return fn(s, *args, **kwargs)
         except BaseException as exc:
@@ -47,18 +57,18 @@ async def _phase(run_id: str, fn, *args, **kwargs):
 
 @task(name="init", cache_key_fn=run_scoped("init"), **_KEPT, **_RETRY)
 async def init_task(run_id: str) -> str:
-    await _phase(run_id, pipeline.init_phase)
+    await _phase(run_id, init_phase)
     return run_id
 
 
 @task(name="context", cache_key_fn=run_scoped("context"), **_KEPT, **_RETRY)
 async def context_task(run_id: str) -> int:
-    return len(await _phase(run_id, pipeline.context_phase))
+    return len(await _phase(run_id, context_phase))
 
 
 @task(name="schema", cache_key_fn=run_scoped("schema"), **_KEPT, **_RETRY)
 async def schema_task(run_id: str, refresh: bool = False) -> dict:
-    return await _phase(run_id, pipeline.schema_phase, refresh=refresh)
+    return await _phase(run_id, schema_phase, refresh=refresh)
 
 
 @task(name="exploration", cache_key_fn=run_scoped("exploration"), **_KEPT, **_RETRY)
@@ -82,8 +92,8 @@ async def exploration_task(run_id: str, max_steps: int) -> dict:
 
     artifacts = BatchWorker(publish, name=f"artifacts-{run_id[:8]}", max_batch=16)
 
-    def explore(s: pipeline.RunSession) -> dict:
-        finished = pipeline.exploration_phase(s, on_step=artifacts.put)
+    def explore(s: RunSession) -> dict:
+        finished = exploration_phase(s, on_step=artifacts.put)
         return {"finished": finished, "steps": s.store.step_count(run_id), "project": s.project.id,
                 "all": s.store.steps(run_id)}
 
@@ -119,7 +129,7 @@ class AreaFailed(Exception):
 async def area_task(run_id: str, area: str) -> dict:
     # a transient failure (LLM throttled or overloaded, a dropped connection) is raised, so this task's
     # retry policy tries the area again with backoff; any other failure is final for this attempt
-    result: AreaLog = await _phase(run_id, pipeline.area_phase, area, raise_transient=True)
+    result: AreaLog = await _phase(run_id, area_phase, area, raise_transient=True)
     logger = get_run_logger()
     if not result.ok:
         logger.warning("area %s failed: %s", area, result.error)
@@ -144,12 +154,12 @@ def area_line(run_id: str, area: str, result: AreaLog) -> str:
 
 @task(name="recommendations", cache_policy=NO_CACHE, **_RETRY)
 async def recommendations_task(run_id: str) -> dict:
-    return await _phase(run_id, pipeline.recommendations_phase)
+    return await _phase(run_id, recommendations_phase)
 
 
 @task(name="save", cache_policy=NO_CACHE, **_RETRY)
 async def save_task(run_id: str, error: str | None = None) -> dict:
-    result = await _phase(run_id, pipeline.save_phase, error=error)
+    result = await _phase(run_id, save_phase, error=error)
     get_run_logger().info("saved: %s run, %d insights, %d recommendations", result.run_type.value,
                           len(result.insights), len(result.recommendations))
     return {"run_type": result.run_type.value, "insights": len(result.insights),
@@ -163,7 +173,7 @@ async def estimate_task(project: str, max_steps: int | None = None) -> dict:
 
     from assay.estimate import render_estimate
 
-    est = await in_thread(lambda: pipeline.estimate_project(project, max_steps=max_steps))
+    est = await in_thread(lambda: estimate_project(project, max_steps=max_steps))
     try:
         await acreate_markdown_artifact(markdown=render_estimate(est), key=artifact_key("estimate", project),
                                         description=f"Cost estimate of a discovery of {project}")

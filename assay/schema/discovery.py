@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..models import TableInfo, WarehouseConfig
+from ..models import Project, TableInfo, WarehouseConfig
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+log = logging.getLogger("assay")
 
 _SECRET_WORDS = ("password", "secret", "token", "key", "credential", "private")
 # the embedding model reads 256 word pieces: comments are cut so that the columns still fit
@@ -91,3 +98,28 @@ def apply_descriptions(tables: list[TableInfo], notes: dict[str, str]) -> tuple[
         text = f"{t.description} {note}" if t.description else note
         out[hit[0]] = t.model_copy(update={"description": text})
     return out, unknown
+
+
+def discover_schema(store: Store, project: Project, warehouse: Any | Callable[[], Any], refresh: bool = False, *,
+                    key: str | None = None, warn: bool = True) -> list[TableInfo]:
+    """The project's tables, the one way to get them: cached by configuration (``key``, by default the
+    hash of the warehouse configuration), always with the project's descriptions added.
+
+    ``warehouse`` is an open warehouse, or a function that opens one: it is called only when the
+    cache misses (a phase that reads the cached schema never opens a connection for it). ``warn``:
+    log descriptions that name no table.
+    """
+    from ..config import check_schema_found
+
+    key = key or schema_cache_key(project.warehouse)
+    tables = None if refresh else store.get_schema(key)
+    if tables is None:
+        wh = warehouse if hasattr(warehouse, "list_tables") else warehouse()
+        tables = wh.list_tables()
+        check_schema_found(project.warehouse, tables)  # a missing schema or an empty warehouse: one line
+        store.put_schema(key, project.id, tables)
+    tables, unknown = apply_descriptions(tables, project.warehouse.descriptions)
+    if unknown and warn:
+        log.warning("project %s: warehouse.descriptions name no table (or an ambiguous one): %s",
+                    project.id, ", ".join(sorted(unknown)))
+    return tables

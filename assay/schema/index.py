@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..models import TableInfo
+from ..models import Project, TableInfo
 from ..vectors.embedder import Embedder
 from ..vectors.index import VectorIndex, schema_collection
 from .catalog import family, is_archive_like
@@ -157,3 +157,15 @@ class SchemaIndex:
             elif len(groups) < top_k:
                 groups[fam] = (key, round(score, 4), [])
         return list(groups.values())
+
+
+def project_schema_index(project: Project, index=None, embedder=None, settings=None) -> SchemaIndex:
+    """The project's schema index, read with the project's glossary, as every run reads it."""
+    if index is None or embedder is None:
+        from ..settings import load_settings
+        from ..vectors import get_embedder, open_index
+
+        settings = settings or load_settings()
+        index = index if index is not None else open_index(settings)
+        embedder = embedder if embedder is not None else get_embedder(settings.embedding_model)
+    return SchemaIndex(index, embedder, project.id, glossary=project.warehouse.settings.get("glossary"))

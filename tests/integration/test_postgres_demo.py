@@ -8,9 +8,9 @@ import uuid
 import psycopg
 import pytest
 
-from assay import pipeline
 from assay.demo.postgres import load_into_postgres
 from assay.models import Project, WarehouseConfig
+from assay.run.lifecycle import run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
 
@@ -31,7 +31,7 @@ def test_statistical_discovery_on_postgres(pg_dsn, pg_demo, demo_dir):
                 warehouse=WarehouseConfig(kind="postgres", settings={"dsn": pg_dsn}, schemas=[schema]))
     store = open_store(load_settings())
     store.save_project(p)
-    result = pipeline.run_discovery_inline(p.id, "pg-demo-run")
+    result = run_discovery_inline(p.id, "pg-demo-run")
     assert result.run_type.value == "full", result.errors
     truth = {t["id"]: t for t in json.loads((demo_dir / "gaming_truth.json").read_text())["patterns"]}
     wall = [i for i in result.insights if i.segment == "level=42"]

@@ -8,9 +8,9 @@ import uuid
 import psycopg
 import pytest
 
-from assay import pipeline
 from assay.errors import ConfigError
 from assay.models import Project, WarehouseConfig
+from assay.run.lifecycle import run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
 
@@ -34,6 +34,6 @@ def test_missing_or_empty_schema_fails_the_run(pg_dsn, pg_empty_schema, which):
     store.save_project(Project(id=pid, analyst="statistical", warehouse=WarehouseConfig(
         kind="postgres", settings={"dsn": pg_dsn}, schemas=[schema])))
     with pytest.raises(ConfigError, match=rf"^warehouse.schemas: schema '{schema}' has no tables or does not exist$"):
-        pipeline.run_discovery_inline(pid, f"{pid}-run")
+        run_discovery_inline(pid, f"{pid}-run")
     run = store.get_run(f"{pid}-run")
     assert run.status.value == "failed" and schema in run.error

@@ -304,7 +304,7 @@ def test_assay_rerun_updates_the_flow_run_too(pool, partial_run, analyst):
 
 SWEEP = """
 import json, sys
-from assay.pipeline import sweep_run_collections
+from assay.services.maintenance import sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.index import open_index, run_collection

@@ -15,7 +15,7 @@ from assay.explore import actions
 from assay.llm import replay
 from assay.llm.replay import TranscriptMismatch
 from assay.models import LLMConfig, Project, StepAction, WarehouseConfig
-from assay.pipeline import new_run_id, run_discovery_inline
+from assay.run.lifecycle import new_run_id, run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
 

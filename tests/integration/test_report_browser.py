@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from assay.cli import app
 from assay.models import Project, WarehouseConfig
-from assay.pipeline import new_run_id, run_discovery_inline
+from assay.run.lifecycle import new_run_id, run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
 from tests.conftest import need_service

@@ -139,7 +139,7 @@ def test_delete_run_removes_everything_it_wrote(store):
 def test_prune_keeps_recent_runs_and_the_latest_of_each_project(store):
     import datetime as dt
 
-    from assay.pipeline import prune_runs
+    from assay.services.maintenance import prune_runs
 
     for i in range(5):  # p1: five runs, 100..96 days old
         _finished(store, f"p1-{i}", "p1", f"2026-01-{1 + i:02d}T00:00:00+00:00")

@@ -6,7 +6,7 @@ import datetime as dt
 import time
 
 from assay.models import DiscoveryRun, RunStatus
-from assay.pipeline import sweep_run_collections
+from assay.services.maintenance import sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.index import open_index, run_collection

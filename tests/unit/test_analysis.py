@@ -11,10 +11,10 @@ import pytest
 
 from assay.analysis.analyze import analyze_area, build_area_prompt
 from assay.digest import build_compact_result
+from assay.explore.prompt import render_exploration_prompt
 from assay.llm.scripted import ReplayLLM
 from assay.models import ExplorationStep, Insight, LLMConfig, Project, StepAction, WarehouseConfig
 from assay.packs import list_packs, load_pack
-from assay.pipeline import render_exploration_prompt
 from assay.recommend import recommend, recommendation_prompt
 
 GOAL = "Which location has the longest waits, and is it the worst every month?"

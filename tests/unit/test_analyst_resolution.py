@@ -10,7 +10,8 @@ from assay.errors import MissingKey
 from assay.llm import build_llm, llm_configured
 from assay.llm.resolve import resolve_llm
 from assay.models import LLMConfig, Project, WarehouseConfig
-from assay.pipeline import analyst_choice, create_run
+from assay.run.analyst import analyst_choice
+from assay.run.lifecycle import create_run
 from assay.settings import load_settings
 from assay.store import open_store
 

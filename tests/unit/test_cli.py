@@ -90,8 +90,9 @@ def test_schema_refresh_and_search_read_the_project_glossary(tmp_path):
     it); `schema search` answers as search_tables does, copies folded."""
     import duckdb
 
-    from assay.pipeline import discover_schema, project_schema_index
     from assay.schema.catalog import join_hints
+    from assay.schema.discovery import discover_schema
+    from assay.schema.index import project_schema_index
     from assay.settings import load_settings
     from assay.store import open_store
     from assay.warehouse import open_warehouse

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from assay.cli import app
 from assay.models import DiscoveryResult, DiscoveryRun
-from assay.pipeline import STATISTICAL_NOTE
+from assay.run.analyst import STATISTICAL_NOTE
 from assay.settings import load_settings
 from assay.store import open_store
 

@@ -200,7 +200,7 @@ def test_references_to_secrets_are_fine(tmp_path):
 
 def test_a_stored_secret_is_refused_at_run_start():
     """A project stored before the check (or written around it) does not run with a secret in it."""
-    from assay.pipeline import create_run
+    from assay.run.lifecycle import create_run
 
     store = open_store(load_settings())
     p = Project(id="old-secret", pack="ecommerce", warehouse=WarehouseConfig(

@@ -12,8 +12,8 @@ from assay.findings import merge_findings
 from assay.llm import register_scripted
 from assay.llm.scripted import ReplayLLM, ScriptedLLM
 from assay.models import AnalysisArea, Claim, DomainPack, Insight, LLMConfig, Project, WarehouseConfig
-from assay.pipeline import run_discovery_inline
 from assay.report.markdown import render_markdown
+from assay.run.lifecycle import run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
 from tests.helpers import small_warehouse

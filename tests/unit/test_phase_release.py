@@ -10,9 +10,9 @@ import weakref
 
 import pytest
 
-from assay import pipeline
 from assay.errors import ConfigError
 from assay.models import Project, WarehouseConfig
+from assay.run.lifecycle import create_run
 from assay.settings import load_settings
 from assay.store import open_store
 from tasks.phases import _phase
@@ -24,7 +24,7 @@ def test_a_failed_phase_releases_the_warehouse(tmp_path):
     p = Project(id="release-p", pack="ecommerce", analyst="statistical", max_steps=3,
                 warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(small_warehouse(tmp_path / "w.duckdb"))}))
     store.save_project(p)
-    pipeline.create_run(store, p, run_id="release1")
+    create_run(store, p, run_id="release1")
     opened = []
 
     def failing_phase(s):

@@ -11,9 +11,9 @@ import pytest
 from assay import limits
 from assay.ask import ASK_PROMPT
 from assay.explore.actions import ALL_ACTIONS, _json_objects, actions_text, parse_action, tool_specs
+from assay.explore.prompt import render_exploration_prompt
 from assay.models import Project, WarehouseConfig
 from assay.packs import goal_pack, list_packs, load_pack, render
-from assay.pipeline import render_exploration_prompt
 
 SPECS = {t.name: t for t in tool_specs()}
 

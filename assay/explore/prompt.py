@@ -1,0 +1,39 @@
+"""The exploration prompt: the pack's exploration and base-context templates, filled for one run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import limits
+from ..analysis.discipline import goal_section, goal_text
+from ..context import profile_text
+from ..models import DomainPack, Project
+from ..packs import render
+
+if TYPE_CHECKING:
+    from ..run.session import RunSession
+
+
+def exploration_prompt(s: RunSession) -> str:
+    return render_exploration_prompt(s.project, s.pack, s.run.catalog, s.run.max_steps,
+                                     previous_context=s.run.previous_context, goal=s.run.goal or "",
+                                     tools=bool(getattr(s.llm, "supports_tools", False)))
+
+
+def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, max_steps: int, *,
+                              previous_context: str = "", goal: str = "", tools: bool = True) -> str:
+    from .actions import actions_text
+
+    cfg = project.warehouse
+    tenant = ""
+    if cfg.tenant_filter:
+        tenant = (f"Every table that has the column {cfg.tenant_filter.column} must be filtered with "
+                  f"{cfg.tenant_filter.column} = {cfg.tenant_filter.value!r} in the SELECT that reads it.")
+    base = render(pack.base_context, f"{pack.name} base_context", profile=profile_text(project),
+                  previous_context=previous_context, goal=goal_text(goal))
+    body = render(pack.exploration, f"{pack.name} exploration", schema_info=catalog,
+                  tenant_rule=tenant, max_steps=max_steps, limits=limits.template_vars(), goal=goal_text(goal),
+                  actions=actions_text(tools))
+    if "actions" not in pack.exploration:  # a pack written before {{ actions }}: the protocol is still described
+        body = f"{body.strip()}\n\n## Actions (this is how to answer)\n{actions_text(tools)}"
+    return "\n\n".join(p.strip() for p in (body, goal_section(goal), base) if p.strip())

@@ -1,0 +1,305 @@
+"""The run's phases, in order: init, context, schema, exploration, one area (analysis and validation),
+recommendations, save. Each takes a session (built from the run id) and rebuilds what it needs from the
+store. Prefect tasks (``tasks/``) wrap these functions; the CLI and tests can call them directly.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from ..analysis.analyze import analyze_area
+from ..analysis.picker import cited_steps, pick_steps
+from ..context import mark_duplicates, profile_text, render_previous_context
+from ..errors import ConfigError, InvalidLLMOutput, TransientError, UserError
+from ..explore.loop import Explorer
+from ..explore.prompt import exploration_prompt
+from ..models import (
+    AreaLog,
+    DiscoveryResult,
+    DiscoveryRun,
+    ExplorationStep,
+    Insight,
+    Phase,
+    RunStatus,
+    RunType,
+    as_utc,
+    utcnow,
+)
+from ..recommend import recommend
+from ..schema.catalog import join_hints, render_catalog
+from ..schema.discovery import discover_schema, schema_cache_key
+from ..validate.verify import Verifier
+from .analyst import STATISTICAL_NOTE
+from .session import RunSession
+from .writer import RunWriter
+
+log = logging.getLogger("assay")
+
+
+# ---------------------------------------------------------------------------- phase 1: init
+
+
+def init_phase(s: RunSession) -> None:
+    """Fail fast: warehouse reachable, pack valid, LLM key accepted by its constructor."""
+    s.store.update_run(s.run_id, phase=Phase.init)
+    s.warehouse.health_check()
+    _ = s.pack
+    if s.run.analyst == "llm":
+        _ = s.llm
+
+
+# ---------------------------------------------------------------------------- phase 2: context
+
+
+def context_phase(s: RunSession) -> str:
+    s.store.update_run(s.run_id, phase=Phase.context)
+    previous = s.store.recent_results(s.project.id, limit=5, exclude=s.run_id)
+    text = render_previous_context(previous, s.store.feedback(s.project.id))
+    s.store.update_run(s.run_id, previous_context=text)
+    return text
+
+
+# ---------------------------------------------------------------------------- phase 3: schema
+
+
+def schema_phase(s: RunSession, refresh: bool = False) -> dict:
+    s.store.update_run(s.run_id, phase=Phase.schema)
+    key = schema_cache_key(s.project.warehouse)
+    tables = discover_schema(s.store, s.project, s.warehouse, refresh=refresh)
+    s.__dict__["tables"] = tables
+    joins = join_hints(tables)
+    catalog = render_catalog(tables)
+    s.schema_index.sync_in_background(tables, joins)  # search_tables waits for it; exploration does not
+    s.store.update_run(s.run_id, schema_key=key, catalog=catalog.text)
+    s.store.update_run(s.run_id, **{"telemetry.catalog_tokens": catalog.tokens,
+                                    "telemetry.catalog_tables_left_out": catalog.tables_left_out})
+    s.refresh()
+    return {"tables": len(tables), "catalog_tokens": catalog.tokens, "left_out": catalog.tables_left_out}
+
+
+# ---------------------------------------------------------------------------- phase 4: exploration
+
+
+def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> str:
+    s.store.update_run(s.run_id, phase=Phase.exploration)
+    prior = s.store.steps(s.run_id)
+    if s.run.exploration_finished:
+        return s.run.exploration_finished
+    s.step_index.ensure(prior)
+    if s.run.analyst == "statistical":
+        from ..stats.planner import explore_statistically
+
+        writer = RunWriter(s, on_step)
+        try:
+            finished = explore_statistically(s, prior, writer)
+        finally:
+            writer.close()
+        summary = "statistical exploration"
+    else:
+        writer = RunWriter(s, on_step)
+        explorer = Explorer(
+            llm=s.llm,
+            executor=s.executor,
+            provider=s.provider(),
+            run_id=s.run_id,
+            system_prompt=exploration_prompt(s),
+            max_steps=s.run.max_steps,
+            min_steps=s.run.min_steps,
+            sink=writer,
+            tables=s.tables,
+            pii=s.project.warehouse.pii_columns,
+            bump=writer.bump,
+            should_stop=should_stop,
+            max_tokens=s.project.llm.max_tokens,
+        )
+        try:
+            out = explorer.run(prior)
+        finally:
+            writer.close()
+        finished, summary = out.finished, out.summary
+    if finished != "cancelled":
+        s.store.update_run(s.run_id, exploration_finished=finished, exploration_summary=summary)
+    return finished
+
+
+# ---------------------------------------------------------------------------- phases 5+6: one area
+
+
+def _explorer_summary(run: DiscoveryRun) -> str:
+    """The explorer's closing summary (its ``done``), when it wrote one."""
+    return run.exploration_summary if run.exploration_finished == "done" else ""
+
+
+def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) -> AreaLog:
+    """Pick, analyse and verify one area. An area failure is logged, never raised, except a transient one
+    (LLM overloaded or throttled, a dropped connection) when ``raise_transient``: it is logged and then
+    raised, so the orchestrator's retry policy tries the area again."""
+    area = next((a for a in s.pack.areas if a.id == area_id), None)
+    if area is None:
+        raise ConfigError(f"unknown area {area_id!r} (valid: {', '.join(a.id for a in s.pack.areas)})")
+    s.store.update_run(s.run_id, phase=Phase.analysis)
+    log = AreaLog(area=area.id, ok=False)
+    insights: list[Insight] = []
+    transient: TransientError | None = None
+    try:
+        steps = s.store.steps(s.run_id)
+        s.step_index.ensure(steps)
+        by_no = {st.step: st for st in steps}
+
+        def counted_search(text: str, top_k: int):
+            s.bump({"analysis_step_index_search_calls": 1})
+            return s.step_index.search(text, top_k)
+
+        pick = pick_steps(area, steps, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens,
+                          goal=s.run.goal or "", cited=cited_steps(_explorer_summary(s.run)),
+                          areas_in_run=len(s.run.areas))
+        log.selected_steps, log.dropped_steps = pick.log()
+        log.query_results_chars = pick.chars
+        s.bump({"analysis_steps_dropped": len(pick.dropped)})
+        picked = sorted((by_no[p.step] for p in pick.picked), key=lambda st: st.step)  # the explorer's order
+        if s.run.analyst == "statistical":
+            from ..stats.analyst import analyze_area_statistically
+
+            insights = analyze_area_statistically(s, area, picked)
+        elif not picked:  # nothing to read: the model is not asked to invent
+            log.note = "no explored step carries evidence for this area: no insights"
+        else:
+            answer = analyze_area(s.llm, s.pack, area, picked, previous_context=s.run.previous_context,
+                                  profile=profile_text(s.project), dataset=", ".join(s.project.warehouse.schemas)
+                                  or s.project.warehouse.kind, goal=s.run.goal or "",
+                                  explorer_summary=_explorer_summary(s.run), max_tokens=s.project.llm.max_tokens)
+            insights = answer.insights
+            log.usage = answer.usage
+            s.bump({"llm_calls": len(answer.dialog), "input_tokens": answer.usage.input_tokens,
+                    "output_tokens": answer.usage.output_tokens, "cached_tokens": answer.usage.cached_tokens})
+        s.store.update_run(s.run_id, phase=Phase.validation)
+        verifier = Verifier(llm=s.llm, executor=s.executor, steps=by_no, catalog=s.run.catalog,
+                            provider=s.provider())
+        for ins in insights:
+            ins.validation = verifier.verify(ins)
+        log.usage = log.usage.add(verifier.usage)
+        s.bump({"llm_calls": verifier.calls, "input_tokens": verifier.usage.input_tokens,
+                "output_tokens": verifier.usage.output_tokens, "cached_tokens": verifier.usage.cached_tokens})
+        log.ok = True
+        log.insights = len(insights)
+        if not insights and not log.note:
+            log.note = f"the {len(picked)} picked steps carry no evidence for this area: no insights"
+    except TransientError as exc:
+        log.error = f"{exc} (transient)"
+        transient = exc
+    except (UserError, InvalidLLMOutput) as exc:
+        log.error = str(exc)
+    except Exception as exc:  # an area's failure must not sink the run: it is recorded
+        log.error = f"{type(exc).__name__}: {exc}"
+    s.store.save_area(s.run_id, area.id, insights, log)
+    if transient is not None and raise_transient:
+        raise transient
+    return log
+
+
+# ---------------------------------------------------------------------------- phase 7: recommendations
+
+
+def collect_insights(s: RunSession) -> tuple[list[Insight], list[AreaLog]]:
+    """Every area's insights, each finding once (merged across areas)."""
+    from ..findings import merge_findings
+
+    results = s.store.area_results(s.run_id)
+    insights: list[Insight] = []
+    logs: list[AreaLog] = []
+    for area in s.run.areas:
+        if area in results:
+            ins, log = results[area]
+            insights += ins
+            logs.append(log)
+    if len(insights) > 1:
+        insights = merge_findings(insights, s.pack.areas, s.embedder.embed)
+    return insights, logs
+
+
+def recommendations_phase(s: RunSession) -> dict:
+    s.store.update_run(s.run_id, phase=Phase.recommendations)
+    insights, _ = collect_insights(s)
+    previous = s.store.recent_results(s.project.id, limit=5, exclude=s.run_id)
+    if previous and insights:
+        marked = mark_duplicates(insights, previous, s.embedder.embed)
+        if marked:
+            by_area: dict[str, list[Insight]] = {}
+            for i in insights:
+                by_area.setdefault(i.area, []).append(i)
+            stored = s.store.area_results(s.run_id)
+            for area, ins in by_area.items():
+                s.store.save_area(s.run_id, area, ins, stored[area][1])
+    if s.llm is None:
+        doc = {"recommendations": [], "log": [], "note": STATISTICAL_NOTE}
+    else:
+        out = recommend(s.llm, s.pack, insights, previous_context=s.run.previous_context,
+                        profile=profile_text(s.project), goal=s.run.goal or "")
+        s.bump({"llm_calls": 1, "input_tokens": out.usage.input_tokens,
+                "output_tokens": out.usage.output_tokens, "cached_tokens": out.usage.cached_tokens})
+        doc = {"recommendations": [r.model_dump(mode="json") for r in out.recommendations], "log": out.log,
+               "note": None}
+    s.store.put_recommendations(s.run_id, doc)
+    return {"recommendations": len(doc["recommendations"])}
+
+
+# ---------------------------------------------------------------------------- phase 8: save
+
+
+def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
+    from ..models import Recommendation
+
+    s.store.update_run(s.run_id, phase=Phase.save)
+    run = s.refresh()
+    insights, logs = collect_insights(s)
+    rec_doc = s.store.get_recommendations(s.run_id)
+    recs = [Recommendation.model_validate(r) for r in rec_doc.get("recommendations", [])]
+    ok_areas = [log for log in logs if log.ok]
+    errors = [f"{log.area}: {log.error}" for log in logs if not log.ok]
+    if error:
+        errors.insert(0, error)
+    if error or not logs or not ok_areas:
+        run_type = RunType.failed
+    elif len(ok_areas) < len(run.areas):
+        run_type = RunType.partial
+    else:
+        run_type = RunType.full
+    steps = s.store.steps(s.run_id)
+    statuses: dict[str, int] = {}
+    for i in insights:
+        k = i.validation.status.value if i.validation else "unverified"
+        statuses[k] = statuses.get(k, 0) + 1
+    result = DiscoveryResult(
+        run_id=s.run_id,
+        project_id=run.project_id,
+        domain=s.project.pack,
+        category=s.project.category,
+        analyst=run.analyst,
+        run_type=run_type,
+        areas_requested=run.areas_requested,
+        total_steps=len([st for st in steps if st.action.value != "done"]),
+        duration_s=round((utcnow() - as_utc(run.started_at)).total_seconds(), 1),
+        insights=insights,
+        recommendations=recs,
+        recommendation_note=rec_doc.get("note"),
+        summary={
+            "insights": len(insights),
+            "recommendations": len(recs),
+            "validation": statuses,
+            "areas_ok": [log.area for log in ok_areas],
+            "areas_failed": [log.area for log in logs if not log.ok],
+            "exploration": run.exploration_finished,
+        },
+        analysis_log=logs,
+        validation_log=[{"insight": i.id, **(i.validation.model_dump(mode="json") if i.validation else {})}
+                        for i in insights],
+        recommendation_log=rec_doc.get("log", []),
+        errors=errors,
+    )
+    s.store.save_result(result)
+    status = RunStatus.failed if run_type == RunType.failed else RunStatus.completed
+    s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(), run_type=run_type,
+                       error=errors[0] if run_type == RunType.failed and errors else None)
+    return result

@@ -1,0 +1,73 @@
+"""The cost estimate of a discovery of a project, from its real prompts and catalog."""
+
+from __future__ import annotations
+
+from ..context import profile_text, render_previous_context
+from ..errors import MissingKey
+from ..explore.prompt import render_exploration_prompt
+from ..packs import pack_for_project
+from ..run.analyst import resolve_analyst
+from ..schema.catalog import render_catalog
+from ..schema.discovery import discover_schema
+from ..settings import Settings, load_settings
+from ..store import open_store
+from ..warehouse import open_warehouse
+
+
+def estimate_project(project_id: str, *, max_steps: int | None = None, settings: Settings | None = None):
+    """The cost estimate of a discovery of the project, from its real prompts and catalog."""
+    from ..analysis.analyze import build_area_prompt
+    from ..estimate import calibrate, estimate
+    from ..recommend import recommendation_prompt
+    from ..stats.planner import Planner
+    from ..stats.portable import portable
+
+    settings = settings or load_settings()
+    store = open_store(settings)
+    project = store.get_project(project_id)
+    pack = pack_for_project(project)
+    note = None
+    try:
+        analyst = resolve_analyst(project)
+    except MissingKey:
+        analyst = "statistical"
+    if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none",
+                                                                                                    "auto"):
+        # what the configured model would cost, before the key is set
+        analyst = "llm"
+        note = "no API key is set yet: a run started now would use the statistical analyst"
+    steps = max_steps or project.max_steps
+    previous = render_previous_context(store.recent_results(project.id, limit=5), store.feedback(project.id))
+    profile, goal = profile_text(project), project.goal or ""
+    wh = open_warehouse(project.warehouse)
+    try:
+        tables = discover_schema(store, project, wh)
+        catalog = render_catalog(tables).text
+        planner = Planner(tables, wh.quote, [k for a in pack.areas for k in a.keywords])
+        costs = [c for t in planner.ranked_tables()
+                 if (c := wh.explain_cost(portable(planner.profile_probe(t).sql, wh.dialect))) is not None]
+        kind = project.warehouse.kind
+    finally:
+        wh.close()
+    warehouse = ({"engine": kind, "unit": costs[0]["unit"], "total": sum(c["value"] for c in costs),
+                  "tables": len(costs)} if costs else
+                 {"engine": kind, "note": "the engine gives no cost estimate (DuckDB runs locally: no charge)"})
+    system = render_exploration_prompt(project, pack, catalog, steps, previous_context=previous, goal=goal)
+    dataset = ", ".join(project.warehouse.schemas) or project.warehouse.kind
+    area_chars = [len(build_area_prompt(pack, a, [], previous_context=previous, profile=profile, dataset=dataset,
+                                        goal=goal)) for a in pack.areas]
+    rec_chars = len(recommendation_prompt(pack, [], previous_context=previous, profile=profile, goal=goal))
+    shape = None
+    for run in store.list_runs(project.id, limit=10):
+        if run.analyst == "llm" and run.status.value == "completed" and store.has_result(run.id):
+            result = store.get_result(run.id)
+            shape = calibrate(store.steps(run.id), result.analysis_log, run.telemetry)
+            if shape:
+                break
+    est = estimate(project, system_chars=len(system), catalog_chars=len(catalog), area_prompt_chars=area_chars,
+                   recommend_prompt_chars=rec_chars, max_steps=steps, analyst=analyst, shape=shape,
+                   warehouse=warehouse)
+    if note:
+        est.notes.append(note)
+    return est
+
