@@ -29,6 +29,7 @@ def test_heartbeat_records_host_pid_and_beats():
         time.sleep(1.3)  # stored times have whole seconds
         assert store.get_run("beat1").heartbeat_at > first.heartbeat_at
         assert gone_because(store.get_run("beat1")) is None  # this process is alive
+    store.update_run("beat1", status=RunStatus.completed)  # as the flow would: no running run left behind
 
 
 def test_a_run_whose_process_died_on_this_host_is_gone_at_once():
@@ -66,6 +67,7 @@ def test_reap_marks_gone_runs_crashed_and_leaves_live_ones():
     assert "assay rerun reap-dea" in dead.error
     assert "reap-dead" not in store.active_run_ids() and "reap-live" in store.active_run_ids()
     assert "reap-dead" in store.crashed_run_ids()
+    store.update_run("reap-live", status=RunStatus.completed)
 
 
 def test_state_names_mirror_prefect():
@@ -84,3 +86,26 @@ def test_a_run_is_found_by_its_flow_run_id_as_prefect_shows_it():
     dashed = f"{rid[:8]}-{rid[8:12]}-{rid[12:16]}-{rid[16:20]}-{rid[20:]}"
     assert store.get_run(dashed).id == rid
     assert store.resolve_run_id(dashed[:13]) == rid
+
+
+def test_assay_runs_shows_prefects_state_names_and_watch_ends_when_the_process_is_gone(monkeypatch):
+    """`assay runs --watch` waited for ever on a run whose process was killed; now it marks it crashed and ends."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="cli-partial-0001", project_id="runs-cli", status=RunStatus.completed,
+                                  run_type=RunType.partial, flow_run_id="f1"))
+    store.create_run(DiscoveryRun(id="cli-killed-0002", project_id="runs-cli", status=RunStatus.running,
+                                  host=socket.gethostname(), pid=dead_pid(), heartbeat_at=utcnow(), flow_run_id="f2"))
+    r = CliRunner().invoke(app, ["runs", "--project", "runs-cli", "--watch"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "Partial" in r.output and "Crashed" in r.output
+    r = CliRunner().invoke(app, ["runs", "--project", "runs-cli", "--json"], catch_exceptions=False)
+    rows = {x["run"]: x for x in map(json.loads, r.output.strip().splitlines())}
+    assert rows["cli-partial-0001"]["state"] == "Partial" and rows["cli-killed-0002"]["state"] == "Crashed"
+    assert rows["cli-killed-0002"]["flow_run"] == "f2" and "assay rerun cli-kill" in rows["cli-killed-0002"]["error"]
