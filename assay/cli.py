@@ -621,7 +621,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project"), limit: int = 
     from rich.live import Live
 
     with Live(table(), console=out, refresh_per_second=1) as live:
-        while store.active_run_ids():
+        while any(r.status.value in ("pending", "running") for r in store.list_runs(project, limit)):
             time.sleep(2)
             reap()
             live.update(table())

@@ -82,7 +82,7 @@ def test_state_names_mirror_prefect():
 def test_a_run_is_found_by_its_flow_run_id_as_prefect_shows_it():
     store = open_store(load_settings())
     rid = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
-    store.create_run(DiscoveryRun(id=rid, project_id="p"))
+    store.create_run(DiscoveryRun(id=rid, project_id="p", status=RunStatus.completed))
     dashed = f"{rid[:8]}-{rid[8:12]}-{rid[12:16]}-{rid[16:20]}-{rid[20:]}"
     assert store.get_run(dashed).id == rid
     assert store.resolve_run_id(dashed[:13]) == rid
