@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 
-from prefect.states import Completed, Crashed, Failed, State
+from prefect.states import Cancelled, Completed, Crashed, Failed, State
 
 from assay.models import DiscoveryRun, RunStatus
 
@@ -21,6 +21,8 @@ def run_state(run: DiscoveryRun, message: str | None = None, data=None) -> State
     """The Prefect state that says what the run document says."""
     if run.status == RunStatus.crashed:
         return Crashed(message=message or run.error or "the run's process stopped")
+    if run.status == RunStatus.cancelled:
+        return Cancelled(message=message or run.error)
     if run.status == RunStatus.completed:
         if run.run_type is not None and run.run_type.value == "partial":
             return Completed(name="Partial", message=message, data=data)
