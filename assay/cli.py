@@ -247,16 +247,18 @@ def schema_search(
 
 
 def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], areas: list[str] | None,
-              run_id: str, goal: Optional[str] = None) -> dict:
-    """Run the discovery flow in a thread while the main thread shows progress."""
+              goal: Optional[str] = None) -> dict:
+    """Run the discovery flow in a thread while the main thread shows progress. The run's id is its flow
+    run's id (``done["run_id"]``), as for a run a deployment starts."""
     _prefect_env()
     from .vectors.embedder import warm_up
 
     warm_up()  # torch and the model load while Prefect imports and its server starts
     from flows.discovery import DiscoveryParams, discovery_flow
+    from flows.runstate import run_with_id
 
     params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
-    return _watch_flow(run_id, lambda: discovery_flow(params, run_id=run_id, return_state=True))
+    return _watch_flow(None, lambda ready: run_with_id(discovery_flow, {"params": params}, ready))
 
 
 def _prefect_env() -> None:
@@ -296,6 +298,10 @@ def _log_to_file(path: Path):
     if not logging.getLogger().handlers:
         logging.getLogger().addHandler(handler)
 
+    def move(to: Path) -> None:  # the log of a run whose id was not known when it started
+        os.replace(handler.baseFilename, to)
+        handler.baseFilename = str(to)
+
     def restore() -> None:
         for lg in loggers:
             if handler in lg.handlers:
@@ -304,32 +310,40 @@ def _log_to_file(path: Path):
             lg.addHandler(h)
         handler.close()
 
+    restore.move = move
     return restore
 
 
-def _watch_flow(run_id: str, start) -> dict:
+def _watch_flow(run_id: str | None, start) -> dict:
     """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress.
-    Logs go to the run's log file; a failure is one line and the log's path."""
-    log_path = run_log_path(run_id)
+    Logs go to the run's log file; a failure is one line and the log's path. With ``run_id`` None the
+    run's id is its flow run's: ``start(ready)`` calls ``ready(run_id)`` once the flow run exists."""
+    log_path = run_log_path(run_id or f"starting-{os.getpid()}")
     restore = _log_to_file(log_path)
     try:
-        return _watch_flow_logged(run_id, start, log_path)
+        return _watch_flow_logged(run_id, start, log_path, restore.move)
     finally:
         restore()
 
 
-def _watch_flow_logged(run_id: str, start, log_path: Path) -> dict:
+def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None) -> dict:
     import asyncio
     import logging
 
     from .models import RunStatus
     from .run.lifecycle import fail_run
 
-    result: dict = {}
+    result: dict = {"run_id": run_id}
+    known = threading.Event()
+    id_from_flow_run = run_id is None
+
+    def ready(rid: str) -> None:
+        result["run_id"] = rid
+        known.set()
 
     def target() -> None:
         try:
-            state = asyncio.run(start())
+            state = asyncio.run(start(ready) if id_from_flow_run else start())
             result["state"] = state
         except BaseException as exc:  # reported by the main thread
             result["error"] = exc
@@ -343,14 +357,32 @@ def _watch_flow_logged(run_id: str, start, log_path: Path) -> dict:
         task = prog.add_task("starting Prefect", total=1, note="")
         while th.is_alive():
             th.join(0.5)
+            if run_id is None and known.is_set():
+                run_id = result["run_id"]
+                if move_log is not None:
+                    log_path = run_log_path(run_id)
+                    move_log(log_path)
+            if run_id is None:
+                continue
             try:
                 run = store.get_run(run_id)
             except UserError:
                 continue
             prog.update(task, description=run.phase.value, total=run.max_steps,
                         completed=min(run.steps_done, run.max_steps), note=run.analyst)
+    if run_id is None and result.get("run_id"):
+        run_id = result["run_id"]
+        if move_log is not None:
+            log_path = run_log_path(run_id)
+            move_log(log_path)
     if "error" in result:
         exc = result["error"]
+        if run_id is None:  # the flow run was never created (Prefect did not start)
+            logging.getLogger("assay").error("the run did not start", exc_info=exc)
+            if isinstance(exc, KeyboardInterrupt):
+                raise exc
+            first = (str(exc).strip().splitlines() or [""])[0]
+            fail(f"the run did not start: {type(exc).__name__}: {first}", 1, log=log_path)
         fail_run(store, run_id, str(exc))
         if isinstance(exc, KeyboardInterrupt):
             raise exc
@@ -366,7 +398,7 @@ def _watch_flow_logged(run_id: str, start, log_path: Path) -> dict:
         fail(state.message or "the run did not start", log=log_path)
     if run.status == RunStatus.failed and not store.has_result(run_id):
         fail(run.error or state.message or "the run failed", 1, log=log_path)
-    return {"state": state, "run": run}
+    return {"state": state, "run": run, "run_id": run_id}
 
 
 @app.command()
@@ -427,8 +459,6 @@ def discover(
                                        "or with --warehouse a one-off pack"),
 ) -> None:
     """Run a discovery for a project (or a goal on a warehouse file)."""
-    from .run.lifecycle import new_run_id
-
     if goal is not None and not goal.strip():
         fail("--goal: give the question this run should answer")
     if warehouse:
@@ -448,8 +478,8 @@ def discover(
     from .run.analyst import analyst_choice
 
     out.print(analyst_choice(p)[1], soft_wrap=True)  # the run's first line: which analyst and model, and why
-    run_id = new_run_id()
-    done = _run_flow(project, max_steps, min_steps, area or None, run_id, goal=goal)
+    done = _run_flow(project, max_steps, min_steps, area or None, goal=goal)
+    run_id = done["run_id"]
     show_result(run_id, done["run"].analyst)
     if _store().get_result(run_id).run_type.value == "failed":
         err.print(f"[dim]log: {run_log_path(run_id)}[/]", highlight=False, soft_wrap=True)
@@ -565,30 +595,50 @@ def show(run: str, as_json: bool = typer.Option(False, "--json", help="the whole
 @app.command()
 @_guarded
 def runs(project: Optional[str] = typer.Option(None, "--project"), limit: int = 20,
-         watch: bool = typer.Option(False, "--watch", help="refresh every 2 s until runs finish")) -> None:
-    """List recent runs (live progress with --watch)."""
+         watch: bool = typer.Option(False, "--watch", help="refresh every 2 s until runs finish"),
+         as_json: bool = typer.Option(False, "--json", help="the runs as JSON lines")) -> None:
+    """List recent runs (live progress with --watch). A run's id is its Prefect flow run's id, and its state
+    is the one its flow run shows (Running, Completed, Partial, Failed, Crashed, Cancelled)."""
+    from .liveness import state_name
+
     store = _store()
+
+    def reap() -> None:  # runs whose process is gone are crashed, here and on the Prefect server
+        from .liveness import reap_gone_runs
+
+        crashed = reap_gone_runs(store)
+        if crashed:
+            _prefect_env()
+            from flows.runstate import mirror_crashed
+
+            mirror_crashed(crashed)
 
     def table() -> Table:
         t = Table(title="Runs")
-        for c in ("run", "project", "status", "phase", "steps", "analyst", "started", "error"):
+        for c in ("run", "project", "state", "phase", "steps", "analyst", "started", "error"):
             t.add_column(c)
         for r in store.list_runs(project, limit):
-            t.add_row(r.id[:8], r.project_id, r.status.value, r.phase.value, f"{r.steps_done}/{r.max_steps}",
+            t.add_row(r.id[:8], r.project_id, state_name(r), r.phase.value, f"{r.steps_done}/{r.max_steps}",
                       r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), (r.error or "")[:60])
         return t
 
+    reap()
+    if as_json:
+        for r in store.list_runs(project, limit):
+            sys.stdout.write(json.dumps({"run": r.id, "flow_run": r.flow_run_id, "project": r.project_id,
+                                         "state": state_name(r), "phase": r.phase.value, "error": r.error,
+                                         "host": r.host, "pid": r.pid}) + "\n")
+        return
     if not watch:
         out.print(table())
         return
     from rich.live import Live
 
     with Live(table(), console=out, refresh_per_second=1) as live:
-        while True:
+        while any(r.status.value in ("pending", "running") for r in store.list_runs(project, limit)):
             time.sleep(2)
+            reap()
             live.update(table())
-            if not store.active_run_ids():
-                break
 
 
 @app.command()

@@ -473,6 +473,7 @@ class RunStatus(str, Enum):
     completed = "completed"
     failed = "failed"
     cancelled = "cancelled"
+    crashed = "crashed"  # its process stopped without ending it (killed, lost host): see liveness.py
 
 
 class Phase(str, Enum):
@@ -536,6 +537,11 @@ class DiscoveryRun(_Model):
     telemetry: Telemetry = Field(default_factory=Telemetry)
     started_at: dt.datetime = Field(default_factory=utcnow)
     finished_at: dt.datetime | None = None
+    run_type: RunType | None = None  # full / partial / failed once saved (what Prefect's final state mirrors)
+    host: str | None = None  # where the process running it lives, and its pid and last sign of life
+    pid: int | None = None
+    heartbeat_at: dt.datetime | None = None
+    heartbeat_s: float | None = None  # the beat its process keeps (the reader judges silence by it)
 
 
 class AreaLog(_Model):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ class Settings:
     qdrant_api_key: str | None
     embedding_model: str | None
     anthropic_api_key: str | None
+    result_storage: str | None = None  # ASSAY_RESULT_STORAGE (see result_storage_target)
 
     @property
     def store_path(self) -> Path:
@@ -36,6 +38,10 @@ class Settings:
     def reports_dir(self) -> Path:
         return self.home / "reports"
 
+    @property
+    def results_path(self) -> Path:
+        return self.home / "results"
+
 
 def load_settings() -> Settings:
     home = Path(os.environ.get("ASSAY_HOME") or Path.home() / ".assay").expanduser()
@@ -47,7 +53,34 @@ def load_settings() -> Settings:
         qdrant_api_key=os.environ.get("QDRANT_API_KEY") or None,
         embedding_model=os.environ.get("ASSAY_EMBEDDING_MODEL") or None,
         anthropic_api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
+        result_storage=os.environ.get("ASSAY_RESULT_STORAGE", "").strip() or None,
     )
+
+
+_BLOCK_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*/[A-Za-z0-9][\w.-]*")
+
+
+def result_storage_target(settings: Settings) -> tuple[str, str]:
+    """Where the orchestrator persists finished phases (what a Retry re-uses), as ``(kind, where)``:
+
+    - ``("path", folder)``: a folder every worker can read. The default is ``$ASSAY_HOME/results``,
+      shared wherever the embedded store is (the store lives in ``$ASSAY_HOME`` too);
+    - ``("block", slug)``: a storage block saved on the Prefect server (``s3-bucket/assay-results``,
+      ``gcs-bucket/...``, ``azure-blob-storage/...``, ``local-file-system/...``): for clusters;
+    - ``("prefect", "")``: whatever Prefect's own default is (``prefect result-storage set``,
+      ``PREFECT_RESULTS_DEFAULT_STORAGE_BLOCK``, else ``$PREFECT_HOME/storage``: one host only).
+    """
+    raw = settings.result_storage
+    if not raw:
+        return "path", str(settings.results_path)
+    if raw == "prefect":
+        return "prefect", ""
+    if raw.startswith(("/", "~")):
+        return "path", str(Path(raw).expanduser())
+    if _BLOCK_SLUG.fullmatch(raw):
+        return "block", raw
+    raise ConfigError(f"ASSAY_RESULT_STORAGE={raw!r}: give an absolute folder every worker can read, a Prefect "
+                      "storage block as <block-type>/<name> (e.g. s3-bucket/assay-results), or 'prefect'")
 
 
 # a config file is small: refuse what would expand past these (a YAML alias bomb, "billion laughs")

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from assay.errors import UserError
+from assay.liveness import Heartbeat, reap_gone_runs
 from assay.run.lifecycle import create_run, fail_run
 from assay.services.maintenance import sweep_run_collections
 from assay.settings import load_settings
@@ -29,6 +30,7 @@ from tasks.phases import (
 
 from .area import area_flow
 from .hooks import END_HOOKS
+from .runstate import mirror, run_state
 
 
 class DiscoveryParams(BaseModel):
@@ -75,9 +77,15 @@ async def discovery_flow(params: DiscoveryParams, run_id: SkipJsonSchema[str | N
     except UserError as exc:
         return Failed(message=str(exc))
     logger.info("run %s of project %s; %s", run_id, params.project, store.get_run(run_id).analyst_note)
+    with Heartbeat(store, run_id):  # a run whose process dies is seen as crashed (assay/liveness.py)
+        return await _phases(store, run_id, logger)
+
+
+async def _phases(store, run_id: str, logger):
     try:  # the boot-time sweep: collections of runs killed before their hooks ran
         from assay.vectors.index import open_index
 
+        await mirror_all(reap_gone_runs(store))
         swept = sweep_run_collections(store, open_index(load_settings()))
         if swept:
             logger.info("dropped %d orphaned step collections", len(swept))
@@ -99,8 +107,14 @@ async def discovery_flow(params: DiscoveryParams, run_id: SkipJsonSchema[str | N
     summary = await save_task(run_id)
     await publish_report(run_id)
     if failed:
-        # the discovery is saved (partial or failed); the flow run fails so Retry re-runs only these areas
-        return Failed(message=f"{len(failed)} area(s) failed: {', '.join(failed)}; "
-                              f"run {run_id[:8]} is {summary['run_type']}; retry the flow run to redo them",
-                      data=summary)
+        # the discovery is saved; the flow run ends Partial (or Failed when no area succeeded), as the run does:
+        # Retry re-runs only these areas, as does `assay rerun --area`
+        return run_state(store.get_run(run_id), data=summary, message=(
+            f"{len(failed)} area(s) failed: {', '.join(failed)}; run {run_id[:8]} is {summary['run_type']}; "
+            f"Retry the flow run or `assay rerun {run_id[:8]} --area AREA` to redo them"))
     return summary
+
+
+async def mirror_all(runs) -> None:
+    for run in runs:
+        await mirror(run)

@@ -29,14 +29,17 @@ def drop_run_collection(flow, flow_run, state) -> None:
 
 
 def mark_run_crashed(flow, flow_run, state) -> None:
-    """A crash or cancellation still leaves a run document that says why."""
-    from assay.run.lifecycle import fail_run
+    """A crash or cancellation still leaves a run document that says so, and why."""
+    from assay.models import RunStatus, utcnow
     from assay.store import open_store
 
     run_id = run_id_of(flow_run)
     if run_id:
+        status = RunStatus.cancelled if state.is_cancelled() else RunStatus.crashed
         try:
-            fail_run(open_store(load_settings()), run_id, f"flow run {state.name.lower()}: {state.message or ''}".strip())
+            open_store(load_settings()).update_run(
+                run_id, status=status, finished_at=utcnow(),
+                error=f"flow run {state.name.lower()}: {state.message or ''}".strip().rstrip(":"))
         except Exception as exc:
             log.warning("could not mark run %s: %s", run_id, exc)
         if state.is_crashed():

@@ -9,12 +9,15 @@ import datetime as dt
 from prefect import flow, get_run_logger
 from pydantic import BaseModel, Field
 
+from assay.liveness import reap_gone_runs
 from assay.models import utcnow
 from assay.services.maintenance import prune_runs, sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.index import open_index
 from tasks.prune import prune_flow_runs, prune_result_files, result_folders
+
+from .runstate import mirror_crashed
 
 
 class MaintenanceParams(BaseModel):
@@ -26,6 +29,7 @@ async def prune_all(params: MaintenanceParams, now: dt.datetime | None = None) -
     now = now or utcnow()
     settings = load_settings()
     store = open_store(settings)
+    mirror_crashed(reap_gone_runs(store))  # runs whose process died: crashed here and on the server
     dropped = sweep_run_collections(store, open_index(settings))
     deleted = prune_runs(store, keep_days=params.keep_days, keep_last=params.keep_last, now=now)
     cutoff = now - dt.timedelta(days=params.keep_days)

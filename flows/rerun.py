@@ -12,6 +12,7 @@ from prefect.states import Failed
 from pydantic import BaseModel, Field
 
 from assay.errors import UserError
+from assay.liveness import Heartbeat
 from assay.run.lifecycle import prepare_rerun
 from assay.settings import load_settings
 from assay.store import open_store
@@ -21,6 +22,7 @@ from tasks.phases import recommendations_task, save_task
 
 from .discovery import run_areas
 from .hooks import drop_run_collection_of, notify_run_id
+from .runstate import mirror
 
 
 class RerunParams(BaseModel):
@@ -39,14 +41,17 @@ async def rerun_flow(params: RerunParams):
     except UserError as exc:
         return Failed(message=str(exc))
     get_run_logger().info("re-running %s of run %s", ", ".join(params.areas), run.id)
-    try:
-        failed = await run_areas(run.id, list(dict.fromkeys(params.areas)), rerun=True)
-        await recommendations_task(run.id)
-        summary = await save_task(run.id)
-        await publish_report(run.id)
-    finally:
-        drop_run_collection_of(run.id)
+    with Heartbeat(store, run.id):
+        try:
+            failed = await run_areas(run.id, list(dict.fromkeys(params.areas)), rerun=True)
+            await recommendations_task(run.id)
+            summary = await save_task(run.id)
+            await publish_report(run.id)
+        finally:
+            drop_run_collection_of(run.id)
     notify_run_id(run.id)
+    # the discovery's own flow run now says what the run says (a Partial made whole is Completed)
+    await mirror(store.get_run(run.id), message=f"rerun of {', '.join(params.areas)}: {summary['run_type']}")
     if failed:
         return Failed(message=f"{len(failed)} area(s) failed again: {', '.join(failed)}", data=summary)
     return {"run_id": run.id, **summary}

@@ -26,6 +26,7 @@ from assay.services.estimate import estimate_project
 
 from .artifacts import artifact_key, exploration_artifact
 from .common import in_thread, retry_transient, run_scoped
+from .storage import result_storage
 from .warehouse_limit import phase_slots
 
 log = logging.getLogger("assay")
@@ -33,6 +34,8 @@ log = logging.getLogger("assay")
 PROGRESS_EVERY_S = 1.0  # the progress bar is a view: at most one update a second
 
 _RETRY = dict(retries=2, retry_delay_seconds=[2, 10], retry_condition_fn=retry_transient)
+# what a retried flow run re-uses, in storage every worker reads (not this worker's $PREFECT_HOME)
+_KEPT = dict(persist_result=True, result_storage=result_storage())
 
 
 async def _phase(run_id: str, fn, *args, **kwargs):
@@ -54,23 +57,23 @@ async def _phase(run_id: str, fn, *args, **kwargs):
     return await in_thread(body)
 
 
-@task(name="init", cache_key_fn=run_scoped("init"), persist_result=True, **_RETRY)
+@task(name="init", cache_key_fn=run_scoped("init"), **_KEPT, **_RETRY)
 async def init_task(run_id: str) -> str:
     await _phase(run_id, init_phase)
     return run_id
 
 
-@task(name="context", cache_key_fn=run_scoped("context"), persist_result=True, **_RETRY)
+@task(name="context", cache_key_fn=run_scoped("context"), **_KEPT, **_RETRY)
 async def context_task(run_id: str) -> int:
     return len(await _phase(run_id, context_phase))
 
 
-@task(name="schema", cache_key_fn=run_scoped("schema"), persist_result=True, **_RETRY)
+@task(name="schema", cache_key_fn=run_scoped("schema"), **_KEPT, **_RETRY)
 async def schema_task(run_id: str, refresh: bool = False) -> dict:
     return await _phase(run_id, schema_phase, refresh=refresh)
 
 
-@task(name="exploration", cache_key_fn=run_scoped("exploration"), persist_result=True, **_RETRY)
+@task(name="exploration", cache_key_fn=run_scoped("exploration"), **_KEPT, **_RETRY)
 async def exploration_task(run_id: str, max_steps: int) -> dict:
     progress_id = await acreate_progress_artifact(progress=0.0, description=f"Exploration of run {run_id[:8]}")
     last_progress = [0.0]
@@ -124,7 +127,7 @@ class AreaFailed(Exception):
     """Raised after an area's failure is recorded, so Prefect marks it failed (and does not cache it)."""
 
 
-@task(name="analyze-and-verify", cache_key_fn=run_scoped("area"), persist_result=True, **_RETRY)
+@task(name="analyze-and-verify", cache_key_fn=run_scoped("area"), **_KEPT, **_RETRY)
 async def area_task(run_id: str, area: str, redo: bool = False) -> dict:
     # a transient failure (LLM throttled or overloaded, a dropped connection) is raised, so this task's
     # retry policy tries the area again with backoff; any other failure is final for this attempt.

@@ -8,6 +8,7 @@ import uuid
 
 from ..config import check_project
 from ..errors import ConfigError, UserError
+from ..liveness import reap_gone_runs
 from ..models import DiscoveryResult, DiscoveryRun, Phase, Project, ProjectState, RunStatus, utcnow
 from ..packs import pack_for_project
 from ..settings import Settings, load_settings
@@ -88,6 +89,8 @@ def check_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
     if not areas:
         raise ConfigError("name at least one area to re-run (--area AREA)")
     run = store.get_run(store.resolve_run_id(run_ref))
+    if run.status == RunStatus.running and reap_gone_runs(store):  # its process may be gone: then it crashed
+        run = store.get_run(run.id)
     if run.status == RunStatus.running:
         raise ConfigError(f"run {run.id[:8]} is still running; re-run its areas once it has ended")
     if not run.exploration_finished or store.step_count(run.id) == 0:

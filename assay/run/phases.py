@@ -316,6 +316,6 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
     )
     s.store.save_result(result)
     status = RunStatus.failed if run_type == RunType.failed else RunStatus.completed
-    s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(),
+    s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(), run_type=run_type,
                        error=errors[0] if run_type == RunType.failed and errors else None)
     return result

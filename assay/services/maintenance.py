@@ -6,6 +6,7 @@ import datetime as dt
 import time
 
 from .. import limits
+from ..liveness import reap_gone_runs
 from ..models import as_utc, utcnow
 from ..store import Store
 
@@ -18,10 +19,12 @@ def sweep_run_collections(store: Store, index, *, now: float | None = None,
     from ..vectors.index import run_collection
 
     now = now if now is not None else time.time()
+    reap_gone_runs(store)
+    crashed = {run_collection(r) for r in store.crashed_run_ids()}  # no hook dropped theirs: nothing to wait for
     ended = {run_collection(run_id): as_utc(dt.datetime.fromisoformat(fin)).timestamp()
              for run_id, fin in store.finished_runs().items()}
     active = store.active_run_ids()
-    recent = {name for name, t in ended.items() if now - t < max_age_s}
+    recent = {name for name, t in ended.items() if now - t < max_age_s and name not in crashed}
     # a run that ended recently keeps its collection for a day (a rerun may still want it)
     known = None if getattr(index, "local", True) else set(ended)
     return sweep_orphans(index, active, {n: ended[n] for n in recent}, now, max_age_s, known=known)

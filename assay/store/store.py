@@ -8,6 +8,7 @@ timestamps), so both backends hold the same bytes.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any, Iterable
 
@@ -26,6 +27,9 @@ from ..models import (
     utcnow,
 )
 from ..settings import Settings
+
+
+_DASHED_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f-]*")
 
 
 def _doc(model, **extra) -> dict:
@@ -80,6 +84,8 @@ class Store:
         self.db.runs.replace_one({"_id": run.id}, _doc(run, _id=run.id), upsert=True)
 
     def get_run(self, run_id: str) -> DiscoveryRun:
+        if _DASHED_ID.fullmatch(run_id):  # a Prefect flow run id as the UI shows it: the run's id with dashes
+            run_id = run_id.replace("-", "")
         d = self.db.runs.find_one({"_id": run_id})
         if d is None:
             d = self._by_prefix(self.db.runs, run_id)
@@ -128,6 +134,9 @@ class Store:
         """Ended runs and when they ended (ISO time), for the orphan sweep."""
         docs = self.db.runs.find({"status": {"$nin": ["pending", "running"]}}, {"_id": 1, "finished_at": 1})
         return {d["_id"]: d["finished_at"] for d in docs if d.get("finished_at")}
+
+    def crashed_run_ids(self) -> set[str]:
+        return {d["_id"] for d in self.db.runs.find({"status": "crashed"}, {"_id": 1})}
 
     def active_run_ids(self) -> set[str]:
         return {d["_id"] for d in self.db.runs.find({"status": {"$in": ["pending", "running"]}}, {"_id": 1})}

@@ -74,7 +74,9 @@ def test_failed_area_retry_reuses_exploration(project):
     CALLS.clear()
     FAIL_ONCE.add("revenue")
     state = run(project.id, "retry1")
-    assert state.is_failed() and "revenue" in state.message
+    # the flow run says what the run is: Partial (a Completed state), with the failed areas and how to redo them
+    assert state.is_completed() and state.name == "Partial" and "revenue" in state.message, state
+    assert store.get_run("retry1").run_type.value == "partial"
     first = store.get_result("retry1")
     assert first.run_type.value == "partial"
     assert {log.area: log.ok for log in first.analysis_log} == {"conversion": True, "revenue": False,
@@ -109,12 +111,35 @@ def test_a_throttled_area_is_retried_by_its_task(project):
     assert result.run_type.value == "full" and all(log.ok for log in result.analysis_log)
 
 
-def test_all_areas_failing_is_failed(project):
+def flow_run_state(flow_run_id: str):
+    from prefect import get_client
+
+    async def read():
+        async with get_client() as c:
+            return (await c.read_flow_run(flow_run_id)).state
+
+    return asyncio.run(read())
+
+
+def test_all_areas_failing_is_failed_and_a_rerun_that_mends_it_mends_its_flow_run(project):
+    from flows.rerun import RerunParams, rerun_flow
+
+    store = open_store(load_settings())
     FAIL_ONCE.update({"conversion", "revenue", "retention"})
     state = run(project.id, "allfail")
-    assert state.is_failed()
-    assert open_store(load_settings()).get_result("allfail").run_type.value == "failed"
     FAIL_ONCE.clear()
+    assert state.is_failed()
+    assert store.get_result("allfail").run_type.value == "failed"
+    flow_run_id = store.get_run("allfail").flow_run_id
+    assert flow_run_state(flow_run_id).is_failed()
+
+    # `assay rerun` of every area makes the run whole: its discovery flow run no longer says Failed
+    done = asyncio.run(rerun_flow(RerunParams(run="allfail", areas=["conversion", "revenue", "retention"]),
+                                  return_state=True))
+    assert done.is_completed(), done.message
+    assert store.get_run("allfail").run_type.value == "full"
+    mirrored = flow_run_state(flow_run_id)
+    assert mirrored.is_completed() and mirrored.name == "Completed", mirrored
 
 
 def test_unknown_area_fails_fast_with_one_line(project):
@@ -281,6 +306,34 @@ def test_cli_discover_exits_non_zero_on_a_failed_run_and_says_why(project):
     assert r.exit_code != 0
     assert "no database file at /nowhere/missing.duckdb" in r.output
     assert "Traceback" not in r.output
+
+
+
+def test_a_cli_run_has_its_flow_runs_id(project):
+    """`assay discover` used to give the run an id of its own: the Prefect UI showed another. Now the run's id
+    is its flow run's id, and its log file is named by it."""
+    import re
+
+    from prefect import get_client
+    from typer.testing import CliRunner
+
+    from assay.cli import app, run_log_path
+
+    store = open_store(load_settings())
+    before = {r.id for r in store.list_runs("flowtest", 100)}
+    r = CliRunner().invoke(app, ["discover", "flowtest", "--area", "conversion"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    (run,) = [x for x in store.list_runs("flowtest", 100) if x.id not in before]
+    assert re.search(rf"Discovery {run.id[:8]}", r.output)
+    assert run.flow_run_id.replace("-", "") == run.id
+
+    async def read():
+        async with get_client() as c:
+            return await c.read_flow_run(run.flow_run_id)
+
+    fr = asyncio.run(read())
+    assert fr.name == f"flowtest-{run.id[:8]}" and fr.state.is_completed()
+    assert run_log_path(run.id).is_file()
 
 
 GOAL = "Which channel's customers spend least, and is it so every month?"

@@ -37,3 +37,26 @@ def test_shared_server_leaves_unknown_collections(monkeypatch):
     monkeypatch.setattr(index, "local", False)  # as with QDRANT_URL: other installations may share it
     assert run_collection("someone-elses-run") not in sweep_run_collections(store, index)
     assert index.exists(run_collection("someone-elses-run"))
+
+
+def test_a_crashed_run_loses_its_collection_at_once():
+    """A run whose process was killed (its hooks never ran) is marked crashed, and its collection goes at the
+    first sweep, not a day later as a run that ended normally."""
+    import socket
+    import subprocess
+
+    from assay.models import utcnow
+
+    settings = load_settings()
+    store, index = open_store(settings), open_index(settings)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    store.create_run(DiscoveryRun(id="sweep-killed", project_id="p", status=RunStatus.running,
+                                  host=socket.gethostname(), pid=gone.pid, heartbeat_at=utcnow()))
+    store.create_run(DiscoveryRun(id="sweep-done", project_id="p", status=RunStatus.completed, finished_at=utcnow()))
+    for r in ("sweep-killed", "sweep-done"):
+        index.ensure(run_collection(r), 4)
+    dropped = sweep_run_collections(store, index)
+    assert store.get_run("sweep-killed").status == RunStatus.crashed
+    assert run_collection("sweep-killed") in dropped and not index.exists(run_collection("sweep-killed"))
+    assert index.exists(run_collection("sweep-done"))
