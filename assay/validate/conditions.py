@@ -158,6 +158,10 @@ def _bounded(node: exp.Expression, need: set[tuple], sel: exp.Select, ctes: dict
     return True
 
 
+def _columns(node: exp.Expression) -> set[str]:
+    return {c.name.lower() for c in node.find_all(exp.Column)}
+
+
 def _outputs(tree: exp.Expression) -> dict[str, exp.Expression]:
     sel = _select_of(tree)
     if sel is None:
@@ -188,7 +192,13 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
     period = stated.get("period")
     if period and period.strip() and (cond := _condition(period, dialect)) is not None:
         need = atoms(cond)
-        if need and not all(_bounded(e, need, sel, ctes) for e in (named or outs).values()):
+        bounded = named or outs
+        # a baseline that is another period ("the same segment before 2026-07-01": its condition is on the
+        # period's own column) is not inside the period: the period bounds the segment's side only
+        base = _condition(stated.get("baseline") or "", dialect)
+        if base is not None and "segment_value" in named and _columns(base) & _columns(cond):
+            bounded = {"segment_value": named["segment_value"]}
+        if need and not all(_bounded(e, need, sel, ctes) for e in bounded.values()):
             out.append(f"period ({period}) applied to part of the metric only: it must bound all of it")
     for side, column in (("segment", "segment_value"), ("baseline", "baseline_value")):
         text = stated.get(side)

@@ -208,6 +208,20 @@ def _values(row: dict, skip: set[str]) -> tuple[float | None, float | None]:
 _SKIP = {"refute_level", "refute_n_segment", "refute_n_baseline"}
 
 
+def _is_total(sel: exp.Select) -> bool:
+    """The compared values are totals (sums, counts), not ratios or averages."""
+    named = {e.alias_or_name.lower(): e for e in sel.expressions}
+    target = named.get("segment_value") or sel.expressions[0]
+    return not (target.find(exp.Div) or target.find(exp.Avg) or target.find(exp.Median)
+                or target.find(exp.Quantile) or target.find(exp.PercentileCont))
+
+
+def _defines_measure(strata: list[Stratum]) -> bool:
+    """A column with a level where the measure is zero on both sides (moves left when a level was lost, a
+    failure rate within the succeeded): the column is part of the measure's definition, not a mix."""
+    return any(s.segment == 0 and s.baseline == 0 for s in _usable(strata))
+
+
 class Refuter:
     """Counter-evidence for confirmed comparisons, through the guarded executor."""
 
@@ -282,7 +296,13 @@ class Refuter:
             return Refutation("skipped", "the verification query cannot be stratified")
         base = _condition(claim.baseline_sql, self.dialect)
         # support of the segment
+        if _is_total(sel):
+            # a total (a sum, a count) adds up over the levels of any column: a mix of levels cannot explain it
+            # away, and a change of a total between periods is not a comparison within one period
+            return Refutation("skipped", "a total, not a rate or an average: no mix to test")
         counted = self._strata(_stratified(sel, exp.Literal.string("all"), seg, base, self.dialect))
+        if counted and counted[0].n_segment == 0:
+            return Refutation("skipped", "the segment has no rows (a claim of absence)")
         if counted and counted[0].n_segment < SMALL_SEGMENT:
             n = counted[0].n_segment
             return Refutation("small_sample", f"but it rests on only {n} row{'s' if n != 1 else ''} in the "
@@ -301,6 +321,8 @@ class Refuter:
             sql = _stratified(sel, col, seg, base, self.dialect)
             strata = self._strata(sql)
             if not strata:
+                continue
+            if _defines_measure(strata):
                 continue
             verdict = judge_strata(overall, strata)
             tested += verdict != "unknown"

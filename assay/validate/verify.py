@@ -132,7 +132,9 @@ Apply the stated segment_sql, baseline_sql and period_sql conditions as they are
 added); the period bounds the whole computation (numerator and denominator, segment and baseline), and
 the segment's condition bounds all of segment_value (a rate's numerator and denominator), the baseline's all of
 baseline_value; a share's whole is the period's rows, not the segment's. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
-For a change, segment_value is the metric in the later period and baseline_value in the earlier one.
+For a change, segment_value is the metric in the later period and baseline_value in the earlier one; when the
+baseline is another period (its condition is on the period's own column), the stated period bounds segment_value
+only and the baseline's condition bounds baseline_value.
 Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for order items or events).
 Adapt one of the source queries below: their columns exist.
 

@@ -403,3 +403,24 @@ def test_every_number_of_an_insight_is_said_to_be_checked_or_not():
     assert checked_summary([i, bare, failed]) == (
         "Re-derived in the warehouse: 2 numbers of 1 insights (1 confirmed, 1 adjusted, 0 rejected); 1 could not be "
         "checked; 2 insights with no number checked; 1 with numbers in the text not re-derived (listed under each).")
+
+
+def test_a_change_against_an_earlier_period_is_not_bound_by_the_later_period():
+    """A real model's change claims ("android conversion since July against the same segment before July") were
+    all `error`: the period was required to bound the baseline too, which left it no rows."""
+    from assay.validate.conditions import partial_conditions
+
+    stated = {"segment": "platform = 'android'", "baseline": "event_at < DATE '2026-07-01'",
+              "period": "event_at >= DATE '2026-07-01'"}
+    sql = ("SELECT count(*) FILTER (WHERE platform = 'android' AND event_at >= DATE '2026-07-01' AND kind = 'buy') "
+           "* 1.0 / count(*) FILTER (WHERE platform = 'android' AND event_at >= DATE '2026-07-01') AS segment_value, "
+           "count(*) FILTER (WHERE platform = 'android' AND event_at < DATE '2026-07-01' AND kind = 'buy') * 1.0 / "
+           "count(*) FILTER (WHERE platform = 'android' AND event_at < DATE '2026-07-01') AS baseline_value FROM events")
+    assert not any("period" in m for m in partial_conditions(sql, stated, "duckdb", "change"))
+    # the later period left off the segment's side is still caught
+    no_period = sql.replace("platform = 'android' AND event_at >= DATE '2026-07-01' AND kind = 'buy'",
+                            "platform = 'android' AND kind = 'buy'")
+    assert any("period" in m for m in partial_conditions(no_period, stated, "duckdb", "change"))
+    # a baseline that is another segment in the same period: the period bounds both sides, as before
+    other = dict(stated, baseline="platform <> 'android'")
+    assert any("period" in m for m in partial_conditions(sql, other, "duckdb", "change"))

@@ -141,3 +141,23 @@ def test_a_whole_table_aggregate_is_rederived_not_left_unverifiable(tmp_path):
         assert v.status == ValidationStatus.confirmed and ins.claims[0].verified_value == pytest.approx(mean)
     finally:
         wh.close()
+
+
+def test_real_model_claims_that_are_not_mixes_are_skipped(world):
+    """From a real-model run: a revenue total's change was 'explained by the mix of platform', a purchase cut-off
+    (no rows after day 90) was 'a small sample of 0 rows', and moves-left was stratified by the won flag it is
+    defined by. None of these is counter-evidence."""
+    cases, ref = world
+    c = cases[-1].claim
+    total = ("SELECT sum(CASE WHEN channel = 'paid' THEN amount END) AS segment_value, "
+             "sum(CASE WHEN channel <> 'paid' THEN amount END) AS baseline_value FROM clean_0")
+    assert ref.refute(c.model_copy(update={"query": total, "metric": MetricKind.change})).outcome == "skipped"
+    absent = c.model_copy(update={"segment_sql": "channel = 'nobody'",
+                                  "query": c.query.replace("channel = 'paid'", "channel = 'nobody'")})
+    r = ref.refute(absent)
+    assert r.outcome == "skipped" and not r.caveat
+    # amount counted only for converted visits: within converted = 0 it is 0 on both sides
+    defined = ("SELECT avg(CASE WHEN channel = 'paid' THEN amount * converted END) AS segment_value, "
+               "avg(CASE WHEN channel <> 'paid' THEN amount * converted END) AS baseline_value FROM outcomes")
+    r = ref.refute(c.model_copy(update={"query": defined}))
+    assert "outcome" not in r.text  # the outcome column (= converted) defines the measure: never a stratum
