@@ -290,6 +290,8 @@ class Refuter:
         if seg_v is None or base_v is None or not claim.query:
             return Refutation("skipped", "no baseline to compare with")
         overall = seg_v - base_v
+        if overall == 0:
+            return Refutation("skipped", "no difference to refute")
         sel = _outer_select(claim.query, self.dialect)
         seg = _condition(claim.segment_sql, self.dialect)
         if sel is None or seg is None:

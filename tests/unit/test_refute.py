@@ -161,3 +161,10 @@ def test_real_model_claims_that_are_not_mixes_are_skipped(world):
                "avg(CASE WHEN channel <> 'paid' THEN amount * converted END) AS baseline_value FROM outcomes")
     r = ref.refute(c.model_copy(update={"query": defined}))
     assert "outcome" not in r.text  # the outcome column (= converted) defines the measure: never a stratum
+
+
+def test_no_difference_is_skipped(world):
+    cases, ref = world
+    c = cases[-1].claim
+    r = ref.refute(c.model_copy(update={"verified_value": 0.1, "verified_baseline_value": 0.1}))
+    assert r.outcome == "skipped"
