@@ -29,6 +29,17 @@ REQUIRE_SERVICES = os.environ.get("ASSAY_REQUIRE_SERVICES") == "1"
 PG_DSN = os.environ.get("ASSAY_TEST_PG_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=test")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the golden fixtures under tests/data/golden/ from what the code produces now")
+
+
+def pytest_configure(config):
+    from tests import goldens
+
+    goldens.set_update(config.getoption("--update-goldens", default=False))
+
+
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_SESSION_DIR, ignore_errors=True)
 
