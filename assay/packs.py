@@ -21,7 +21,7 @@ from .errors import PackError
 from .models import AnalysisArea, DomainPack, Project
 from .settings import read_yaml_mapping
 
-BUILTIN_PACKS = Path(__file__).resolve().parent.parent / "domain_packs"
+BUILTIN_PACKS = Path(__file__).resolve().parent / "domain_packs"  # shipped in the wheel (package data)
 PROMPT_KEYS = ("base_context", "exploration", "recommendations")
 PACK_KEYS = ("name", "description", "prompts", "areas", "categories", "profile_schema")
 _AREA_ID = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
