@@ -55,10 +55,6 @@ TEMPLATE_VARS: dict[str, Any] = {
 }
 
 
-def packs_root() -> Path:
-    return BUILTIN_PACKS
-
-
 def list_packs(root: Path | None = None) -> list[str]:
     root = root or BUILTIN_PACKS
     return sorted(p.name for p in root.iterdir() if (p / "pack.yaml").is_file())

@@ -41,7 +41,7 @@ class StepSink(Protocol):
 @dataclass
 class ExploreOutcome:
     steps: list[ExplorationStep]
-    finished: str  # done | max_steps | errors | cancelled
+    finished: str  # done | max_steps | errors
     summary: str = ""
     requests: list[int] = field(default_factory=list)  # chars per LLM request (bench)
     stable: list[int] = field(default_factory=list)    # stable-prefix chars per request
@@ -114,7 +114,6 @@ class Explorer:
         intro: str = "Begin exploring the warehouse.",
         max_tokens: int = 2048,
         bump: Callable[[dict[str, int]], None] | None = None,
-        should_stop: Callable[[], bool] | None = None,
     ):
         self.llm = llm
         self.executor = executor
@@ -130,7 +129,6 @@ class Explorer:
         self.intro = intro
         self.max_tokens = max_tokens
         self.bump = bump or (lambda c: None)
-        self.should_stop = should_stop or (lambda: False)
         self.tools = bool(getattr(llm, "supports_tools", False))
         self.steps: list[ExplorationStep] = []
         self.lookups_used = 0
@@ -486,8 +484,6 @@ class Explorer:
         consecutive_errors = 0
         turn = max((s.turn or s.step for s in self.steps), default=0)
         while self._counted_steps() < self.max_steps:
-            if self.should_stop():
-                return ExploreOutcome(self.steps, "cancelled", "", self.requests, self.stable)
             turn += 1
             extra: list[Message] = []
             usage = TokenUsage()

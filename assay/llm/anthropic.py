@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from ..errors import LLMError, LLMTimeout, MissingKey
 from ..models import TokenUsage
 from .base import LLMRequest, LLMResponse, ToolCall
@@ -100,7 +98,3 @@ class AnthropicLLM:
             input_chars=req.chars(),
         )
         return LLMResponse(text=text, tool_calls=calls, usage=usage, stop_reason=str(resp.stop_reason or ""))
-
-
-def _dump(v) -> str:  # pragma: no cover - debugging helper
-    return json.dumps(v, default=str)[:2000]
