@@ -185,20 +185,21 @@ def test_the_run_log_says_what_each_step_and_area_did(project):
     assert any(m.startswith("saved: full run, ") and " insight" in m for m in lines), lines[-20:]
 
 
-def test_statistical_analyst_without_llm(demo_dir):
-    p = Project(id="stat-demo", pack="gaming", category="match3", max_steps=40,
-                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "gaming.duckdb")}))
+def test_statistical_analyst_without_llm(tmp_path):
+    """The statistical path under Prefect (what it finds on the demo: tests/integration/test_statistical_demo.py)."""
+    db = small_warehouse(tmp_path / "w.duckdb")
+    p = Project(id="stat-flow", pack="ecommerce", max_steps=8,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
     open_store(load_settings()).save_project(p)
     state = run(p.id, "stat1")
-    assert state.is_completed()
-    result = open_store(load_settings()).get_result("stat1")
+    assert state.is_completed(), state.message
+    store = open_store(load_settings())
+    result = store.get_result("stat1")
     assert result.analyst == "statistical" and result.recommendations == []
     assert "Recommendations need an LLM" in result.recommendation_note
-    truth = json.loads((demo_dir / "gaming_truth.json").read_text())["patterns"]
-    wall = next(t for t in truth if t["id"] == "level_42_wall")
-    found = [i for i in result.insights if i.segment == "level=42"]
-    assert found and abs(found[0].affected_count - wall["affected_count"]) <= 0.2 * wall["affected_count"]
-    assert found[0].validation.status.value == "confirmed"
+    assert result.run_type.value == "full" and result.total_steps == 8
+    assert all(s.probe for s in store.steps("stat1"))  # every step is a planned probe
+    assert result.insights and all(i.validation is not None for i in result.insights)
 
 
 def test_transient_errors_are_retried_terminal_ones_are_not():
