@@ -56,7 +56,7 @@ test-integration: $(STAMP)
 	$(PYTEST) $(XDIST) tests/integration
 
 lint: $(STAMP)
-	$(BIN)/ruff check assay tasks flows deployments tests bench
+	$(BIN)/ruff check assay assay_flows tests bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -250,7 +250,7 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
               run_id: str, goal: Optional[str] = None) -> dict:
     """Run the discovery flow in a thread while the main thread shows progress."""
     _prefect_env()
-    from flows.discovery import DiscoveryParams, discovery_flow
+    from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 
     params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
     return _watch_flow(run_id, lambda: discovery_flow(params, run_id=run_id, return_state=True))
@@ -398,7 +398,7 @@ def rerun(
     store = _store()
     rid = check_rerun(store, run, area).id  # one line before Prefect starts
     _prefect_env()
-    from flows.rerun import RerunParams, rerun_flow
+    from assay_flows.flows.rerun import RerunParams, rerun_flow
 
     params = RerunParams(run=rid, areas=area)
     done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True))
@@ -746,7 +746,7 @@ def _demo_postgres_settings(dsn: str) -> tuple[dict, str]:
 @_guarded
 def serve() -> None:
     """Serve a scheduled discovery deployment per project in this process (no work pool)."""
-    from deployments.serve import main as serve_main
+    from assay_flows.deployments.serve import main as serve_main
 
     serve_main()
 

@@ -91,7 +91,7 @@ def measure_overhead(tmp: Path, demo_path: Path, steps: int = 100) -> dict:
     from assay.models import LLMConfig, Project, WarehouseConfig
     from assay.settings import load_settings
     from assay.store import open_store
-    from flows.discovery import DiscoveryParams, discovery_flow
+    from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 
     script = BenchScript(steps_before_done=steps, rows_limit=50)
     register_scripted("bench-timed", lambda cfg: ScriptedLLM(script, model="bench"))

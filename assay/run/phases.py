@@ -1,6 +1,6 @@
 """The run's phases, in order: init, context, schema, exploration, one area (analysis and validation),
 recommendations, save. Each takes a session (built from the run id) and rebuilds what it needs from the
-store. Prefect tasks (``tasks/``) wrap these functions; the CLI and tests can call them directly.
+store. Prefect tasks (``assay_flows/tasks/``) wrap these functions; the CLI and tests can call them directly.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from assay.models import LLMConfig, Project, WarehouseConfig
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.index import open_index, run_collection
-from flows.discovery import DiscoveryParams, discovery_flow
+from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 from tests.helpers import small_warehouse
 
 CALLS: list[str] = []
@@ -206,7 +206,7 @@ def test_transient_errors_are_retried_terminal_ones_are_not():
     from prefect import flow, task
 
     from assay.errors import LLMTimeout
-    from tasks.common import retry_transient
+    from assay_flows.tasks.common import retry_transient
 
     attempts = {"transient": 0, "terminal": 0}
 

@@ -8,7 +8,7 @@ from assay.store import open_store
 
 
 def test_a_bad_stored_schedule_skips_only_that_project(tmp_path):
-    from deployments.serve import discovery_deployments
+    from assay_flows.deployments.serve import discovery_deployments
 
     store = open_store(load_settings())
     wh = WarehouseConfig(kind="duckdb", settings={"path": str(tmp_path / "w.duckdb")})
