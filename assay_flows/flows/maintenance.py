@@ -6,6 +6,7 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 from pydantic import BaseModel, Field
 
+from assay import limits
 from assay.services.maintenance import prune_runs, sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
@@ -13,8 +14,10 @@ from assay.vectors.index import open_index
 
 
 class MaintenanceParams(BaseModel):
-    keep_days: float = Field(default=90, gt=0, description="Delete runs that ended more than this many days ago")
-    keep_last: int = Field(default=3, ge=1, description="Always keep this many latest runs of every project")
+    keep_days: float = Field(default=limits.KEEP_RUNS_DAYS, gt=0,
+                             description="Delete runs that ended more than this many days ago")
+    keep_last: int = Field(default=limits.KEEP_LAST_RUNS, ge=1,
+                           description="Always keep this many latest runs of every project")
 
 
 @flow(name="assay-maintenance")
