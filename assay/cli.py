@@ -478,7 +478,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     from rich.markup import escape
 
     from .models import ValidationStatus
-    from .report.claims import claim_line, insight_notes
+    from .report.claims import checked_summary, claim_line, insight_notes
 
     store = _store()
     result = store.get_result(store.resolve_run_id(run_id))
@@ -501,7 +501,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         out.print(f"[red]error:[/] {e}", soft_wrap=True)
     badge = {ValidationStatus.confirmed: "[green]confirmed[/]", ValidationStatus.adjusted: "[yellow]adjusted[/]",
              ValidationStatus.rejected: "[red]rejected[/]", ValidationStatus.error: "[red]not verified[/]",
-             ValidationStatus.not_verifiable: "[dim]no count to verify[/]"}
+             ValidationStatus.not_verifiable: "[dim]no number checked[/]"}
     sev = {"critical": "[bold red]critical[/]", "high": "[red]high[/]", "medium": "[yellow]medium[/]",
            "low": "[dim]low[/]"}
     by_area: dict[str, list] = {}
@@ -509,6 +509,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         by_area.setdefault(i.area, []).append(i)
     if not result.insights:
         out.print("\n[dim]No insights.[/]")
+    else:
+        out.print(f"[dim]{escape(checked_summary(result.insights))}[/]", soft_wrap=True)
     for area, items in by_area.items():
         out.rule(f"[bold]{area}[/]", align="left")
         for i in items:
@@ -518,10 +520,16 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                 check += f" (warehouse: {v.verified_count:,})"
             count = f"{i.affected_count:,} affected · " if i.affected_count is not None else ""
             dup = f" · [dim]repeats {i.duplicate_of}[/]" if i.duplicate_of else ""
-            out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}")
+            if v and v.refutation and v.status in (ValidationStatus.confirmed, ValidationStatus.adjusted):
+                check += f", [dim]{escape(v.refutation)}[/]" if v.refutation.startswith("survives") else \
+                    f", [yellow]{escape(v.refutation)}[/]"
+            out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}",
+                      soft_wrap=True)
             out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
             for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
                 out.print("    " + escape(line), soft_wrap=True)
+            for h in i.verdict_history[1:]:
+                out.print(f"    [dim]re-verified {h.at:%Y-%m-%d %H:%M}: {h.status.value}[/]", soft_wrap=True)
     for log in result.analysis_log:
         if log.ok and log.note and log.area not in by_area:
             out.print(f"[dim]{escape(log.area)}: {escape(log.note)}[/]", soft_wrap=True)
@@ -690,6 +698,9 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
          generate_only: bool = typer.Option(False, "--generate-only"),
          postgres: Optional[str] = typer.Option(None, "--postgres", help="also load the demo into this "
                                                 "PostgreSQL DSN (schema assay_demo_<name>) and run there"),
+         mysql: Optional[str] = typer.Option(None, "--mysql", help="also load the demo into this MySQL/"
+                                             "MariaDB DSN, mysql://user@host:3306/db (database "
+                                             "assay_demo_<name>) and run there"),
          force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
          max_steps: int = typer.Option(60, "--max-steps")) -> None:
     """Generate the demo warehouses, register their projects and run a discovery."""
@@ -697,6 +708,8 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
     from .models import Project, WarehouseConfig
 
     settings = load_settings()
+    if postgres and mysql:
+        fail("--postgres and --mysql: choose one warehouse for the demo")
     names = ["ecommerce", "gaming"] if which == "both" else [which]
     for n in ("ecommerce", "gaming"):
         db = settings.demo_dir / f"{n}.duckdb"
@@ -720,6 +733,8 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
                 err.print(note, highlight=False, soft_wrap=True)
             p = p.model_copy(update={"warehouse": WarehouseConfig(
                 kind="postgres", settings=pg_settings, schemas=[schema], pii_columns=["email", "full_name"])})
+        if mysql and n in names:  # only the demos asked for (--which): each load takes a while
+            p = _demo_mysql(p, db, n, mysql)
         _store().save_project(p)
     if generate_only:
         out.print(f"demo warehouses are in {settings.demo_dir}; projects demo-ecommerce and demo-gaming")
@@ -742,6 +757,41 @@ def _demo_postgres_settings(dsn: str) -> tuple[dict, str]:
             f"(export {DEMO_PASSWORD_ENV}=... before `assay discover`)")
 
 
+def _demo_mysql(p, db: Path, name: str, dsn: str):
+    """Load demo ``name`` into MySQL/MariaDB and point the project there; a password in the DSN is
+    not stored (later runs read it from an environment variable, as with --postgres)."""
+    from urllib.parse import urlparse, urlunparse
+
+    from .config import DEMO_MYSQL_PASSWORD_ENV
+    from .demo.mysql import load_into_mysql
+    from .models import WarehouseConfig
+    from .warehouse.mysql import parse_dsn
+
+    parts = parse_dsn(dsn)  # a bad DSN is one clear line before anything is loaded
+    password = parts.get("password")
+    u = urlparse(dsn.strip())
+    netloc = (f"{u.username}@" if u.username else "") + u.netloc.rsplit("@", 1)[-1]
+    clean = urlunparse(u._replace(netloc=netloc)) if password else dsn.strip()
+    database = f"assay_demo_{name}"
+    try:
+        counts = load_into_mysql(db, dsn, database)
+    except Exception as exc:
+        from .errors import WarehouseUnreachable
+
+        raise WarehouseUnreachable(f"mysql: could not load the demo into {parts['host']}:{parts['port']} "
+                                   f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})"
+                                   ) from None
+    err.print(f"loaded {name} into MySQL database {database} ({sum(counts.values()):,} rows)")
+    settings = {"dsn": clean}
+    if password:
+        os.environ[DEMO_MYSQL_PASSWORD_ENV] = password
+        settings["password_env"] = DEMO_MYSQL_PASSWORD_ENV
+        err.print(f"the DSN's password is not stored: later runs read it from {DEMO_MYSQL_PASSWORD_ENV} "
+                  f"(export {DEMO_MYSQL_PASSWORD_ENV}=... before `assay discover`)", highlight=False, soft_wrap=True)
+    return p.model_copy(update={"warehouse": WarehouseConfig(
+        kind="mysql", settings=settings, schemas=[database], pii_columns=["email", "full_name"])})
+
+
 @app.command()
 @_guarded
 def serve() -> None:
@@ -754,7 +804,7 @@ def serve() -> None:
 @app.command()
 @_guarded
 def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50)) -> None:
-    """Answer one question with the exploration loop; the answer cites the SQL it ran."""
+    """Answer one question from the project's earlier findings or the warehouse; cites insight ids and SQL."""
     from rich.syntax import Syntax
 
     from .ask import ask as run_ask
@@ -762,9 +812,48 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
     store = _store()
     ans = run_ask(store, store.get_project(project), question, turns=turns)
     out.print(f"[bold]{ans.answer}[/]", soft_wrap=True)
+    out.print(f"[dim]answered from: {ans.sources}[/]")
+    for h in ans.cited_insights():
+        out.print(f"\n[dim]{h.kind} {h.cite()} · {h.verdict or 'recommendation'}:[/] {h.title}", soft_wrap=True)
     for s in ans.cited():
         out.print(f"\n[dim]step {s.step}: {s.purpose} ({s.row_count:,} rows)[/]")
         out.print(Syntax(s.query, "sql", word_wrap=True))
+
+
+@app.command()
+@_guarded
+def verify(run: str, insights: Optional[list[str]] = typer.Argument(None, help="insight ids (default: all)")) -> None:
+    """Re-verify a run's insights against today's warehouse; keeps the history of verdicts."""
+    from .reverify import reverify
+
+    rows = reverify(_store(), run, insights or None)
+    t = Table(title=f"Re-verified {len(rows)} insight(s)")
+    for c in ("insight", "at discovery", "today", "why"):
+        t.add_column(c)
+    for r in rows:
+        now = f"[bold]{r.now}[/]" if r.changed else r.now
+        t.add_row(f"{r.insight} {r.title[:50]}", r.before, now, r.reasoning[:120])
+    out.print(t)
+    changed = [r.insight for r in rows if r.changed]
+    out.print(f"{len(changed)} verdict(s) changed" + (f": {', '.join(changed)}" if changed else "") +
+              f" · history: assay show {run} --json (verdict_history)")
+
+
+@app.command()
+@_guarded
+def mcp(http: bool = typer.Option(False, "--http", help="serve streamable HTTP instead of stdio"),
+        host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
+        allow_discover: bool = typer.Option(False, "--allow-discover",
+                                            help="let clients start discoveries (off by default)")) -> None:
+    """Serve assay to MCP clients (agents, editors): projects, runs, insights, ask, guarded SQL."""
+    from .mcp_server import AssayTools, build_server
+
+    server = build_server(AssayTools(allow_discover=allow_discover))
+    if http:
+        print(f"assay MCP server on http://{host}:{port}/mcp", file=sys.stderr)
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure discovery quality.")
@@ -845,3 +934,38 @@ def eval_insightbench(
     for k in ("rouge1", "rouge1_description", "cosine", "precision"):
         print(f"{k}: {summ[k]:.3f}")
     print(f"seconds_per_task: {summ['seconds_per_task']:.1f}")
+
+
+# ---------------------------------------------------------------------------- doctor
+
+
+@app.command()
+@_guarded
+def doctor(project: str = typer.Argument(..., help="project id, or a project YAML file"),
+           llm_timeout: float = typer.Option(30.0, "--llm-timeout", min=1, help="seconds the LLM check may take")
+           ) -> None:
+    """Check in one screen that the project's warehouse, LLM, store and vector index are reachable."""
+    from .doctor import FAIL, OK, run_checks
+    from .settings import load_project_file
+
+    settings = load_settings()
+    path = Path(project)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        p = load_project_file(path)
+    else:
+        p = _store().get_project(project)
+    checks = run_checks(p, settings, llm_timeout_s=llm_timeout)
+    t = Table(title=f"assay doctor · {p.id}", show_lines=False)
+    t.add_column("part")
+    t.add_column("", justify="center")
+    t.add_column("detail", overflow="fold")
+    t.add_column("s", justify="right")
+    marks = {OK: "[green]ok[/]", FAIL: "[bold red]FAIL[/]"}
+    for c in checks:
+        t.add_row(c.part, marks.get(c.status, "[dim]—[/]"), c.detail, f"{c.seconds:.1f}")
+    out.print(t)
+    failed = [c.part for c in checks if c.status == FAIL]
+    if failed:
+        err.print(f"[bold red]not ready:[/] {', '.join(failed)} unreachable (see above)", highlight=False)
+        raise typer.Exit(1)
+    out.print("[green]ready[/]: everything this project needs answered")

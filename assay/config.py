@@ -16,7 +16,7 @@ import re
 import types
 from typing import Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 from .models import Project
@@ -78,12 +78,139 @@ class SnowflakeSettings(_Settings):
     login_timeout: int = Field(default=30, gt=0)
 
 
+class MySQLSettings(_Settings):
+    dsn: str | None = None  # mysql://user@host:3306/database (no password: password_env / password_block)
+    host: str | None = None
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    database: str | None = None
+    user: str | None = None
+    password_env: str | None = None
+    password_block: str | None = None
+    ssl_ca: str | None = None
+    unix_socket: str | None = None
+    connect_timeout: int = Field(default=10, gt=0)
+
+    @model_validator(mode="after")
+    def _where(self):
+        if not self.dsn and not self.host and not self.unix_socket:
+            raise ValueError("mysql needs dsn, or host with database and user")
+        return self
+
+
+class RedshiftSettings(PostgresSettings):
+    pass
+
+
+class BigQuerySettings(_Settings):
+    project: str  # the project whose datasets are analysed (and billed, unless billing_project is set)
+    billing_project: str | None = None
+    location: str | None = None
+    credentials_env: str | None = None  # env var holding a service-account JSON key (or the path to one)
+    credentials_block: str | None = None  # Prefect Secret block holding that JSON
+    maximum_bytes_billed: int | None = Field(default=10 * 1024 ** 3, gt=0)  # per query; None: no cap
+    api_endpoint: str | None = None  # a BigQuery-compatible endpoint (tests, emulators)
+    max_tables: int = Field(default=2000, gt=0)
+
+
+class DatabricksSettings(_Settings):
+    host: str  # https://<workspace>.cloud.databricks.com
+    warehouse_id: str  # the SQL warehouse that runs the statements
+    catalog: str | None = None
+    token_env: str | None = None
+    token_block: str | None = None
+
+
+class MSSQLSettings(_Settings):
+    host: str
+    port: int | None = Field(default=None, gt=0, lt=65536)
+    database: str
+    user: str | None = None
+    password_env: str | None = None
+    password_block: str | None = None
+    login_timeout: int = Field(default=10, gt=0)
+    encrypt: bool | None = None
+
+
 # one typed settings model per warehouse kind (``assay.warehouse.KINDS`` names the same kinds)
 WAREHOUSE_SETTINGS: dict[str, type[_Settings]] = {
     "duckdb": DuckDBSettings,
     "postgres": PostgresSettings,
     "snowflake": SnowflakeSettings,
+    "mysql": MySQLSettings,
+    "redshift": RedshiftSettings,
+    "bigquery": BigQuerySettings,
+    "databricks": DatabricksSettings,
+    "mssql": MSSQLSettings,
 }
+
+# --------------------------------------------------------------------------- typed LLM provider settings
+
+
+class _LLMSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class BedrockSettings(_LLMSettings):
+    region: str | None = None  # else AWS_REGION / the profile's region
+    profile: str | None = None  # an AWS profile (else the default credential chain)
+
+
+class VertexSettings(_LLMSettings):
+    project_id: str | None = None  # else the project of the Application Default Credentials
+    region: str  # us-east5, europe-west1, global, ...
+    service_account_file: str | None = None  # a service-account JSON key file (else ADC)
+    access_token_env: str | None = None  # an env var holding an OAuth access token (else ADC)
+
+
+class AzureSettings(_LLMSettings):
+    endpoint: str  # https://NAME.openai.azure.com
+    deployment: str | None = None  # defaults to llm.model
+    api_version: str = "2024-10-21"
+    ad_token_env: str | None = None  # an env var holding a Microsoft Entra ID token (instead of the key)
+
+    @field_validator("api_version", mode="before")
+    @classmethod
+    def _version(cls, v):
+        return v.isoformat() if hasattr(v, "isoformat") else v  # YAML reads 2024-10-21 unquoted as a date
+
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://[^\s/]+", v):
+            raise ValueError(f"{v!r} is not an http(s) URL (e.g. https://NAME.openai.azure.com)")
+        return v
+
+
+# one typed settings model per LLM provider that takes settings (the others take none)
+LLM_SETTINGS: dict[str, type[_LLMSettings]] = {
+    "bedrock": BedrockSettings,
+    "vertex": VertexSettings,
+    "azure": AzureSettings,
+}
+
+
+def llm_settings(provider: str, settings: dict) -> _LLMSettings | None:
+    """The provider's typed settings; ConfigError (one line per problem) when they are wrong."""
+    errors = llm_settings_errors(provider, settings)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    model = LLM_SETTINGS.get(provider)
+    return model.model_validate(settings or {}) if model else None
+
+
+def llm_settings_errors(provider: str, settings: dict) -> list[str]:
+    model = LLM_SETTINGS.get(provider)
+    if model is None:
+        if settings:
+            takes = ", ".join(LLM_SETTINGS)
+            return [f"llm.settings: the {provider} provider takes no settings (only {takes} do)"]
+        return []
+    try:
+        model.model_validate({k: v for k, v in (settings or {}).items() if not is_secret_key(k)})
+    except ValidationError as exc:
+        return pydantic_errors(exc, "llm.settings", model)
+    return []
+
 
 # numbers a project may set, with their lower bound (strict: ``>``; otherwise ``>=``)
 _BOUNDS: list[tuple[str, float, bool]] = [
@@ -108,7 +235,7 @@ _KV_PASSWORD = re.compile(r"(^|\s)password\s*=\s*('(?:[^'\\]|\\.)+'|[^\s']+)", r
 
 # the keys that name where a secret is read; a near miss of one is a typo, not a secret
 _REFERENCE_KEYS = ("api_key_env", "secret_block", "password_env", "password_block", "webhook_url_env",
-                   "webhook_block")
+                   "webhook_block", "credentials_env", "credentials_block", "token_env", "token_block")
 
 
 def is_secret_key(key: str) -> bool:
@@ -121,6 +248,10 @@ def is_secret_key(key: str) -> bool:
 def _secret_forms(path: str, key: str) -> str:
     """The env-var and Secret-block form that replaces a secret written at ``path``."""
     section = path.split(".", 1)[0]
+    if path.startswith("llm.settings."):
+        return ("llm.settings.access_token_env / ad_token_env: VAR (an environment variable); AWS and Google "
+                "credentials come from their own chains (llm.settings.profile, AWS_PROFILE; "
+                "llm.settings.service_account_file, GOOGLE_APPLICATION_CREDENTIALS)")
     if section == "llm":
         return "api_key_env: ANTHROPIC_API_KEY (an environment variable) or secret_block: NAME (a Prefect Secret block)"
     if section == "notify":
@@ -133,6 +264,7 @@ def _secret_forms(path: str, key: str) -> str:
 
 # where `assay demo --postgres DSN` tells runs to read the DSN's password (never stored)
 DEMO_PASSWORD_ENV = "ASSAY_DEMO_PG_PASSWORD"
+DEMO_MYSQL_PASSWORD_ENV = "ASSAY_DEMO_MYSQL_PASSWORD"  # the same for `assay demo --mysql DSN`
 
 
 def dsn_password(value: str) -> bool:
@@ -301,8 +433,11 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
     if project.llm.provider not in PROVIDERS:
         errors.append(f"llm.provider: unknown provider {project.llm.provider!r}"
                       f"{did_you_mean(project.llm.provider, PROVIDERS, listing=False)}; valid: {', '.join(PROVIDERS)}")
-    elif project.llm.provider in ("openai", "openai-json", "scripted") and not project.llm.model:
+    elif project.llm.provider in ("openai", "openai-json", "scripted", "bedrock", "vertex", "azure") \
+            and not project.llm.model:
         errors.append(f"llm.model: required for the {project.llm.provider} provider")
+    if project.llm.provider in PROVIDERS:
+        errors += llm_settings_errors(project.llm.provider, project.llm.settings)
     if project.llm.base_url is not None and not re.match(r"^https?://[^\s/]+", project.llm.base_url):
         errors.append(f"llm.base_url: {project.llm.base_url!r} is not an http(s) URL")
     for path, low, strict in _BOUNDS:

@@ -44,7 +44,9 @@ class LLMError(AssayError):
 
 
 class LLMTimeout(LLMError, TransientError):
-    pass
+    """Throttled, overloaded, timed out or disconnected: retried with backoff."""
+
+    retry_after_s: float | None = None  # the wait the service asked for, when it said
 
 
 class InvalidLLMOutput(LLMError):

@@ -14,6 +14,7 @@ it can tell (PostgreSQL plan cost, Snowflake bytes), one profile scan per table.
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import asdict, dataclass, field
 
@@ -21,17 +22,28 @@ from . import limits
 from .models import ExplorationStep, Project
 
 # USD per million tokens: input, output, cache read (list prices; override per project in llm.prices)
+# The same models on Bedrock (``us.anthropic.claude-...-v1:0``), Vertex (``claude-...@20250929``) and Azure
+# (the model behind the deployment) are priced by their model name: see ``price_model``.
 PRICES: dict[str, dict[str, float]] = {
+    "claude-opus-4-5": {"input": 5.0, "output": 25.0, "cache_read": 0.5},
     "claude-opus-4": {"input": 15.0, "output": 75.0, "cache_read": 1.5},
     "claude-sonnet-4": {"input": 3.0, "output": 15.0, "cache_read": 0.3},
     "claude-3-7-sonnet": {"input": 3.0, "output": 15.0, "cache_read": 0.3},
     "claude-3-5-sonnet": {"input": 3.0, "output": 15.0, "cache_read": 0.3},
     "claude-haiku-4": {"input": 1.0, "output": 5.0, "cache_read": 0.1},
+    "claude-3-haiku": {"input": 0.25, "output": 1.25, "cache_read": 0.03},
     "claude-3-5-haiku": {"input": 0.8, "output": 4.0, "cache_read": 0.08},
+    "gpt-5-nano": {"input": 0.05, "output": 0.4, "cache_read": 0.005},
+    "gpt-5-mini": {"input": 0.25, "output": 2.0, "cache_read": 0.025},
+    "gpt-5": {"input": 1.25, "output": 10.0, "cache_read": 0.125},
+    "gpt-4.1-nano": {"input": 0.1, "output": 0.4, "cache_read": 0.025},
     "gpt-4.1-mini": {"input": 0.4, "output": 1.6, "cache_read": 0.1},
     "gpt-4.1": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
     "gpt-4o-mini": {"input": 0.15, "output": 0.6, "cache_read": 0.075},
     "gpt-4o": {"input": 2.5, "output": 10.0, "cache_read": 1.25},
+    "o4-mini": {"input": 1.1, "output": 4.4, "cache_read": 0.275},
+    "o3-mini": {"input": 1.1, "output": 4.4, "cache_read": 0.55},
+    "o3": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
 }
 SUMMARY_HEADER_CHARS = 70
 
@@ -106,10 +118,22 @@ def tokens(chars: float) -> int:
 def price_for(model: str, override: dict[str, float] | None = None) -> dict[str, float] | None:
     if override:
         return {"cache_read": override.get("input", 0.0) * 0.1, **override}
+    model = price_model(model)
     for prefix in sorted(PRICES, key=len, reverse=True):
         if model.startswith(prefix):
             return PRICES[prefix]
     return None
+
+
+def price_model(model: str) -> str:
+    """The model name inside a provider's id: Bedrock's ``[us.|eu.|apac.|global.]anthropic.NAME-v1:0``
+    and ARNs of inference profiles, Vertex's ``NAME@DATE``, Azure's ``azure/NAME``."""
+    m = model.strip().lower()
+    if m.startswith("arn:"):
+        m = m.rsplit("/", 1)[-1]
+    m = m.split("/")[-1]
+    m = re.sub(r"^(?:[a-z]{2,6}\.)?anthropic\.", "", m)
+    return m.split("@")[0]
 
 
 def cost(p: PhaseEstimate, prices: dict[str, float] | None) -> float | None:

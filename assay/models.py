@@ -68,7 +68,7 @@ class WarehouseConfig(_Model):
 
 
 class LLMConfig(_Model):
-    provider: str = "auto"  # auto (chosen at run time, see llm/resolve.py) | anthropic | openai | scripted | none
+    provider: str = "auto"  # auto (chosen at run time, see llm/resolve.py) | anthropic | openai | bedrock | vertex | azure | ...
     model: str = ""
     base_url: str | None = None
     api_key_env: str | None = None
@@ -79,6 +79,9 @@ class LLMConfig(_Model):
     analysis_budget_tokens: int = 200_000
     # USD per million tokens ({input, output, cache_read}); overrides the built-in price list
     prices: dict[str, float] | None = None
+    # the provider's own settings (bedrock: region, profile; vertex: project_id, region; azure: endpoint,
+    # deployment, api_version), checked by the typed model in config.LLM_SETTINGS
+    settings: dict[str, Any] = Field(default_factory=dict)
 
 
 class NotifyConfig(_Model):
@@ -204,6 +207,7 @@ class StepAction(str, Enum):
     query = "query"
     lookup_schema = "lookup_schema"
     search_tables = "search_tables"
+    search_insights = "search_insights"  # `assay ask`: earlier discoveries' findings
     complete_rejected = "complete_rejected"
     done = "done"
     error = "error"
@@ -277,6 +281,8 @@ class Validation(_Model):
     query: str = ""
     reasoning: str = ""
     attempts: list[SQLAttempt] = Field(default_factory=list)
+    # the refuter's finding on the insight's confirmed comparisons: "survives refutation", or "but ..."
+    refutation: str | None = None
 
 
 class MetricKind(str, Enum):
@@ -327,6 +333,8 @@ class Claim(_Model):
     verified_baseline_value: float | None = None
     query: str = ""
     reasoning: str = ""
+    refutation: str | None = None      # "survives refutation" | "but <counter-evidence in one sentence>"
+    refutation_sql: str = ""
 
     @field_validator("metric", mode="before")
     @classmethod
@@ -402,6 +410,16 @@ class AnalysisAnswer(_Model):
     insights: list[InsightDraft]
 
 
+class VerdictRecord(_Model):
+    """One verification of an insight: at discovery, or re-run on demand (`assay verify`)."""
+
+    at: dt.datetime = Field(default_factory=utcnow)
+    source: Literal["discovery", "reverify"] = "discovery"
+    status: ValidationStatus
+    claims: list[dict[str, Any]] = Field(default_factory=list)  # measure, value, verified values, verdict
+    note: str = ""
+
+
 class Insight(InsightDraft):
     id: str
     area: str
@@ -410,6 +428,7 @@ class Insight(InsightDraft):
     ungrounded: bool = False  # a number of a claim traces to no cited step's stored result
     also_relevant_to: list[str] = Field(default_factory=list)  # areas whose same finding was merged here
     merged_from: list[str] = Field(default_factory=list)       # ids of the merged insights
+    verdict_history: list[VerdictRecord] = Field(default_factory=list)  # re-verifications, oldest first
     discovered_at: dt.datetime = Field(default_factory=utcnow)
 
 

@@ -7,11 +7,14 @@ wrong direction, wrong period, wrong segment, wrong baseline, inflated count, ri
 wrong rate, numbers that trace to no step). A wrong claim whose stated definition happens to hold
 within the tolerances is not wrong, and is left out (counted in ``skipped_not_wrong``).
 
-The verifier's LLM is scripted twice: one writes the correct SQL for the claim's definition (it
-sees only the definition, never the values), the other a plausible wrong SQL (period filter
-forgotten, baseline over every row, rows counted instead of distinct entities).
+The verifier's LLM is scripted three ways: one writes the correct SQL for the claim's definition (it
+sees only the definition, never the values); one a plausible wrong SQL that leaves a stated condition
+out (period filter forgotten, baseline over every row, rows counted instead of distinct entities);
+one a sloppy SQL that keeps every stated condition but computes another metric (the median for the
+mean, every event as the denominator, the period on the numerator only).
 
-Prints per LLM: wrong_confirmed, true_confirmed_share, verdict_accuracy and verdict_accuracy_<kind>;
+Prints per LLM: wrong_confirmed, true_confirmed_share; for the correct one verdict_accuracy and
+verdict_accuracy_<kind>, for the wrong ones not_confirmed_<kind> (wrong claims not confirmed, per kind);
 then ungrounded_flagged_share, grounded_true_share, claims_total, verify_query_median_ms.
 Usage: .venv/bin/python bench/verification.py [--scale 1]
 """
@@ -163,7 +166,7 @@ def run(scale: float) -> dict[str, float]:
     figures: dict[str, float] = {}
     per_llm: dict[str, dict] = {m: {"kinds": defaultdict(lambda: [0, 0]), "wrong_confirmed": 0, "true": 0,
                                     "true_confirmed": 0, "total": 0, "correct": 0, "errors": 0,
-                                    "condition": 0} for m in MODES}
+                                    "condition": 0, "kinds_safe": defaultdict(lambda: [0, 0])} for m in MODES}
     flags = {"ungrounded": [0, 0], "true": [0, 0]}
     times: list[float] = []
     total = skipped_all = 0
@@ -191,6 +194,9 @@ def run(scale: float) -> dict[str, float]:
                     stats["condition"] += any("does not apply" in c.reasoning for c in ins.claims)
                     stats["kinds"][kind][0] += ok
                     stats["kinds"][kind][1] += 1
+                    if not kind.startswith("true"):
+                        stats["kinds_safe"][kind][0] += status != "confirmed"
+                        stats["kinds_safe"][kind][1] += 1
                     stats["total"] += 1
                     stats["correct"] += ok
                     if kind.startswith("true"):
@@ -224,6 +230,10 @@ def run(scale: float) -> dict[str, float]:
         if mode != "correct_sql":
             figures[f"{mode}_error_share"] = stats["errors"] / max(1, stats["total"])
             figures[f"{mode}_condition_check_share"] = stats["condition"] / max(1, stats["total"])
+            # the SQL is wrong: the right outcome for a true claim is not `confirmed` by luck but any
+            # verdict; for a wrong claim, anything but `confirmed`
+            for kind, (ok, n) in sorted(stats["kinds_safe"].items()):
+                figures[f"{mode}_not_confirmed_{kind}"] = ok / n
             continue
         figures[f"{mode}_verdict_accuracy"] = stats["correct"] / max(1, stats["total"])
         for kind, (ok, n) in sorted(stats["kinds"].items()):

@@ -170,3 +170,43 @@ def pg_dsn():
     except Exception as exc:
         need_service("PostgreSQL", f"cannot connect with {PG_DSN!r} ({type(exc).__name__})")
     return PG_DSN
+
+
+MYSQL_DSN_ENV = "ASSAY_TEST_MYSQL_DSN"  # .ci/run starts a throw-away MariaDB and sets this
+
+
+def _mysql_answers(dsn: str) -> bool:
+    try:
+        import pymysql
+
+        from assay.warehouse.mysql import parse_dsn
+
+        pymysql.connect(**parse_dsn(dsn), connect_timeout=3).close()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def mysql_dsn(session_dir):
+    """A MariaDB/MySQL server: the one .ci/run started (ASSAY_TEST_MYSQL_DSN), else a throw-away
+    mariadbd this session starts on a free loopback port with its own data dir, and stops."""
+    dsn = os.environ.get(MYSQL_DSN_ENV)
+    if dsn:
+        if not _mysql_answers(dsn):
+            need_service("MariaDB", f"cannot connect with {dsn!r} ({MYSQL_DSN_ENV})")
+        yield dsn
+        return
+    script = Path(__file__).parent / "services" / "mariadb.sh"
+    if not (shutil.which("mariadbd") or Path("/usr/sbin/mariadbd").exists()) or not shutil.which("mariadb-install-db"):
+        need_service("MariaDB", "mariadbd / mariadb-install-db are not installed")
+    data = session_dir / "mariadb"
+    env = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin")
+    proc = subprocess.run([str(script), "start", str(data), str(_free_port())], capture_output=True, text=True,
+                          env=env, timeout=120)
+    if proc.returncode != 0:
+        need_service("MariaDB", f"the throw-away server did not start: {proc.stderr.strip()[-300:]}")
+    try:
+        yield proc.stdout.strip()
+    finally:
+        subprocess.run([str(script), "stop", str(data)], env=env, timeout=30)

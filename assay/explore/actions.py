@@ -20,6 +20,8 @@ from .. import limits
 from ..llm.base import ToolCall, ToolSpec
 
 ALL_ACTIONS = ("query", "lookup_schema", "search_tables", "done")
+# `assay ask` also searches what earlier discoveries of the project found
+ASK_ACTIONS = ("search_insights", "query", "lookup_schema", "search_tables", "done")
 _ALIASES = {"query_data": "query", "sql": "query", "run_query": "query", "complete": "done",
             "finish": "done", "lookup": "lookup_schema", "search": "search_tables"}
 
@@ -46,8 +48,8 @@ class Action:
             d: dict[str, Any] = {"thinking": self.thinking, "purpose": self.purpose, "query": self.sql}
         elif self.kind == "lookup_schema":
             d = {"lookup_schema": self.tables}
-        elif self.kind == "search_tables":
-            d = {"search_tables": self.search}
+        elif self.kind in ("search_tables", "search_insights"):
+            d = {self.kind: self.search}
             if self.top_k is not None:
                 d["top_k"] = self.top_k
         else:
@@ -59,7 +61,7 @@ class Action:
             return {"sql": self.sql, "purpose": self.purpose, "thinking": self.thinking}
         if self.kind == "lookup_schema":
             return {"tables": self.tables}
-        if self.kind == "search_tables":
+        if self.kind in ("search_tables", "search_insights"):
             return {"query": self.search, **({"top_k": self.top_k} if self.top_k is not None else {})}
         return {"summary": self.summary}
 
@@ -116,16 +118,16 @@ def _from_named(name: str, args: dict, extra: dict | None = None) -> Action | No
         if not tables:
             raise ActionParseError("lookup_schema needs a list of fully qualified table names")
         return Action("lookup_schema", tables=tables, thinking=thinking)
-    if name == "search_tables":
-        q = args.get("query") or args.get("search_tables") or args.get("text") or ""
+    if name in ("search_tables", "search_insights"):
+        q = args.get("query") or args.get(name) or args.get("text") or ""
         if not isinstance(q, str) or not q.strip():
-            raise ActionParseError("search_tables needs a natural-language description")
+            raise ActionParseError(f"{name} needs a natural-language description")
         top_k = args.get("top_k")
         try:
             top_k = int(top_k) if top_k is not None else None
         except (TypeError, ValueError):
             top_k = None
-        return Action("search_tables", search=q.strip(), top_k=top_k, thinking=thinking)
+        return Action(name, search=q.strip(), top_k=top_k, thinking=thinking)
     if name == "done":
         return Action("done", summary=str(args.get("summary") or args.get("answer") or ""), thinking=thinking)
     return None
@@ -159,6 +161,8 @@ def _from_object(obj: dict) -> Action | None:
         return _from_named("lookup_schema", obj)
     if "search_tables" in obj:
         return _from_named("search_tables", obj)
+    if "search_insights" in obj:
+        return _from_named("search_insights", obj)
     if obj.get("done") is True or obj.get("done") == "true":
         return _from_named("done", obj)
     return None
@@ -210,6 +214,7 @@ JSON_SHAPES = {
               "runs one read-only SQL statement"),
     "lookup_schema": ('{"lookup_schema": ["schema.table", "schema.other_table"]}', None),
     "search_tables": ('{"search_tables": "what the table holds, in English", "top_k": 10}', None),
+    "search_insights": ('{"search_insights": "the finding or question, in words", "top_k": 5}', None),
     "done": ('{"done": true, "summary": "what you learned, with the numbers and the step numbers they come from"}',
              "ends exploration"),
 }
@@ -247,6 +252,7 @@ def reformat_nudge(reason: str, allowed: tuple[str, ...] | None = None, tools: b
         "query": '{"thinking": "...", "purpose": "...", "query": "SELECT ..."}',
         "lookup_schema": '{"lookup_schema": ["schema.table"]}',
         "search_tables": '{"search_tables": "description", "top_k": 10}',
+        "search_insights": '{"search_insights": "the finding or question", "top_k": 5}',
         "done": '{"done": true, "summary": "..."}',
     }
     opts = "\n".join(f"- {shapes[a]}" for a in allowed if a in shapes)
@@ -279,6 +285,14 @@ def tool_specs(allowed: tuple[str, ...] | None = None) -> list[ToolSpec]:
             f"{limits.MAX_SEARCH_TOP_K}; {limits.MAX_SEARCHES_PER_RUN} calls per run). Describe in English what the "
             "table holds: names are indexed with their English reading, whatever their language. Archive copies and "
             "numbered siblings of a result are folded into it and listed as `similar`.",
+            {"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
+             "required": ["query"]},
+        ),
+        "search_insights": ToolSpec(
+            "search_insights",
+            "Search the insights and recommendations that earlier discoveries of this project found and verified "
+            "(each hit gives its id, run, date, verdict and text). Free of warehouse cost; the numbers are as of "
+            "the run's date.",
             {"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
              "required": ["query"]},
         ),

@@ -24,7 +24,8 @@ from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolC
 from ..models import ExplorationStep, StepAction, TableInfo, TokenUsage
 from ..pii import MASK, pii_columns
 from ..schema.provider import SchemaProvider
-from .actions import Action, ActionParseError, from_tool_call, parse_action, reformat_nudge, tool_specs
+from .actions import (ALL_ACTIONS, Action, ActionParseError, from_tool_call, parse_action, reformat_nudge,
+                      tool_specs)
 from .executor import Executor
 from .hints import empty_hints, error_hints
 from .info_schema import answer as answer_info_schema, is_info_schema_query
@@ -82,6 +83,8 @@ def step_summary(s: ExplorationStep) -> str:
         body = f"lookup_schema: {', '.join(s.tables)}"
     elif s.action == StepAction.search_tables:
         body = f"search_tables {s.purpose!r} -> {', '.join(s.tables[:5])}"
+    elif s.action == StepAction.search_insights:
+        body = f"search_insights {s.purpose!r} -> {', '.join(s.tables[:5]) or 'no match'}"
     elif s.action == StepAction.complete_rejected:
         body = "done rejected (min_steps not reached)"
     elif s.action == StepAction.done:
@@ -114,6 +117,8 @@ class Explorer:
         intro: str = "Begin exploring the warehouse.",
         max_tokens: int = 2048,
         bump: Callable[[dict[str, int]], None] | None = None,
+        actions: tuple[str, ...] = ALL_ACTIONS,
+        insight_searcher: Callable[[str, int], list[dict]] | None = None,
     ):
         self.llm = llm
         self.executor = executor
@@ -130,6 +135,8 @@ class Explorer:
         self.max_tokens = max_tokens
         self.bump = bump or (lambda c: None)
         self.tools = bool(getattr(llm, "supports_tools", False))
+        self.actions = actions
+        self.insight_searcher = insight_searcher
         self.steps: list[ExplorationStep] = []
         self.lookups_used = 0
         self.searches_used = 0
@@ -164,8 +171,8 @@ class Explorer:
             return Action("query", sql=s.query, purpose=s.purpose, thinking=s.thinking)
         if s.action == StepAction.lookup_schema:
             return Action("lookup_schema", tables=list(s.tables))
-        if s.action == StepAction.search_tables:
-            return Action("search_tables", search=s.purpose)
+        if s.action in (StepAction.search_tables, StepAction.search_insights):
+            return Action(s.action.value, search=s.purpose)
         return Action("done", summary=s.summary)
 
     def _turn_messages(self, turn: list[ExplorationStep]) -> list[Message]:
@@ -231,7 +238,7 @@ class Explorer:
             purpose=self.purpose,
             system=system,
             messages=merged,
-            tools=tool_specs() if self.tools else None,
+            tools=tool_specs(self.actions) if self.tools else None,
             max_tokens=self.max_tokens,
             meta={"run_id": self.run_id, "step": len(self.steps) + 1, "max_steps": self.max_steps,
                   "cache_messages": True},
@@ -449,6 +456,25 @@ class Explorer:
                       "data": {"top_k": top_k, "tables": hits,
                                "searches_left": limits.MAX_SEARCHES_PER_RUN - self.searches_used}}
 
+    def _do_insight_search(self, a: Action, turn: int) -> tuple[ExplorationStep, dict]:
+        """Earlier discoveries' insights and recommendations closest to the query (`assay ask`)."""
+        step = self._new_step(StepAction.search_insights, turn, thinking=a.thinking, purpose=a.search,
+                              call_id=a.call_id)
+        if self.insight_searcher is None:
+            step.error, step.charged = "search_insights is not available", False
+            return step, {"tool": "search_insights", "ok": False, "error": step.error}
+        top_k = max(1, min(int(a.top_k or 5), 20))
+        try:
+            hits = self.insight_searcher(a.search, top_k)
+        except Exception as exc:  # the insight index is help, never fatal: the warehouse can still answer
+            step.error, step.charged = f"search failed: {exc}", False
+            return step, {"tool": "search_insights", "ok": False, "error": step.error}
+        step.tables = [f"{h['id']}@{h['run']}" for h in hits]
+        step.row_count = len(hits)
+        return step, {"tool": "search_insights", "ok": True,
+                      "data": {"hits": hits} if hits else {"hits": [], "note": "no earlier finding matches; "
+                                                                              "query the warehouse"}}
+
     def _finish_step(self, step: ExplorationStep, view: dict) -> None:
         step.result_preview = view.pop("_preview", None) or project(view)
         step.summary = step_summary(step)
@@ -473,8 +499,8 @@ class Explorer:
 
     def _parse(self, resp: LLMResponse) -> list[Action]:
         if self.tools and resp.tool_calls:
-            return [from_tool_call(c) for c in resp.tool_calls]
-        return [parse_action(resp.text)]
+            return [from_tool_call(c, self.actions) for c in resp.tool_calls]
+        return [parse_action(resp.text, self.actions)]
 
     def run(self, prior: list[ExplorationStep] | None = None) -> ExploreOutcome:
         self._restore(prior or [])
@@ -510,10 +536,10 @@ class Explorer:
                         extra = [Message("assistant", tool_calls=resp.tool_calls),
                                  Message("user", tool_results=[(c.id, json.dumps({"ok": False, "error": str(exc)}))
                                                                for c in resp.tool_calls],
-                                         content=reformat_nudge(str(exc), tools=True))]
+                                         content=reformat_nudge(str(exc), self.actions, tools=True))]
                     else:
                         extra = [Message("assistant", content=resp.text or "(empty)"),
-                                 Message("user", content=reformat_nudge(str(exc)))]
+                                 Message("user", content=reformat_nudge(str(exc), self.actions))]
             if actions is None:
                 step = self._new_step(StepAction.error, turn, thinking=last_text[:500],
                                       error=f"invalid output after {limits.MAX_REFORMAT_NUDGES} reformat nudges: "
@@ -570,7 +596,8 @@ class Explorer:
         return ExploreOutcome(self.steps, "max_steps", "", self.requests, self.stable)
 
     def _execute(self, actions: list[Action], turn: int) -> list[tuple[ExplorationStep, dict]]:
-        handlers = {"query": self._do_query, "lookup_schema": self._do_lookup, "search_tables": self._do_search}
+        handlers = {"query": self._do_query, "lookup_schema": self._do_lookup, "search_tables": self._do_search,
+                    "search_insights": self._do_insight_search}
         dialect = self.executor.warehouse.dialect
         queries = [a for a in actions if a.kind == "query" and not is_info_schema_query(a.sql, dialect)]
         parallel = len(queries) > 1 and getattr(self.executor.warehouse, "concurrent_queries", False)

@@ -8,7 +8,7 @@ from ..errors import ConfigError
 from ..models import LLMConfig
 from .base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall, ToolSpec
 
-PROVIDERS = ("auto", "anthropic", "openai", "openai-json", "scripted", "replay", "none")
+PROVIDERS = ("auto", "anthropic", "openai", "openai-json", "bedrock", "vertex", "azure", "scripted", "replay", "none")
 
 _scripted_factories: dict[str, Callable[[LLMConfig], LLM]] = {}
 
@@ -47,6 +47,8 @@ def build_llm(cfg: LLMConfig) -> LLM | None:
             raise ConfigError("llm.model: required for the openai provider")
         return OpenAICompatLLM(cfg.model, base_url=cfg.base_url, api_key=key, tools=p == "openai",
                                timeout_s=cfg.timeout_s)
+    if p in ("bedrock", "vertex", "azure"):
+        return _build_cloud(cfg)
     if p == "scripted":
         factory = _scripted_factories.get(cfg.model)
         if factory is None:
@@ -58,6 +60,41 @@ def build_llm(cfg: LLMConfig) -> LLM | None:
 
         return replay_llm(cfg)
     raise ConfigError(f"llm.provider: unknown provider {p!r} (valid: {', '.join(PROVIDERS)})")
+
+
+def _build_cloud(cfg: LLMConfig) -> LLM:
+    """Claude on Bedrock or Vertex, GPT on Azure: each from its typed ``llm.settings``."""
+    from .. import secrets
+    from ..config import llm_settings
+
+    st = llm_settings(cfg.provider, cfg.settings)
+    if cfg.provider == "bedrock":
+        from .bedrock import BedrockLLM
+
+        return BedrockLLM(cfg.model, region=st.region, profile=st.profile, base_url=cfg.base_url,
+                          timeout_s=cfg.timeout_s)
+    if cfg.provider == "vertex":
+        from .vertex import VertexLLM, access_token_from_env
+
+        return VertexLLM(cfg.model, region=st.region, project_id=st.project_id,
+                         access_token=access_token_from_env(st.access_token_env),
+                         service_account_file=st.service_account_file, base_url=cfg.base_url,
+                         timeout_s=cfg.timeout_s)
+    from .azure import AzureOpenAILLM
+
+    ad_token = None
+    if st.ad_token_env:
+        import os
+
+        ad_token = os.environ.get(st.ad_token_env)
+        if not ad_token:
+            from ..errors import MissingKey
+
+            raise MissingKey(f"azure: llm.settings.ad_token_env names {st.ad_token_env}, which is not set")
+    key = None if ad_token else secrets.resolve(cfg.api_key_env or "AZURE_OPENAI_API_KEY", cfg.secret_block,
+                                                what="azure", required=False)  # the adapter says what is missing
+    return AzureOpenAILLM(cfg.model, endpoint=st.endpoint, deployment=st.deployment, api_version=st.api_version,
+                          api_key=key, ad_token=ad_token, timeout_s=cfg.timeout_s)
 
 
 __all__ = [

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import LLMError, LLMTimeout, MissingKey
+from ..errors import MissingKey
 from ..models import TokenUsage
 from .base import LLMRequest, LLMResponse, ToolCall
+from .sdk_errors import classify
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
@@ -39,25 +40,21 @@ def wire_body(req: LLMRequest, model: str = "") -> dict:
     return body
 
 
-class AnthropicLLM:
+class ClaudeLLM:
+    """Claude through an anthropic SDK client: the Anthropic API, Bedrock or Vertex (one wire format)."""
+
     name = "anthropic"
     supports_tools = True
+    where = ""  # "via bedrock us-east-1" and the like, for the doctor screen
 
-    def __init__(self, model: str = "", api_key: str | None = None, max_retries: int = 2, timeout_s: float = 300,
-                 base_url: str | None = None):
-        if not api_key:
-            raise MissingKey("anthropic: no API key; set ANTHROPIC_API_KEY or the project's llm.secret_block")
-        import anthropic
-
-        self._anthropic = anthropic
-        self.model = model or DEFAULT_MODEL
-        self.client = anthropic.Anthropic(api_key=api_key, max_retries=max_retries, timeout=timeout_s,
-                                          base_url=base_url)
+    def __init__(self, model: str, client):
+        self.model = model
+        self.client = client
 
     def _messages(self, req: LLMRequest) -> list[dict]:
         return wire_messages(req)
 
-    def complete(self, req: LLMRequest) -> LLMResponse:
+    def _kwargs(self, req: LLMRequest) -> dict:
         system = []
         for b in req.system:
             block = {"type": "text", "text": b.text}
@@ -73,28 +70,55 @@ class AnthropicLLM:
             kwargs["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in req.tools
             ]
-        a = self._anthropic
+        return kwargs
+
+    def _create(self, client, **kwargs):
         try:
-            resp = self.client.messages.create(**kwargs)
-        except a.AuthenticationError as exc:
-            raise MissingKey(f"anthropic: the API key was rejected ({exc.status_code})") from None
-        except (a.APITimeoutError, a.RateLimitError, a.InternalServerError, a.APIConnectionError) as exc:
-            raise LLMTimeout(f"anthropic: {type(exc).__name__}: {exc}") from None
-        except a.APIStatusError as exc:
-            raise LLMError(f"anthropic: {exc.status_code}: {exc.message}") from None
+            return client.messages.create(**kwargs)
+        except self._anthropic.AnthropicError as exc:
+            raise classify(exc, self.name, self.model) from None
+
+    def complete(self, req: LLMRequest) -> LLMResponse:
+        resp = self._create(self.client, **self._kwargs(req))
         text = "".join(b.text for b in resp.content if getattr(b, "type", "") == "text")
         calls = [
             ToolCall(id=b.id, name=b.name, args=dict(b.input or {}))
             for b in resp.content
             if getattr(b, "type", "") == "tool_use"
         ]
-        u = resp.usage
-        cached = int(getattr(u, "cache_read_input_tokens", 0) or 0)
-        created = int(getattr(u, "cache_creation_input_tokens", 0) or 0)
-        usage = TokenUsage(
-            input_tokens=int(u.input_tokens) + cached + created,
-            output_tokens=int(u.output_tokens),
-            cached_tokens=cached,
-            input_chars=req.chars(),
-        )
-        return LLMResponse(text=text, tool_calls=calls, usage=usage, stop_reason=str(resp.stop_reason or ""))
+        return LLMResponse(text=text, tool_calls=calls, usage=claude_usage(resp.usage, req.chars()),
+                           stop_reason=str(resp.stop_reason or ""))
+
+    def ping(self, timeout_s: float = 20.0) -> str:
+        """A one-token message: proves the endpoint, the credentials and the model id (costs ~10 tokens)."""
+        client = self.client.with_options(timeout=timeout_s, max_retries=0)
+        self._create(client, model=self.model, max_tokens=1, messages=[{"role": "user", "content": "OK?"}])
+        return f"{self.model} via {self.name}{(' ' + self.where) if self.where else ''}"
+
+    @property
+    def _anthropic(self):
+        import anthropic
+
+        return anthropic
+
+
+def claude_usage(u, input_chars: int) -> TokenUsage:
+    """Input counts every prompt token (fresh, cache writes and cache reads); cached is the reads."""
+    cached = int(getattr(u, "cache_read_input_tokens", 0) or 0)
+    created = int(getattr(u, "cache_creation_input_tokens", 0) or 0)
+    return TokenUsage(input_tokens=int(u.input_tokens or 0) + cached + created,
+                      output_tokens=int(u.output_tokens or 0), cached_tokens=cached, input_chars=input_chars)
+
+
+class AnthropicLLM(ClaudeLLM):
+    name = "anthropic"
+
+    def __init__(self, model: str = "", api_key: str | None = None, max_retries: int = 2, timeout_s: float = 300,
+                 base_url: str | None = None):
+        if not api_key:
+            raise MissingKey("anthropic: no API key; set ANTHROPIC_API_KEY or the project's llm.secret_block")
+        import anthropic
+
+        super().__init__(model or DEFAULT_MODEL, anthropic.Anthropic(
+            api_key=api_key, max_retries=max_retries, timeout=timeout_s, base_url=base_url))
+        self.where = f"at {base_url}" if base_url else ""

@@ -71,6 +71,9 @@ def resolve_llm(cfg: LLMConfig, env: Mapping[str, str] | None = None) -> Resolut
         return _openai(cfg, env, f"llm.provider is {p!r}", p)
     if p == "scripted":
         return Resolution(cfg, f"llm.provider is 'scripted' ({cfg.model})")
+    if p in ("bedrock", "vertex", "azure"):
+        where = cfg.settings.get("region") or cfg.settings.get("endpoint") or ""
+        return Resolution(cfg, f"llm.provider is {p!r}" + (f" ({where})" if where else ""))
     if p != "auto":
         return Resolution(cfg, f"llm.provider is {p!r}")  # build_llm reports the unknown name
     # auto

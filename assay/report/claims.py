@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..models import Claim, Insight, MetricKind
+import re
+
+from ..models import Claim, Insight, MetricKind, ValidationStatus
 
 
 def fmt(x: float | None, kind: MetricKind) -> str:
@@ -39,12 +41,66 @@ def claim_values(c: Claim) -> str:
 def claim_line(c: Claim) -> str:
     verdict = c.verdict.value if c.verdict else "unverified"
     flag = " · ungrounded (no cited step shows it)" if c.grounded is False else ""
-    return f"[{verdict}] {claim_subject(c)}: {claim_values(c)}{flag}"
+    refuted = f" · {c.refutation}" if c.refutation else ""
+    return f"[{verdict}] {claim_subject(c)}: {claim_values(c)}{flag}{refuted}"
+
+
+_DATE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2}(?::\d{2})?)?")
+# a number as written in prose: 1,785 / -0.111 / 13.4% (not part of an identifier, a date or 1.1e-06)
+_NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w.]*\w)")
+CHECKED = (ValidationStatus.confirmed, ValidationStatus.adjusted, ValidationStatus.rejected)
+
+
+def _close(written: str, x: float, v: float) -> bool:
+    """x, as written (to its decimals), equals v rounded, or within 0.6% of it."""
+    decimals = len(written.rstrip("%").split(".")[1]) if "." in written else 0
+    return abs(x - v) <= 0.5 * 10 ** -decimals + 1e-9 or abs(x - v) <= 0.006 * abs(v)
+
+
+def _checked_values(i: Insight) -> list[float]:
+    """The numbers the warehouse re-derived for the insight: each checked claim's values, claimed and
+    verified, and their change, ratio and difference."""
+    out: list[float] = []
+    for c in i.claims:
+        if c.verdict not in CHECKED:
+            continue
+        pairs = [(c.value, c.baseline_value), (c.verified_value, c.verified_baseline_value)]
+        for v, b in pairs:
+            out += [x for x in (v, b) if x is not None]
+            if v is not None and b is not None:
+                out += [v - b, b - v] + ([v / b, (v - b) / b, (b - v) / b] if b else [])
+    return out
+
+
+def unchecked_numbers(i: Insight) -> list[str]:
+    """The numbers of the insight's headline and text that no checked claim states (as written)."""
+    checked = _checked_values(i)
+    text = _DATE.sub(" ", f"{i.name} {i.description}")
+    # numbers that define what is measured (level 42, the top 5%, a threshold) are not measurements
+    defs = " ".join([i.segment or ""] + [f"{c.segment} {c.segment_sql} {c.baseline} {c.baseline_sql} {c.period} "
+                                         f"{c.period_sql}" for c in i.claims])
+    defined = {float(t.rstrip("%").replace(",", "")) for t in re.findall(r"-?\d+(?:\.\d+)?%?", _DATE.sub(" ", defs))}
+    out = []
+    for tok in _NUMBER.findall(text):
+        try:
+            x = float(tok.rstrip("%").replace(",", ""))
+        except ValueError:
+            continue
+        if x in defined:
+            continue
+        scales = (100.0,) if tok.endswith("%") else (1.0, 100.0)  # 14% or 0.14 for a fraction 0.14
+        if not any(_close(tok, abs(x), abs(v) * k) for k in scales for v in checked):
+            out.append(tok)
+    return list(dict.fromkeys(out))
 
 
 def insight_notes(i: Insight) -> list[str]:
-    """Flags of the insight as a whole (ungrounded numbers, merged findings)."""
+    """Flags of the insight as a whole (ungrounded numbers, merged findings, numbers nobody re-derived)."""
     notes = []
+    if not any(c.verdict in CHECKED for c in i.claims):
+        notes.append("no number of this insight was re-derived in the warehouse")
+    elif rest := unchecked_numbers(i):
+        notes.append(f"not re-derived in the warehouse: {', '.join(rest)}")
     if i.ungrounded:
         notes.append("ungrounded: a number traces to no cited step's result")
     if i.also_relevant_to:
@@ -52,3 +108,22 @@ def insight_notes(i: Insight) -> list[str]:
     if i.affected_count is not None:
         notes.append(f"affected counts {i.affected_entity or 'an unstated entity'}")
     return notes
+
+
+def checked_summary(insights: list[Insight]) -> str:
+    """What the warehouse checked in a run, in one line."""
+    claims = [c for i in insights for c in i.claims if c.verdict is not None]
+    checked = [c for c in claims if c.verdict in CHECKED]
+    by = {v: sum(1 for c in checked if c.verdict == v) for v in CHECKED}
+    none = sum(1 for i in insights if not any(c.verdict in CHECKED for c in i.claims))
+    partly = sum(1 for i in insights if any(c.verdict in CHECKED for c in i.claims) and unchecked_numbers(i))
+    out = (f"Re-derived in the warehouse: {len(checked)} numbers of {len(insights) - none} insights "
+           f"({by[ValidationStatus.confirmed]} confirmed, {by[ValidationStatus.adjusted]} adjusted, "
+           f"{by[ValidationStatus.rejected]} rejected)")
+    if len(claims) > len(checked):
+        out += f"; {len(claims) - len(checked)} could not be checked"
+    if none:
+        out += f"; {none} insight{'s' if none != 1 else ''} with no number checked"
+    if partly:
+        out += f"; {partly} with numbers in the text not re-derived (listed under each)"
+    return out + "."

@@ -24,7 +24,7 @@ import pandas as pd
 from ..models import DiscoveryResult, ExplorationStep, Insight, ValidationStatus
 from ..pii import MASK
 from ..validate.compare import AFFECTED
-from .claims import claim_line, claim_subject, insight_notes
+from .claims import checked_summary, claim_line, claim_subject, insight_notes
 from .markdown import SEVERITY_ORDER, links
 
 MAX_BARS = 25
@@ -36,7 +36,7 @@ BADGES = {
     ValidationStatus.adjusted: ("adjusted", "warn"),
     ValidationStatus.rejected: ("rejected", "bad"),
     ValidationStatus.error: ("not verified", "bad"),
-    ValidationStatus.not_verifiable: ("no count to verify", "muted"),
+    ValidationStatus.not_verifiable: ("no number checked", "muted"),
 }
 
 
@@ -292,6 +292,7 @@ _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined
  <div class="tile"><div class="n">{{ confirmed }}/{{ verifiable }}</div><div class="l">counts confirmed</div></div>
  <div class="tile"><div class="n">{{ r.recommendations|length }}</div><div class="l">recommendations</div></div>
 </div>
+<p class="meta">{{ checked }}</p>
 {% if r.errors %}<div class="errors"><b>Errors</b><ul>{% for e in r.errors %}<li>{{ e }}</li>{% endfor %}</ul></div>{% endif %}
 <nav>{% for area, items in areas %}<a href="#area-{{ area }}">{{ area }} ({{ items|length }})</a>{% endfor %}
  <a href="#recommendations">recommendations</a></nav>
@@ -377,8 +378,11 @@ def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep]) -> str:
             sql += [(f"Re-derivation SQL: {claim_subject(cl)}", cl.query) for cl in i.claims
                     if cl.query and (v is None or cl.query != v.query)]
             check = ""
+            if v is not None and v.refutation and v.status in (ValidationStatus.confirmed,
+                                                                ValidationStatus.adjusted):
+                check = v.refutation + (" · " if v.verified_count is not None else "")
             if v is not None and v.verified_count is not None:
-                check = f"warehouse count {v.verified_count:,}"
+                check += f"warehouse count {v.verified_count:,}"
                 if v.claimed_count is not None and v.claimed_count != v.verified_count:
                     check += f" (claimed {v.claimed_count:,})"
             cards.append({"insight": i, "n": n, "spec": spec, "sql": sql, "recs": recs_for.get(i.id, []),
@@ -389,6 +393,7 @@ def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep]) -> str:
     verifiable = [i for i in r.insights if i.validation and i.validation.status != ValidationStatus.not_verifiable]
     return _TEMPLATE.render(
         r=r, areas=cards_by_area, severities=severities, verifiable=len(verifiable),
+        checked=checked_summary(r.insights),
         confirmed=sum(1 for i in verifiable if i.validation.status == ValidationStatus.confirmed),
         recs=sorted(r.recommendations, key=lambda x: (x.priority, x.id)),
         specs_json=_script_json(specs), bundle=_vega_bundle().replace("</script", "<\\/script"),

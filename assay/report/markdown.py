@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..models import DiscoveryResult, Insight, ValidationStatus
-from .claims import claim_line, insight_notes
+from .claims import checked_summary, claim_line, insight_notes
 
 BADGE = {
     ValidationStatus.confirmed: "✅ confirmed",
     ValidationStatus.adjusted: "🟠 adjusted",
     ValidationStatus.rejected: "❌ rejected",
     ValidationStatus.error: "⚠️ not verified (error)",
-    ValidationStatus.not_verifiable: "➖ no count to verify",
+    ValidationStatus.not_verifiable: "➖ no number checked",
 }
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
@@ -26,6 +26,8 @@ def validation_line(i: Insight) -> str:
     if v is None:
         return "unverified"
     badge = BADGE[v.status]
+    if v.refutation and v.status in (ValidationStatus.confirmed, ValidationStatus.adjusted):
+        badge = f"{badge}, {_md(v.refutation)}"
     if v.status == ValidationStatus.adjusted:
         return f"{badge}: claimed {v.claimed_count:,}, warehouse says {v.verified_count:,}"
     if v.status in (ValidationStatus.confirmed, ValidationStatus.rejected) and v.verified_count is not None:
@@ -53,7 +55,7 @@ def render_markdown(r: DiscoveryResult) -> str:
     if r.errors:
         out += ["", "> **Errors**"] + [f"> - {_md(e)}" for e in r.errors]
     recs_for, by_area = links(r)
-    out += ["", "## Insights"]
+    out += ["", "## Insights", "", f"_{checked_summary(r.insights)}_"]
     if not r.insights:
         out.append("_No insights._")
     for area in sorted(by_area):

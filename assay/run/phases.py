@@ -29,6 +29,7 @@ from ..models import (
 from ..recommend import recommend
 from ..schema.catalog import join_hints, render_catalog
 from ..schema.discovery import discover_schema, schema_cache_key
+from ..validate.refute import Refuter, refute_insight
 from ..validate.verify import Verifier
 from .analyst import STATISTICAL_NOTE
 from .session import RunSession
@@ -174,8 +175,10 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False) ->
         s.store.update_run(s.run_id, phase=Phase.validation)
         verifier = Verifier(llm=s.llm, executor=s.executor, steps=by_no, catalog=s.run.catalog,
                             provider=s.provider())
+        refuter = Refuter(s.executor, s.tables)
         for ins in insights:
             ins.validation = verifier.verify(ins)
+            ins.validation.refutation = refute_insight(refuter, ins)
         log.usage = log.usage.add(verifier.usage)
         s.bump({"llm_calls": verifier.calls, "input_tokens": verifier.usage.input_tokens,
                 "output_tokens": verifier.usage.output_tokens, "cached_tokens": verifier.usage.cached_tokens})

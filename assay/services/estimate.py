@@ -20,7 +20,7 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
     from ..estimate import calibrate, estimate
     from ..recommend import recommendation_prompt
     from ..stats.planner import Planner
-    from ..stats.portable import portable
+    from ..stats.portable import portable, quote as duckdb_quote
 
     settings = settings or load_settings()
     store = open_store(settings)
@@ -43,7 +43,7 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
     try:
         tables = discover_schema(store, project, wh)
         catalog = render_catalog(tables).text
-        planner = Planner(tables, wh.quote, [k for a in pack.areas for k in a.keywords])
+        planner = Planner(tables, duckdb_quote, [k for a in pack.areas for k in a.keywords])  # generated SQL is DuckDB's
         costs = [c for t in planner.ranked_tables()
                  if (c := wh.explain_cost(portable(planner.profile_probe(t).sql, wh.dialect))) is not None]
         kind = project.warehouse.kind

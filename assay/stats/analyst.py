@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from ..digest import to_frame
-from ..models import AnalysisArea, ExplorationStep, Insight, Severity
+from ..models import AnalysisArea, Claim, ExplorationStep, Insight, Severity
 from ..analysis.picker import area_query
 from . import detectors as D
-from .portable import portable
+from .claims import candidate_claims
+from .portable import portable, quote
 
 MAX_INSIGHTS_PER_AREA = 5
 MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what it found
@@ -38,7 +39,7 @@ def _lock(run_id: str) -> threading.Lock:
 
 def _ref(s, fqn: str) -> str:
     schema, name = fqn.split(".", 1)
-    return f"{s.warehouse.quote(schema)}.{s.warehouse.quote(name)}"
+    return f"{quote(schema)}.{quote(name)}"  # generated SQL is DuckDB's, transpiled by portable()
 
 
 def _frame(s, step: ExplorationStep) -> pd.DataFrame | None:
@@ -173,6 +174,127 @@ def _fact_keys(c: D.Candidate) -> set:
     return keys
 
 
+def volume_trend(c: D.Candidate) -> bool:
+    """A steady trend of a monthly row count or of the active entities (not of a measure)."""
+    if c.kind != "trend":
+        return False
+    measure = c.measure
+    if not measure:  # the series detector states its measure only in the text it is matched by
+        parts = c.area_text.split()
+        measure = parts[1] if len(parts) == 3 and parts[2] == "trend" else ""
+    return measure in ("n", "entities")
+
+
+_OUTLIER_KINDS = ("outlier_segment", "mean_outlier", "retention_drop", "funnel_drop", "funnel_gain")
+
+
+def fold_spreads_into_outliers(cands: list[D.Candidate]) -> list[D.Candidate]:
+    """A spread effect whose highest or lowest group is a segment already reported as an outlier of the
+    same table (whatever its measure) is that segment seen through another measure: one finding. It
+    is folded into the outlier's insight as a supporting line, not reported twice ("level 42 has the
+    lowest moves left" next to "level 42 has a much lower win rate")."""
+    outliers = {(c.table, c.segment): c for c in cands if c.kind in _OUTLIER_KINDS and c.segment}
+    out = []
+    for c in cands:
+        host = next((outliers[(c.table, g)] for g in c.groups if (c.table, g) in outliers), None) \
+            if c.kind == "group_effect" else None
+        if host is None:
+            out.append(c)
+            continue
+        host.indicators = list(host.indicators) + [f"also: {c.name}"]
+        host.description = f"{host.description} Also: {c.name}."
+    return out
+
+
+_DIRECTION = re.compile(r"\b(lower|higher)\b")
+
+
+def _outlier_group(c: D.Candidate) -> tuple | None:
+    """Outlier segments of one measure and dimension in one direction are one finding."""
+    if c.kind not in ("outlier_segment", "mean_outlier") or not c.segment or "=" not in c.segment:
+        return None
+    m = _DIRECTION.search(c.name)
+    return (c.kind, c.table, c.measure, c.segment.split("=", 1)[0], m.group(1) if m else "") if m else None
+
+
+def _count_sql_for(segments: list[D.Candidate]) -> str | None:
+    """The count query of several segments of one dimension: the first's, with ``dim = v`` widened to
+    ``dim IN (v1, v2, ...)``; None when it does not have that form."""
+    import sqlglot
+    from sqlglot import exp
+
+    first = segments[0]
+    dim = first.segment.split("=", 1)[0]
+    values = [c.segment.split("=", 1)[1] for c in segments]
+    try:
+        tree = sqlglot.parse_one(first.count_sql or "", read="duckdb")
+    except Exception:
+        return None
+    hit = [e for e in tree.find_all(exp.EQ) if isinstance(e.this, exp.Column) and e.this.name == dim
+           and isinstance(e.expression, exp.Literal) and str(e.expression.this) == values[0]]
+    if len(hit) != 1:
+        return None
+    lit = hit[0].expression
+    lits = [exp.Literal(this=v, is_string=lit.is_string) for v in values]
+    hit[0].replace(exp.In(this=hit[0].this.copy(), expressions=lits))
+    return tree.sql(dialect="duckdb")
+
+
+def merge_segment_outliers(cands: list[D.Candidate]) -> tuple[list[D.Candidate], dict[int, list[D.Candidate]]]:
+    """Several segments far from the rest on one measure, in one direction, are one finding ("furniture
+    and electronics have a much higher average unit price"): the best keeps its place and names them
+    all, its count covers them all. Returns the candidates and, per merged one, its members."""
+    groups: dict[tuple, list[D.Candidate]] = {}
+    for c in cands:
+        if (k := _outlier_group(c)) is not None:
+            groups.setdefault(k, []).append(c)
+    members: dict[int, list[D.Candidate]] = {}
+    out = []
+    for c in cands:
+        k = _outlier_group(c)
+        g = groups.get(k) if k is not None else None
+        if not g or len(g) == 1:
+            out.append(c)
+            continue
+        if c is not g[0]:
+            continue
+        count_sql = _count_sql_for(g)
+        if count_sql is None:
+            out.extend(g)
+            groups.pop(k)
+            continue
+        segs = [x.segment.split("=", 1)[1] for x in g]
+        named = ", ".join(segs[:-1]) + f" and {segs[-1]}"
+        merged = D.Candidate(**{**asdict(c), "indicators": [i for x in g for i in x.indicators if not i.startswith("unit:")]
+                                + [i for i in c.indicators if i.startswith("unit:")]})
+        merged.name = re.sub(rf"^{re.escape(segs[0])} has ", f"{named} have ", c.name)
+        merged.description = " ".join(x.description for x in g)
+        merged.count_sql = count_sql
+        merged.affected = None
+        merged.effect = max(x.effect for x in g)
+        merged.area_text = " ".join(x.area_text for x in g)
+        members[id(merged)] = g
+        out.append(merged)
+    return out, members
+
+
+def _claims(s, c: D.Candidate, steps: dict[int, ExplorationStep], frames: dict) -> list[Claim]:
+    """The candidate's headline number as a claim with its generated SQL (see ``claims``)."""
+    step = steps.get(c.step)
+    if step is None:
+        return []
+    if c.step not in frames:
+        df = _frame(s, step)
+        if df is not None and "month" in df:
+            df["month"] = pd.to_datetime(df["month"])
+        frames[c.step] = df
+    try:
+        return candidate_claims(c, step, frames[c.step], s.warehouse.dialect)
+    except Exception as exc:  # one odd result must not sink the area: its count is still checked
+        s.store.log_candidate_error(s.run_id, c.step, f"claim: {type(exc).__name__}: {exc}")
+        return []
+
+
 def _count(s, sql: str | None) -> int | None:
     if not sql:
         return None
@@ -203,7 +325,7 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
         scored = D.score(cands)
         for c in scored:
             c.affected = _count(s, c.count_sql)
-        scored = drop_artifact_echoes(_dedupe(scored))
+        scored = fold_spreads_into_outliers(drop_artifact_echoes(_dedupe(scored)))
         areas = assign_areas(s, scored)
         s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)], area_ids)
         return scored, areas
@@ -311,6 +433,9 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
     findings = [c for c in mine if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
     if not goal:  # unasked, a spread effect must be large to be worth a line
         findings = [c for c in findings if c.kind != "group_effect" or c.effect >= D.MIN_UNASKED_EFFECT]
+        # ...and how many rows (or active entities) a month holds describes the data's volume, usually the
+        # base growing: a finding when a goal asks about it, as a spread is
+        findings = [c for c in findings if not volume_trend(c)]
     # small reference tables (airports, products) describe the catalogue, not the question
     findings = [c for c in findings if not (c.catalogue and (goal or c.kind == "group_effect"))]
     if goal:
@@ -321,15 +446,21 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
                                                         and c.relevance >= D.NO_EFFECT_RELEVANT], MAX_NO_EFFECT)
         nulls = merge_no_effects(nulls)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
+    findings, members = merge_segment_outliers(findings)
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
+    steps = {st.step: st for st in s.store.steps(s.run_id)}
+    frames: dict = {}
     insights = []
     for n, c in enumerate(mine, start=1):
+        if id(c) in members and c.affected is None:
+            c.affected = _count(s, c.count_sql)
         count = c.affected
+        claims = [x for m in members.get(id(c), [c]) for x in _claims(s, m, steps, frames)]
         insights.append(Insight(
             id=f"{area.id}-{n}", area=area.id, name=c.name, description=c.description,
             severity=Severity(D.severity(c, goal=bool(goal))), affected_count=count, risk_score=round(c.effect, 3),
             confidence=round(max(0.0, min(1.0, 1 - c.q_value)), 3), indicators=c.indicators,
-            source_steps=[c.step], segment=c.segment,
+            source_steps=[c.step], segment=c.segment, claims=claims,
             verification_sql=portable(c.count_sql, s.warehouse.dialect) if c.count_sql else None,
         ))
     return insights

@@ -17,7 +17,7 @@ from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
 from .detectors import MIN_BEHAVIOUR_ROWS
 from . import columns as C
-from .portable import portable
+from .portable import portable, quote
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
@@ -719,7 +719,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     keywords = [k for a in s.pack.areas for k in a.keywords]
     if goal:  # the whole question, not only the pack's first words
         keywords += [k for k in goal_keywords(goal, limit=64) if k not in keywords]
-    planner = Planner(s.tables, s.warehouse.quote, keywords, goal=goal,
+    planner = Planner(s.tables, quote, keywords, goal=goal,
                       embed=s.embedder.embed if goal else None)
     dialect = s.warehouse.dialect
     done_sql = {st.query for st in prior}

@@ -30,6 +30,24 @@ def atoms(tree: exp.Expression) -> set[tuple]:
     return {a for n in tree.find_all(*_ATOMS) if (a := _atom(n)) is not None}
 
 
+def where_of(sql: str | None, dialect: str | None = None) -> str:
+    """The WHERE condition of a query's outermost SELECT, as SQL ("" when it has none)."""
+    try:
+        tree = sqlglot.parse_one(sql or "", read=dialect)
+    except Exception:
+        return ""
+    sel = _select_of(tree)
+    for _ in range(4):  # count(*) FROM (SELECT ... WHERE ...) AS x: the inner query's conditions
+        if sel is None:
+            return ""
+        where = sel.args.get("where")
+        if where is not None:
+            return where.this.sql(dialect=dialect)
+        src = sel.args.get("from_") or sel.args.get("from")
+        sel = _select_of(src.this) if src is not None else None
+    return ""
+
+
 def _condition(text: str, dialect: str | None) -> exp.Expression | None:
     try:
         return sqlglot.parse_one(f"SELECT 1 WHERE {text}", read=dialect)
@@ -55,3 +73,151 @@ def missing_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
         if not atoms(cond) <= have:
             out.append(f"{name} ({text})")
     return out
+
+
+# --- where a condition applies: the whole metric, or one side of it -------------------------------
+
+def _select_of(node: exp.Expression | None) -> exp.Select | None:
+    while isinstance(node, exp.Subquery):
+        node = node.this
+    return node if isinstance(node, exp.Select) else None
+
+
+def _ctes(tree: exp.Expression) -> dict[str, exp.Select]:
+    out: dict[str, exp.Select] = {}
+    for cte in tree.find_all(exp.CTE):
+        sel = _select_of(cte.this)
+        if sel is not None and cte.alias:
+            out[cte.alias.lower()] = sel
+    return out
+
+
+def _sources(sel: exp.Select, ctes: dict[str, exp.Select]) -> list[exp.Select]:
+    """The SELECTs a query reads its rows from (FROM and JOIN subqueries, CTEs referenced by name)."""
+    out = []
+    src = sel.args.get("from_") or sel.args.get("from")  # the key changed name across sqlglot versions
+    nodes = ([src.this] if src is not None else []) + [j.this for j in sel.args.get("joins") or []]
+    for n in nodes:
+        if isinstance(n, exp.Table) and n.name.lower() in ctes:
+            out.append(ctes[n.name.lower()])
+        elif (inner := _select_of(n)) is not None:
+            out.append(inner)
+    return out
+
+
+def _row_bound(sel: exp.Select, ctes: dict[str, exp.Select], depth: int = 0) -> set[tuple]:
+    """The comparisons that bound every row a SELECT aggregates: its WHERE, HAVING, QUALIFY and join
+    conditions, and those of the queries it reads from."""
+    out: set[tuple] = set()
+    for key in ("where", "having", "qualify"):
+        if (node := sel.args.get(key)) is not None:
+            out |= atoms(node)
+    for j in sel.args.get("joins") or []:
+        if (on := j.args.get("on")) is not None:
+            out |= atoms(on)
+    if depth < 6:
+        for inner in _sources(sel, ctes):
+            out |= _row_bound(inner, ctes, depth + 1)
+    return out
+
+
+def _leaves(node: exp.Expression):
+    """The computations an output column is made of: aggregates (with their FILTER), windows and
+    scalar subqueries; bare column references when it aggregates nothing."""
+    if isinstance(node, (exp.Filter, exp.AggFunc, exp.Window, exp.Subquery)):
+        yield node
+        return
+    if isinstance(node, exp.Column):
+        yield node
+        return
+    for child in node.iter_expressions():
+        yield from _leaves(child)
+
+
+def _bounded(node: exp.Expression, need: set[tuple], sel: exp.Select, ctes: dict[str, exp.Select],
+             depth: int = 0) -> bool:
+    """Does ``need`` restrict every computation of the output expression ``node`` of ``sel``?"""
+    need = need - _row_bound(sel, ctes)
+    if not need or depth > 6:
+        return True
+    for leaf in _leaves(node):
+        if isinstance(leaf, exp.Subquery):
+            inner = _select_of(leaf)
+            if inner is None or not all(_bounded(e.unalias(), need, inner, ctes, depth + 1)
+                                        for e in inner.expressions):
+                return False
+        elif isinstance(leaf, exp.Column):
+            # a column of a source query: bounded when its definition there is; a base table's value
+            # outside any aggregate is bounded by the row conditions only, which were not enough
+            defs = [(src, e) for src in _sources(sel, ctes) for e in src.expressions
+                    if e.alias_or_name.lower() == leaf.name.lower()]
+            if not defs or not all(_bounded(e.unalias(), need, src, ctes, depth + 1) for src, e in defs):
+                return False
+        elif not need <= atoms(leaf):
+            return False
+    return True
+
+
+def _outputs(tree: exp.Expression) -> dict[str, exp.Expression]:
+    sel = _select_of(tree)
+    if sel is None:
+        return {}
+    return {e.alias_or_name.lower(): e.unalias() for e in sel.expressions}
+
+
+def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = None,
+                       metric: str | None = None) -> list[str]:
+    """Conditions applied to the wrong part of the computation. The period bounds the whole metric
+    (numerator and denominator, segment and baseline): a query that filters only the numerator by it
+    computes another number. The segment's condition bounds the whole ``segment_value`` column and
+    the baseline's the whole ``baseline_value`` column (a rate's numerator and denominator, an
+    average's sum and count), except for a share, whose whole is not the segment, and a ratio to the
+    stated baseline (no baseline_value column): there the condition must reach its column. A query of another shape (a UNION, columns not named so) is
+    not held against the claim."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:
+        return []
+    sel = _select_of(tree)
+    if sel is None:
+        return []
+    ctes = _ctes(tree)
+    outs = _outputs(tree)
+    named = {k: v for k, v in outs.items() if k in ("segment_value", "baseline_value")}
+    out = []
+    period = stated.get("period")
+    if period and period.strip() and (cond := _condition(period, dialect)) is not None:
+        need = atoms(cond)
+        if need and not all(_bounded(e, need, sel, ctes) for e in (named or outs).values()):
+            out.append(f"period ({period}) applied to part of the metric only: it must bound all of it")
+    for side, column in (("segment", "segment_value"), ("baseline", "baseline_value")):
+        text = stated.get(side)
+        if not text or not text.strip() or column not in named or (cond := _condition(text, dialect)) is None:
+            continue
+        need = atoms(cond)
+        if not need:
+            continue
+        # a share's whole is not its segment; nor is a rate's whose baseline is its denominator (a
+        # stated baseline with no baseline_value: "1 - players at level 5 / players at level 4")
+        ratio_to_baseline = side == "segment" and bool((stated.get("baseline") or "").strip()) \
+            and "baseline_value" not in named
+        if metric == "share" or ratio_to_baseline:
+            if not (need - _row_bound(sel, ctes)) <= _reach(named[column], sel, ctes):
+                out.append(f"{side} ({text}) not applied to {column}")
+        elif not _bounded(named[column], need, sel, ctes):
+            out.append(f"{side} ({text}) applied to part of {column} only: it must bound all of it")
+    return out
+
+
+def _reach(node: exp.Expression, sel: exp.Select, ctes: dict[str, exp.Select]) -> set[tuple]:
+    """Every comparison that touches some computation of an output column."""
+    reach = atoms(node)
+    for leaf in _leaves(node):
+        if isinstance(leaf, exp.Subquery) and (inner := _select_of(leaf)) is not None:
+            reach |= _row_bound(inner, ctes)
+        elif isinstance(leaf, exp.Column):
+            for s in _sources(sel, ctes):
+                e = next((e for e in s.expressions if e.alias_or_name.lower() == leaf.name.lower()), None)
+                if e is not None:
+                    reach |= atoms(e) | _row_bound(s, ctes)
+    return reach

@@ -122,6 +122,11 @@ def ground_insight(insight: Insight, steps: dict[int, ExplorationStep]) -> bool:
     when any number traces to nothing. Returns True when every number is grounded."""
     ok = True
     for c in insight.claims:
+        if c.verification_sql:
+            # computed by code from the step's stored rows with its own query (the statistical analyst):
+            # grounded by construction; the warehouse re-runs that query
+            c.grounded, c.ungrounded_numbers = True, []
+            continue
         if ground_claim(c, steps, insight.source_steps):
             ok = False
     if insight.affected_count is not None and insight.verification_sql is None:

@@ -30,7 +30,7 @@ from ..models import (
 )
 from ..schema.provider import SchemaProvider
 from .compare import AFFECTED, judge, worst
-from .conditions import missing_conditions
+from .conditions import missing_conditions, partial_conditions, where_of
 from .entity import entity_of_sql, normalize_entity
 from .grounding import ground_claim, ground_insight
 
@@ -129,7 +129,9 @@ Write ONE SQL query that returns a single row with the columns:
 - segment_value: the metric computed on the segment (its condition is given in words and as SQL),
 - baseline_value: the same metric computed on the baseline (leave this column out when there is no baseline).
 Apply the stated segment_sql, baseline_sql and period_sql conditions as they are written (table qualifiers may be
-added); keep to the stated period. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
+added); the period bounds the whole computation (numerator and denominator, segment and baseline), and
+the segment's condition bounds all of segment_value (a rate's numerator and denominator), the baseline's all of
+baseline_value; a share's whole is the period's rows, not the segment's. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
 For a change, segment_value is the metric in the later period and baseline_value in the earlier one.
 Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for order items or events).
 Adapt one of the source queries below: their columns exist.
@@ -191,12 +193,22 @@ class Verifier:
             return None
         if any(c.metric == MetricKind.count and c.value is not None and round(c.value) == n for c in insight.claims):
             return None
-        first = insight.claims[0] if insight.claims else Claim()
-        entity = insight.affected_entity or first.entity
-        claim = Claim(metric=MetricKind.count, measure=AFFECTED,
-                      entity=entity, segment=first.segment or insight.segment or "", segment_sql=first.segment_sql,
-                      period=first.period, period_sql=first.period_sql, value=float(n), source_steps=list(first.source_steps),
-                      verification_sql=insight.verification_sql)
+        if insight.verification_sql:
+            # the count's own query defines its population: its conditions, not another claim's
+            entity = insight.affected_entity or entity_of_sql(insight.verification_sql)
+            claim = Claim(metric=MetricKind.count, measure=AFFECTED, entity=entity, segment=insight.segment or "",
+                          segment_sql=where_of(insight.verification_sql, self.executor.warehouse.dialect),
+                          value=float(n), source_steps=list(insight.source_steps),
+                          verification_sql=insight.verification_sql)
+        else:
+            # the population the insight is about: the claim that counts the same entity, else its headline claim
+            entity = insight.affected_entity or (insight.claims[0].entity if insight.claims else None)
+            same = [c for c in insight.claims if entity and normalize_entity(c.entity) == normalize_entity(entity)]
+            first = (same or insight.claims or [Claim()])[0]
+            claim = Claim(metric=MetricKind.count, measure=AFFECTED, entity=entity,
+                          segment=first.segment or insight.segment or "", segment_sql=first.segment_sql,
+                          period=first.period, period_sql=first.period_sql, value=float(n),
+                          source_steps=list(first.source_steps))
         if not insight.verification_sql:  # the statistical analyst computed its count by SQL, not from a step
             ground_claim(claim, self.steps, insight.source_steps)
         return claim
@@ -248,6 +260,8 @@ class Verifier:
         the stated entity when the query plainly counts another one."""
         dialect = self.executor.warehouse.dialect
         missing = missing_conditions(sql, stated, dialect)
+        if not missing:  # every condition is there: each must also restrict what it defines
+            missing = partial_conditions(sql, stated, dialect, claim.metric.value)
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
             if counted is not None and counted != normalize_entity(claim.entity):

@@ -7,7 +7,18 @@ from ..models import TableInfo, WarehouseConfig
 from .base import QueryResult, Warehouse
 from .guard import SQLGuard
 
-KINDS = ("duckdb", "postgres", "snowflake")
+KINDS = ("duckdb", "postgres", "snowflake", "mysql", "redshift", "bigquery", "databricks", "mssql")
+
+# kind -> (module, class) of the adapters that take the whole WarehouseConfig
+_ADAPTERS = {
+    "postgres": ("postgres", "PostgresWarehouse"),
+    "snowflake": ("snowflake", "SnowflakeWarehouse"),
+    "mysql": ("mysql", "MySQLWarehouse"),
+    "redshift": ("redshift", "RedshiftWarehouse"),
+    "bigquery": ("bigquery", "BigQueryWarehouse"),
+    "databricks": ("databricks", "DatabricksWarehouse"),
+    "mssql": ("mssql", "MSSQLWarehouse"),
+}
 
 
 def open_warehouse(cfg: WarehouseConfig) -> Warehouse:
@@ -19,14 +30,11 @@ def open_warehouse(cfg: WarehouseConfig) -> Warehouse:
             raise ConfigError("warehouse.settings.path: required for duckdb")
         return DuckDBWarehouse(path, schemas=cfg.schemas, timeout_s=cfg.statement_timeout_s,
                                memory_limit_mb=cfg.memory_limit_mb, threads=cfg.settings.get("threads"))
-    if cfg.kind == "postgres":
-        from .postgres import PostgresWarehouse
+    if cfg.kind in _ADAPTERS:
+        import importlib
 
-        return PostgresWarehouse(cfg)
-    if cfg.kind == "snowflake":
-        from .snowflake import SnowflakeWarehouse
-
-        return SnowflakeWarehouse(cfg)
+        module, cls = _ADAPTERS[cfg.kind]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)(cfg)
     raise ConfigError(f"warehouse.kind: unknown warehouse {cfg.kind!r} (valid: {', '.join(KINDS)})")
 
 

@@ -111,7 +111,80 @@ array_construct array_size array_contains array_slice array_to_string array_comp
 array_flatten to_array to_object to_variant as_varchar as_number as_integer typeof is_null_value
 strtok_to_array array_position array_append array_cat uniform normal
 """
-
+_MYSQL = """
+std group_concat json_arrayagg json_objectagg bit_count
+truncate rand conv crc32 log2 div
+lcase ucase substring_index locate instr mid space field find_in_set elt strcmp soundex hex unhex
+sha sha1 sha2 format char
+curdate curtime date_format date_add date_sub adddate subdate datediff timestampdiff timestampadd timediff
+addtime subtime year month day dayofmonth dayofweek dayofyear dayname monthname week weekofyear weekday
+yearweek quarter hour minute second microsecond last_day makedate maketime str_to_date from_unixtime
+unix_timestamp to_days from_days to_seconds date time timestamp utc_date utc_time utc_timestamp convert_tz
+period_add period_diff sec_to_time time_to_sec time_format get_format sysdate
+if ifnull isnull convert
+json_extract json_unquote json_length json_keys json_contains json_contains_path json_type json_valid
+json_array json_value json_query json_depth json_search json_merge_patch json_quote
+"""
+_TSQL = """
+count_big stdev stdevp var varp checksum_agg grouping grouping_id approx_count_distinct
+square rand log exp
+len datalength charindex patindex replicate stuff space format quotename str unicode nchar char
+soundex difference string_split string_escape
+getdate getutcdate sysdatetime sysutcdatetime sysdatetimeoffset dateadd datediff datediff_big datepart
+datename datefromparts datetimefromparts datetime2fromparts timefromparts eomonth year month day datetrunc
+date_bucket switchoffset todatetimeoffset isdate
+isnull iif choose try_convert convert try_parse parse isnumeric
+json_value json_query isjson json_modify json_object json_array
+newid
+"""
+_BIGQUERY = """
+countif logical_and logical_or approx_count_distinct approx_quantiles approx_top_count approx_top_sum
+array_concat_agg
+div ieee_divide safe_divide safe_multiply safe_add safe_subtract safe_negate is_nan is_inf range_bucket
+cosh sinh tanh acosh asinh atanh
+byte_length ends_with instr split regexp_contains regexp_extract regexp_extract_all format to_hex
+to_base64 from_base64 sha1 sha256 sha512 farm_fingerprint normalize normalize_and_casefold soundex
+safe_convert_bytes_to_string code_points_to_string to_code_points unicode collate
+current_datetime date datetime timestamp time date_add date_sub date_diff datetime_add datetime_sub
+datetime_diff datetime_trunc timestamp_add timestamp_sub timestamp_diff timestamp_trunc time_add time_sub
+time_diff time_trunc format_date format_datetime format_timestamp format_time parse_date parse_datetime
+parse_timestamp parse_time unix_seconds unix_millis unix_micros unix_date timestamp_seconds timestamp_millis
+timestamp_micros date_from_unix_date last_day generate_date_array generate_timestamp_array generate_array
+if ifnull iff safe_cast
+json_extract json_extract_scalar json_value json_query json_extract_array json_extract_string_array
+json_query_array json_value_array to_json_string parse_json json_type lax_int64 lax_float64 lax_string
+lax_bool int64 float64 bool string
+array_length array_reverse array_concat array_to_string array_first array_last array_slice
+"""
+_DATABRICKS = """
+count_if any_value first last first_value last_value collect_list collect_set array_agg percentile
+percentile_approx approx_percentile approx_count_distinct median mode kurtosis skewness std
+stddev stddev_samp stddev_pop variance var_samp var_pop max_by min_by bool_and bool_or some every
+bround pmod div log2 log1p expm1 cosh sinh tanh hypot rint signum factorial bin hex unhex conv
+lcase ucase instr locate charindex split split_part regexp_extract regexp_extract_all regexp_replace
+regexp_like rlike regexp_count regexp_substr ilike like format_number format_string printf md5 sha sha1 sha2
+crc32 startswith endswith contains base64 unbase64 decode encode btrim char_length len substring_index
+elt mask levenshtein soundex listagg string_agg dayname monthname
+current_date current_timestamp now curdate date_add date_sub datediff date_diff dateadd timestampadd
+timestampdiff date_trunc trunc date_format to_date to_timestamp year month day dayofmonth dayofweek
+dayofyear weekofyear weekday quarter hour minute second last_day next_day add_months months_between
+unix_timestamp from_unixtime to_unix_timestamp make_date make_timestamp make_interval date_part datepart
+date_from_unix_date unix_date timestamp_seconds timestamp_millis from_utc_timestamp to_utc_timestamp
+try_to_timestamp
+if iff ifnull nvl nvl2 nanvl try_cast try_divide try_add try_subtract try_multiply zeroifnull nullifzero
+get_json_object json_tuple from_json to_json schema_of_json json_array_length json_object_keys
+size array_contains array_join element_at array_distinct array_max array_min array_position array_remove
+array_sort sort_array array_union array_intersect array_except arrays_overlap slice flatten sequence
+array_size try_element_at map_keys map_values struct named_struct array map explode posexplode inline
+"""
+_REDSHIFT = """
+getdate sysdate dateadd datediff date_add date_diff add_months months_between last_day next_day
+convert_timezone date_cmp trunc dayname monthname
+nvl nvl2 decode listagg median percentile_cont approximate ratio_to_report
+len charindex strtol strpos btrim
+json_extract_path_text json_extract_array_element_text json_parse is_valid_json is_valid_json_array
+json_serialize
+"""
 
 def _words(*blocks: str) -> frozenset[str]:
     return frozenset(w for b in blocks for w in b.split())
@@ -128,11 +201,29 @@ _ABSENT = {
                      "to_char to_date width_bucket"),
     "postgres": _words("any_value isinf isnan log2"),
     "snowflake": frozenset(),
+    # sqlglot's tsql, bigquery and databricks dialects render several common names in their own words
+    "mysql": _words("btrim every initcap make_date make_time make_timestamp make_interval to_char to_date "
+                    "to_timestamp width_bucket cardinality unnest array_length array_position array_to_string "
+                    "string_to_array array_cat age date_part date_trunc isnan isinf split_part starts_with "
+                    "array_agg string_agg percentile_cont percentile_disc mode bool_and bool_or corr covar_pop "
+                    "covar_samp regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy regr_sxx "
+                    "regr_syy regr_sxy json_extract_path json_extract_path_text to_json json_array_length "
+                    "json_object cbrt gcd lcm trunc any_value strpos initcap regexp_matches regexp_count "
+                    "random overlay btrim chr translate"),
+    "tsql": frozenset(),
+    "bigquery": frozenset(),
+    "databricks": frozenset(),
+    "redshift": _words("regexp_matches make_interval make_time make_timestamp age json_object"),
 }
 ALLOWED: dict[str, frozenset[str]] = {
     "duckdb": (_CORE | _words(_DUCKDB)) - _ABSENT["duckdb"],
     "postgres": (_CORE | _words(_POSTGRES)) - _ABSENT["postgres"],
     "snowflake": (_CORE | _words(_SNOWFLAKE)) - _ABSENT["snowflake"],
+    "mysql": (_CORE | _words(_MYSQL)) - _ABSENT["mysql"],
+    "tsql": (_CORE | _words(_TSQL)) - _ABSENT["tsql"],
+    "bigquery": (_CORE | _words(_BIGQUERY)) - _ABSENT["bigquery"],
+    "databricks": (_CORE | _words(_DATABRICKS)) - _ABSENT["databricks"],
+    "redshift": (_CORE | _words(_POSTGRES, _REDSHIFT)) - _ABSENT["redshift"],
 }
 # Functions that may stand in FROM as a relation (they read no table and produce bounded rows).
 # JSON set-returning readers expand a value of a row they are joined to (LATERAL): as many rows as
@@ -149,6 +240,8 @@ SYNTAX_OK = frozenset({
     "JSONBExtract", "JSONBExtractScalar", "JSONBContains", "ArrayContainsAll", "ArrayOverlaps",
     "ArrayContains", "Bracket", "Collate", "DPipe", "Interval", "Filter", "Unnest", "Extract",
     "StrPosition", "Substring", "Trim", "Overlay", "Cast", "TryCast", "Coalesce", "Nullif",
+    "WeekStart",  # BigQuery's WEEK(MONDAY) date part
+    "ApproxDistinct",  # Redshift's APPROXIMATE COUNT(DISTINCT x); elsewhere it renders as a call, checked by name
 })
 _HINT = ("use aggregates (count, sum, avg, min, max, percentile_cont, ...), window functions, string, "
          "date/time, math, casts, CASE/COALESCE and JSON readers")

@@ -97,6 +97,10 @@ MAX_STATEMENT_CHARS = 100_000
 _POSITIONAL = tuple(t for t in (getattr(exp, n, None) for n in ("PositionalColumn", "Parameter", "Placeholder"))
                     if isinstance(t, type))
 
+# MySQL/MariaDB server settings (@@version); user variables (@x, @x := 1) are Parameters, refused below
+_VARIABLES = tuple(t for t in (getattr(exp, n, None) for n in ("SessionParameter",))
+                   if isinstance(t, type))
+
 # Schemas no query may read even if the project allows "everything".
 SYSTEM_SCHEMAS = {
     "information_schema", "pg_catalog", "pg_toast", "sys", "system", "temp", "main.pg_catalog",
@@ -105,6 +109,19 @@ SYSTEM_SCHEMAS = {
 # casts to these run catalog lookups or parsers with external references (XML entities)
 _REFUSED_TYPES = {exp.DataType.Type.USERDEFINED, exp.DataType.Type.XML}
 _SYSTEM_PREFIXES = ("pg_", "duckdb_", "sqlite_", "pragma_")
+# per engine: its own catalog schemas/databases and system-view prefixes (on top of the above)
+_DIALECT_SYSTEM_SCHEMAS = {
+    "mysql": {"mysql", "performance_schema", "sys"},
+    "tsql": {"sys", "master", "msdb", "tempdb", "model", "information_schema"},
+    "bigquery": {"information_schema"},
+    "databricks": {"system", "information_schema", "samples"},
+    "redshift": {"pg_catalog", "pg_automv", "pg_internal"},
+}
+_DIALECT_SYSTEM_PREFIXES = {
+    "bigquery": ("__",),  # __TABLES__, __TABLES_SUMMARY__
+    "redshift": ("stl_", "stv_", "svl_", "svv_", "svcs_", "sys_", "pg_"),
+    "tsql": ("#",),  # temp tables
+}
 # functions PostgreSQL can call in field notation on a whole row (t.to_json), refused without a catalog
 _PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "json_populate_record", "record_out",
                                            "pg_column_size", "pg_typeof", "quote_literal", "quote_nullable"}
@@ -294,6 +311,11 @@ class SQLGuard:
                     check_call(node, self.dialect, in_from=in_from)
                 except FunctionRefused as r:
                     raise GuardRefusal(str(r)) from None
+            if isinstance(node, _VARIABLES):
+                raise GuardRefusal(
+                    f"variables and server settings ({node.sql(dialect=self.dialect)[:30]}) are not allowed; "
+                    "write values as literals"
+                )
             if isinstance(node, _POSITIONAL):
                 raise GuardRefusal(
                     f"positional references and parameters ({node.sql(dialect=self.dialect)[:20]}) are not allowed; "
@@ -361,8 +383,14 @@ class SQLGuard:
             # another database (an ATTACHed DuckDB file, another Snowflake database, ...)
             raise GuardRefusal(f"table {shown} is outside the project's database")
         schema = db or self.default_schema or ""
-        if schema in SYSTEM_SCHEMAS or db in SYSTEM_SCHEMAS or name in SYSTEM_SCHEMAS \
-                or name.startswith(_SYSTEM_PREFIXES):
+        system = SYSTEM_SCHEMAS | _DIALECT_SYSTEM_SCHEMAS.get(self.dialect, set())
+        prefixes = _SYSTEM_PREFIXES + _DIALECT_SYSTEM_PREFIXES.get(self.dialect, ())
+        # BigQuery keeps a dotted path in one quoted name (`dataset.INFORMATION_SCHEMA.TABLES`)
+        parts = {p for x in (name, db, (t.catalog or "").lower()) for p in x.split(".") if p}
+        if isinstance(t.this, exp.Identifier) and (t.this.args.get("temporary") or t.this.args.get("global")):
+            raise GuardRefusal(f"temporary table {shown} is not allowed; read the project's tables")
+        if schema in system or db in system or name in system or parts & system \
+                or any(p.startswith(prefixes) for p in parts - {db, (t.catalog or "").lower()} | {name}):
             raise GuardRefusal(
                 f"system table {shown} is not allowed: the engine's catalog is not queryable; "
                 "use lookup_schema/search_tables (the discovered schema) to learn tables and columns"

@@ -79,6 +79,7 @@ class PostgresWarehouse:
     dialect = "postgres"
     default_schema = "public"
     concurrent_queries = True
+    startup_options = True  # session settings in the startup packet (Redshift refuses them: it SETs instead)
 
     def __init__(self, cfg: WarehouseConfig):
         s = cfg.settings
@@ -87,8 +88,8 @@ class PostgresWarehouse:
         self.memory_limit_mb = cfg.memory_limit_mb
         dsn = s.get("dsn")
         if not dsn and not s.get("host"):
-            raise ConfigError("warehouse.settings: postgres needs dsn or host/dbname/user")
-        password = secrets.resolve(s.get("password_env"), s.get("password_block"), what="postgres",
+            raise ConfigError(f"warehouse.settings: {self.kind} needs dsn or host/dbname/user")
+        password = secrets.resolve(s.get("password_env"), s.get("password_block"), what=self.kind,
                                    required=False)
         self.conninfo = psycopg.conninfo.make_conninfo(
             dsn or "",
@@ -98,8 +99,9 @@ class PostgresWarehouse:
             }.items() if v is not None},
             connect_timeout=int(s.get("connect_timeout", 10)),
             application_name="assay",
-            options=(f"-c default_transaction_read_only=on -c statement_timeout={int(self.timeout_s * 1000)}"
-                     + (f" -c search_path={','.join(cfg.schemas)}" if cfg.schemas else "")),
+            **({"options": (f"-c default_transaction_read_only=on -c statement_timeout={int(self.timeout_s * 1000)}"
+                            + (f" -c search_path={','.join(cfg.schemas)}" if cfg.schemas else ""))}
+               if self.startup_options else {}),
         )
         if self.schemas:
             self.default_schema = self.schemas[0]
@@ -138,7 +140,7 @@ class PostgresWarehouse:
                 self._apply_limits(c)
             except psycopg.OperationalError as exc:
                 msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise WarehouseUnreachable(f"postgres: cannot connect ({msg})") from None
+                raise WarehouseUnreachable(f"{self.kind}: cannot connect ({msg})") from None
             _register_loaders(c)
             self._local.conn = c
             with self._lock:

@@ -3,6 +3,7 @@
 - ``discover-<project>``: a discovery of each registered project, on the project's cron schedule;
   its run form is DiscoveryParams (project, max steps, min steps, areas, estimate only).
 - ``rerun-areas``: re-run some analysis areas of an existing run (RerunParams: run, areas).
+- ``reverify``: re-verify a run's insights against today's warehouse (ReverifyParams: run, insights).
 - ``maintenance``: orphaned step collections and old runs, daily.
 
 Users with work pools deploy the same flows with `prefect deploy --all` (prefect.yaml).
@@ -22,6 +23,7 @@ from assay.store import open_store
 from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 from assay_flows.flows.maintenance import MaintenanceParams, maintenance_flow
 from assay_flows.flows.rerun import rerun_flow
+from assay_flows.flows.reverify import reverify_flow
 
 MAINTENANCE_CRON = "17 3 * * *"
 
@@ -67,6 +69,8 @@ def operations_deployments():
     return [
         rerun_flow.to_deployment(name="rerun-areas", tags=["assay"],
                                  description="Analyse some areas of a finished run again from its exploration"),
+        reverify_flow.to_deployment(name="reverify", tags=["assay"],
+                                    description="Re-verify a run's insights against today's warehouse"),
         maintenance_flow.to_deployment(name="maintenance", tags=["assay"], schedules=[Cron(MAINTENANCE_CRON)],
                                        parameters={"params": MaintenanceParams().model_dump()},
                                        description="Drop orphaned step collections; delete old runs"),

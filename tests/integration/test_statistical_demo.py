@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def test_the_statistical_analyst_finds_the_planted_wall(gaming_statistical, demo_dir):
     _, result = gaming_statistical
@@ -15,3 +17,9 @@ def test_the_statistical_analyst_finds_the_planted_wall(gaming_statistical, demo
     found = [i for i in result.insights if i.segment == "level=42"]
     assert found and abs(found[0].affected_count - wall["affected_count"]) <= 0.2 * wall["affected_count"]
     assert found[0].validation.status.value == "confirmed"
+    # its rate is a claim with generated SQL, re-run in the warehouse, as well as its count
+    rate = next(c for c in found[0].claims if c.metric.value == "rate")
+    assert rate.segment_sql == '"level" = 42' and rate.verdict.value == "confirmed"
+    assert rate.value < 0.1 < rate.baseline_value and rate.verified_value == pytest.approx(rate.value)
+    count = next(c for c in found[0].claims if c.measure == "affected count")
+    assert "42" in count.segment_sql and count.period_sql == ""  # the count's own population

@@ -54,3 +54,75 @@ def test_needs_an_llm(project):
     pinned = project.model_copy(update={"llm": project.llm.model_copy(update={"provider": "none"})})
     with pytest.raises(MissingKey, match="llm.provider is 'none' in the project"):
         ask(open_store(load_settings()), pinned, "q")
+
+
+def _findings_project(project, store, pid="askf"):
+    import datetime as dt
+
+    from assay.models import (DiscoveryResult, DiscoveryRun, Insight, Recommendation, RunStatus, Validation,
+                              ValidationStatus)
+
+    p = project.model_copy(update={"id": pid})
+    store.save_project(p)
+    store.create_run(DiscoveryRun(id=f"feedbeef-{pid}", project_id=pid, status=RunStatus.completed))
+    store.save_result(DiscoveryResult(
+        run_id=f"feedbeef-{pid}", project_id=pid, domain="ecommerce",
+        created_at=dt.datetime(2026, 11, 20, 8, 0, tzinfo=dt.timezone.utc),
+        insights=[
+            Insight(id="I1", area="acquisition", name="Paid customers churn twice as often",
+                    description="Customers acquired through paid channels churned at 31% against 15% for organic.",
+                    affected_count=67, validation=Validation(status=ValidationStatus.confirmed)),
+            Insight(id="I2", area="revenue", name="Electronics revenue fell 18% since July",
+                    description="Monthly electronics revenue dropped from 120k to 98k after July."),
+        ],
+        recommendations=[Recommendation(id="R1", title="Cap paid acquisition spend",
+                                        description="Shift budget from paid social to referral programmes.")],
+    ))
+    return p
+
+
+def test_answer_from_earlier_findings_cites_them_with_run_and_date(project):
+    store = open_store(load_settings())
+    p = _findings_project(project, store)
+    llm = ReplayLLM({"ask": [
+        json.dumps({"search_insights": "churn of paid customers"}),
+        '{"done": true, "summary": "Paid customers churn at 31% against 15% for organic (I1)."}',
+    ]})
+    ans = ask(store, p, "Do paid customers churn more?", llm=llm)
+    system = llm.calls[0].system_text()
+    assert "search_insights" in system and "feedbeef" in system and "2026-11-20" in system
+    result_msg = llm.calls[1].messages[-1].content
+    assert "Paid customers churn twice as often" in result_msg and "confirmed" in result_msg
+    assert ans.sources == "insights" and [h.id for h in ans.cited_insights()] == ["I1"]
+    assert ans.cited() == [] and "run feedbeef, 2026-11-20" in ans.answer and "not re-queried" in ans.answer
+
+
+def test_answer_from_both_and_native_tools(project):
+    from assay.llm.base import LLMResponse, ToolCall
+
+    store = open_store(load_settings())
+    p = _findings_project(project, store, "askf2")
+    script = iter([
+        LLMResponse(tool_calls=[ToolCall(id="a", name="search_insights", args={"query": "paid churn"}),
+                                ToolCall(id="b", name="query", args={"sql": "SELECT count(*) AS n FROM customers "
+                                                                            "WHERE channel = 'paid'",
+                                                                     "purpose": "paid customers today"})]),
+        LLMResponse(tool_calls=[ToolCall(id="c", name="done", args={
+            "summary": "66 paid customers today (step 2); they churn twice as often (I1 of run feedbeef)."})]),
+    ])
+    from assay.llm.scripted import ScriptedLLM
+
+    llm = ScriptedLLM(lambda req: next(script), tools=True)
+    ans = ask(store, p, "How many paid customers, and do they churn?", llm=llm)
+    assert {t.name for t in llm.calls[0].tools} >= {"search_insights", "query"}
+    assert ans.sources == "insights and warehouse" and [s.step for s in ans.cited()] == [2]
+    assert "not re-queried" not in ans.answer
+
+
+def test_no_findings_no_insight_search(project):
+    llm = ReplayLLM({"ask": [json.dumps({"search_insights": "anything"}),
+                             '{"done": true, "summary": "nothing"}']})
+    ans = ask(open_store(load_settings()), project, "q", llm=llm, turns=2)
+    assert "search_insights" not in llm.calls[0].system_text()
+    # the action is refused with a reason naming what is allowed, and costs no warehouse query
+    assert "not available here" in llm.calls[1].messages[-1].content and ans.sources == "nothing"

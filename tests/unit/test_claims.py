@@ -21,7 +21,7 @@ from assay.models import (
     WarehouseConfig,
 )
 from assay.validate.compare import judge, worst
-from assay.validate.conditions import missing_conditions
+from assay.validate.conditions import missing_conditions, partial_conditions
 from assay.validate.entity import entity_of_sql, normalize_entity
 from assay.validate.grounding import ground_claim, ground_insight
 from assay.validate.verify import Verifier
@@ -180,6 +180,60 @@ def test_missing_conditions_ignore_qualifiers_and_literal_forms():
     assert missing_conditions(q, {"baseline": "TRUE", "x": ""}) == []
 
 
+PERIOD = "o.ordered_at >= TIMESTAMP '2026-07-01'"
+SHARE = {"segment": "c.channel = 'email'", "period": PERIOD}
+
+
+@pytest.mark.parametrize("sql, flagged", [
+    # the period on the rows: it bounds both sides of the share
+    ("SELECT count(*) FILTER (WHERE c.channel = 'email') * 1.0 / count(*) AS segment_value FROM orders o "
+     "JOIN customers c USING (customer_id) WHERE o.ordered_at >= TIMESTAMP '2026-07-01'", False),
+    # the period in every aggregate
+    ("SELECT count(*) FILTER (WHERE c.channel = 'email' AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / "
+     "count(*) FILTER (WHERE o.ordered_at >= TIMESTAMP '2026-07-01') AS segment_value FROM orders o "
+     "JOIN customers c USING (customer_id)", False),
+    # scalar subqueries, each bounded
+    ("SELECT (SELECT count(*) FROM orders o JOIN customers c USING (customer_id) WHERE c.channel = 'email' "
+     "AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / (SELECT count(*) FROM orders o WHERE "
+     "o.ordered_at >= TIMESTAMP '2026-07-01') AS segment_value", False),
+    # a CTE that applies the period
+    ("WITH recent AS (SELECT * FROM orders o WHERE o.ordered_at >= TIMESTAMP '2026-07-01') "
+     "SELECT count(*) FILTER (WHERE c.channel = 'email') * 1.0 / count(*) AS segment_value FROM recent "
+     "JOIN customers c USING (customer_id)", False),
+    # the period on the numerator only: the share of ALL orders that are recent email orders
+    ("SELECT count(*) FILTER (WHERE c.channel = 'email' AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / "
+     "count(*) AS segment_value FROM orders o JOIN customers c USING (customer_id)", True),
+    ("SELECT (SELECT count(*) FROM orders o JOIN customers c USING (customer_id) WHERE c.channel = 'email' "
+     "AND o.ordered_at >= TIMESTAMP '2026-07-01') * 1.0 / (SELECT count(*) FROM orders o) AS segment_value", True),
+])
+def test_the_period_must_bound_the_whole_metric(sql, flagged):
+    assert missing_conditions(sql, SHARE) == []  # every condition is somewhere in the query...
+    out = partial_conditions(sql, SHARE, metric="share")
+    assert bool(out) is flagged, out  # ...but only the whole-bounding ones compute the stated share
+    if flagged:
+        assert out[0].startswith("period")
+
+
+def test_a_rate_segment_must_bound_numerator_and_denominator():
+    stated = {"segment": "platform = 'android'", "baseline": "platform = 'ios'", "period": ""}
+    assert partial_conditions(RATE_SQL, stated, metric="rate") == []
+    part = ("SELECT count(*) FILTER (WHERE platform = 'android' AND event_type = 'purchase') * 1.0 / "
+            "count(*) FILTER (WHERE event_type = 'add_to_cart') AS segment_value, "
+            "count(*) FILTER (WHERE platform = 'ios' AND event_type = 'purchase') * 1.0 / "
+            "count(*) FILTER (WHERE platform = 'ios' AND event_type = 'add_to_cart') AS baseline_value FROM events")
+    assert [m.split(" ")[0] for m in partial_conditions(part, stated, metric="rate")] == ["segment"]
+    swapped = RATE_SQL.replace("AS segment_value", "AS tmp").replace("AS baseline_value", "AS segment_value") \
+        .replace("AS tmp", "AS baseline_value")
+    assert len(partial_conditions(swapped, stated, metric="rate")) == 2  # each side computed on the other
+    # a share's whole is not the segment: the segment reaches its column, and that is enough
+    share = "SELECT sum(x) FILTER (WHERE platform = 'android') / sum(x) AS segment_value FROM events"
+    assert partial_conditions(share, {"segment": "platform = 'android'"}, metric="share") == []
+    # a ratio to the stated baseline (a real model's level drop-off: no baseline_value column)
+    drop = ("SELECT 1 - count(DISTINCT player_id) FILTER (WHERE level = 5) * 1.0 / count(DISTINCT player_id) "
+            "FILTER (WHERE level = 4) AS segment_value FROM level_attempts")
+    assert partial_conditions(drop, {"segment": "level = 5", "baseline": "level = 4"}, metric="rate") == []
+
+
 def test_entities():
     assert normalize_entity("Order items") == normalize_entity("order_items") == "order_item"
     assert normalize_entity("customer_id") == normalize_entity("customers") == "customer"
@@ -229,6 +283,21 @@ def test_query_leaving_the_period_out_gets_one_correction_then_error(world):
     assert "does not apply" in ins.claims[0].reasoning
 
 
+def test_query_applying_the_period_to_the_numerator_only_is_an_error(world):
+    """Every stated condition is in the query, but the period filters the numerator only: it computes
+    another metric, which may land near the claimed one by chance; it must not confirm anything."""
+    part = RATE_SQL.replace(" WHERE event_at >= TIMESTAMP '2026-07-01'", "").replace(
+        "platform = 'android' AND event_type = 'purchase'",
+        "platform = 'android' AND event_type = 'purchase' AND event_at >= TIMESTAMP '2026-07-01'").replace(
+        "platform = 'ios' AND event_type = 'purchase'",
+        "platform = 'ios' AND event_type = 'purchase' AND event_at >= TIMESTAMP '2026-07-01'")
+    llm = ReplayLLM({"verify": [json.dumps({"query": part})] * 2})
+    ins = insight(rate_claim(0.14, 0.52))
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.error
+    assert "part of the metric" in ins.claims[0].reasoning
+    assert "part of the metric" in llm.calls[1].messages[-1].content  # the corrective round says why
+
+
 def test_affected_count_is_a_claim_of_its_entity_and_a_count_of_another_is_refused(world):
     rate = json.dumps({"query": RATE_SQL})
     rows = json.dumps({"query": "SELECT count(*) AS segment_value FROM events WHERE platform = 'android' "
@@ -263,6 +332,21 @@ def test_statistical_count_goes_through_the_same_check_with_its_sql(world):
     assert not ins.ungrounded  # a computed count is not held to a step's result
 
 
+def test_a_generated_count_claim_states_its_own_population_not_another_claims(world):
+    """The statistical analyst's affected count had been given the first claim's segment and period; the
+    count's own query defines what it counts."""
+    rate = rate_claim(0.14, 0.52, verification_sql=RATE_SQL)
+    ins = Insight(id="s-2", area="a", name="android", description="android", affected_count=48, segment="ios",
+                  claims=[rate], source_steps=[7],
+                  verification_sql="SELECT count(*) AS count FROM events WHERE platform = 'ios' AND event_type = 'view'")
+    v = verifier(world, None).verify(ins)
+    count = ins.claims[-1]
+    assert count.measure == "affected count" and count.verdict == ValidationStatus.confirmed
+    assert count.segment_sql == "platform = 'ios' AND event_type = 'view'" and count.period_sql == ""
+    assert count.segment == "ios" and count.entity == "event"
+    assert v.status == ValidationStatus.confirmed and [c.verdict.value for c in ins.claims] == ["confirmed"] * 2
+
+
 def test_grounding_reads_a_cut_result_s_kept_rows():
     """A result too long to keep whole stores only its signal rows (``kept_rows``, no ``all_rows``): grounding
     reads those. It crashed with ``None + None`` on the legacy head/tail fields and failed four of five areas
@@ -291,3 +375,31 @@ def test_a_claim_without_a_baseline_may_say_null():
                               "baseline_value": None, "period": None, "period_sql": None, "value": 353,
                               "source_steps": [12]})
     assert c.baseline == "" and c.baseline_sql == "" and c.period == "" and c.value == 353
+
+
+# ---------------------------------------------------------------------------- what the reader is told
+
+
+def test_every_number_of_an_insight_is_said_to_be_checked_or_not():
+    from assay.report.claims import checked_summary, insight_notes, unchecked_numbers
+
+    checked = rate_claim(0.14, 0.52, verdict="confirmed", verified_value=0.141, verified_baseline_value=0.52)
+    count = Claim(metric="count", measure="affected count", value=1200, verdict="adjusted", verified_value=900)
+    i = Insight(id="c-1", area="conversion", name="Android conversion fell to 14%",
+                description="From 52% to 14% since 2026-07-01 (a 73% drop), 1,200 customers, robust z = 5.7 over "
+                            "12 months.", claims=[checked, count])
+    # 14%, 52%, 73% (their change) and 1,200 (checked, adjusted) are the warehouse's; z and the months are not
+    assert unchecked_numbers(i) == ["5.7", "12"]
+    assert "not re-derived in the warehouse: 5.7, 12" in insight_notes(i)
+    wall = Insight(id="l-1", area="levels", name="42 has a much lower won rate than other level values",
+                   description="Level 42 is won 2.0% of the time against 62.9% (n = 154,148 rows, value < 0,).",
+                   claims=[rate_claim(0.02, 0.629, segment="level = 42", segment_sql="level = 42 AND x >= 0",
+                                      verdict="confirmed")])
+    assert unchecked_numbers(wall) == ["154,148"]  # 42 and 0 define the segment; they are not measured
+    bare = Insight(id="c-2", area="conversion", name="Sessions grow", description="Sessions grew 129% a month.")
+    assert insight_notes(bare)[0] == "no number of this insight was re-derived in the warehouse"
+    failed = Insight(id="c-3", area="conversion", name="x fell", description="x fell by 10%.",
+                     claims=[rate_claim(0.1, 0.2, verdict="error")])
+    assert checked_summary([i, bare, failed]) == (
+        "Re-derived in the warehouse: 2 numbers of 1 insights (1 confirmed, 1 adjusted, 0 rejected); 1 could not be "
+        "checked; 2 insights with no number checked; 1 with numbers in the text not re-derived (listed under each).")

@@ -1,0 +1,213 @@
+"""The statistical analyst's headline numbers as structured claims, each with the SQL that computes it.
+
+A candidate's rate, share, average or change is stated as a claim (metric, measure, segment and
+baseline in words and SQL, values, the probe step it came from) and carries one generated query
+that returns ``segment_value`` and ``baseline_value``. That query is written once over the probe's
+result: run on the stored result (an in-process DuckDB over the step's rows) it gives the claim's
+values, so they are grounded by construction; run on the warehouse (the probe re-executed inside
+it) by the verifier it re-derives them, and the claim is judged by the same code as an LLM's.
+
+What the warehouse re-check catches: a stored result that no longer matches the warehouse, a cut
+or misread result, a detector that read the wrong row. What it cannot catch: a probe whose own
+definition is wrong, since the same definition is run twice.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import duckdb
+import pandas as pd
+
+from ..models import Claim, ExplorationStep, MetricKind
+from . import detectors as D
+from .portable import portable
+
+PROBE = "__probe__"  # the probe's result: the stored rows locally, the probe's SQL in the warehouse
+
+
+def _q(col: str) -> str:
+    return '"' + str(col).replace('"', '""') + '"'
+
+
+def _value_of(df: pd.DataFrame, dim: str, seg: str):
+    """The dimension's value in its own type (level=42 is the integer 42)."""
+    for v in df[dim].dropna().unique():
+        if str(v) == seg:
+            return v
+    return None
+
+
+def _words(col: str) -> str:
+    return str(col).replace("_", " ")
+
+
+def _split_segment(c: D.Candidate) -> tuple[str, str] | None:
+    if not c.segment or "=" not in c.segment:
+        return None
+    dim, seg = c.segment.split("=", 1)
+    return dim, seg
+
+
+def _since(c: D.Candidate) -> str | None:
+    m = re.search(r"(\d{4}-\d{2}-\d{2})", c.name)
+    return m.group(1) if m else None
+
+
+def _pair(c: D.Candidate) -> tuple[str, str] | None:
+    """(to, from) of a funnel or conversion candidate, read off its indicator or its name."""
+    for ind in c.indicators:
+        m = re.match(r"^(.+)/(.+)\[.*\] = ", ind)
+        if m:
+            return m.group(1), m.group(2)
+    m = re.search(r"rate of (.+?) per (.+?) for ", c.name)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | None:
+    """(the claim's definition, the query over the probe's result) for the candidate's headline number."""
+    kind = c.kind
+    seg_dim = _split_segment(c)
+    if kind in ("outlier_segment", "mean_outlier") and seg_dim and c.measure in df:
+        dim, seg = seg_dim
+        v = _value_of(df, dim, seg)
+        if v is None:
+            return None
+        m = c.measure
+        metric = MetricKind.rate if m.endswith("_rate") else MetricKind.average
+        words = m[:-5] + " rate" if m.endswith("_rate") else "average " + _words(m[4:])
+        cond = f"{_q(dim)} = {D._lit(v)}"
+        if kind == "outlier_segment":  # against the median segment (those with enough rows)
+            base_words = f"the median of the {_words(dim)} values"
+            sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, median({_q(m)}) FILTER (WHERE "
+                   f"{_q(dim)} IS NOT NULL AND n >= {D.MIN_SEGMENT_N} AND {_q(m)} IS NOT NULL) AS baseline_value "
+                   f"FROM {PROBE} AS p")
+        else:  # against the rest of the rows, pooled
+            base_words = f"the other {_words(dim)} values, pooled"
+            sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * n) FILTER (WHERE "
+                   f"NOT ({cond})) / nullif(sum(n) FILTER (WHERE NOT ({cond})), 0) AS baseline_value "
+                   f"FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND {_q(m)} IS NOT NULL AND "
+                   f"n >= {D.MIN_DURATION_SEGMENT_N}")  # the segments the detector compared
+        return dict(metric=metric, measure=words, segment=f"{dim} = {seg}", segment_sql=cond,
+                    baseline=base_words, baseline_sql=f"{_q(dim)} <> {D._lit(v)}"), sql
+    if kind in ("funnel_drop", "funnel_gain") and seg_dim and (pair := _pair(c)) and meta.get("event") in df:
+        dim, seg = seg_dim
+        ev = meta["event"]
+        v = _value_of(df, dim, seg)
+        if v is None:
+            return None
+        to, frm = pair
+        cond = f"{_q(dim)} = {D._lit(v)}"
+        sql = (f"WITH r AS (SELECT {_q(dim)} AS v, sum(n) FILTER (WHERE {_q(ev)} = {D._lit(to)}) * 1.0 / "
+               f"nullif(sum(n) FILTER (WHERE {_q(ev)} = {D._lit(frm)}), 0) AS rate FROM {PROBE} AS p "
+               f"WHERE {_q(dim)} IS NOT NULL GROUP BY 1) "
+               f"SELECT max(rate) FILTER (WHERE v = {D._lit(v)}) AS segment_value, median(rate) AS baseline_value "
+               f"FROM r")
+        return dict(metric=MetricKind.rate, measure=f"{to} per {frm}", segment=f"{dim} = {seg}", segment_sql=cond,
+                    baseline=f"the median of the {_words(dim)} values",
+                    baseline_sql=f"{_q(dim)} <> {D._lit(v)}"), sql
+    if kind == "retention_drop" and seg_dim:
+        dim, seg = seg_dim
+        m = next((x for x in ("returned_rate", "repeat_rate") if any(i.startswith(f"{x}[") for i in c.indicators)), None)
+        v = _value_of(df, dim, seg)
+        if m is None or m not in df or v is None:
+            return None
+        cond = f"{_q(dim)} = {D._lit(v)}"
+        sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * entities) FILTER (WHERE "
+               f"NOT ({cond})) / nullif(sum(entities) FILTER (WHERE NOT ({cond})), 0) AS baseline_value "
+               f"FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND entities >= {D.MIN_SEGMENT_N}")
+        return dict(metric=MetricKind.rate, measure=m.replace("_", " "), segment=f"{dim} = {seg}", segment_sql=cond,
+                    baseline=f"the other {_words(dim)} values", baseline_sql=f"{_q(dim)} <> {D._lit(v)}"), sql
+    if kind == "concentration":
+        m = re.match(r"top (\d+)% (.+)$", c.segment or "")
+        if not m or f"top{m.group(1)}" not in df or "total" not in df:
+            return None
+        k = m.group(1)
+        sql = f"SELECT top{k} * 1.0 / nullif(total, 0) AS segment_value FROM {PROBE} AS p"
+        return dict(metric=MetricKind.share, measure=f"share of {meta.get('measure') or 'the total'}",
+                    segment=f"the top {k}% of {m.group(2)}", segment_sql="", baseline="", baseline_sql=""), sql
+    if kind == "change_point" and seg_dim and (since := _since(c)) and "month" in df:
+        dim, seg = seg_dim
+        v = _value_of(df, dim, seg) if dim in df else None
+        if v is None:
+            return None
+        cond = f"{_q(dim)} = {D._lit(v)}"
+        pair, ev = _pair(c), meta.get("event")
+        if pair and ev in df:  # a conversion between two events, month by month
+            to, frm = pair
+            monthly = (f"SELECT month, coalesce(sum(n) FILTER (WHERE {_q(ev)} = {D._lit(to)}) * 1.0 / nullif(sum(n) "
+                       f"FILTER (WHERE {_q(ev)} = {D._lit(frm)}), 0), 0) AS y, coalesce(sum(n) FILTER (WHERE "
+                       f"{_q(ev)} = {D._lit(frm)}), 0) AS base FROM {PROBE} AS p WHERE {cond} GROUP BY 1")
+            measure, metric_words = f"{to} per {frm}", "monthly rate"
+        elif (meta.get("measure") or "n") in df:  # a monthly total of one segment
+            mm = meta.get("measure") or "n"
+            monthly = (f"SELECT month, coalesce(sum({_q(mm)}) FILTER (WHERE {cond}), 0) AS y, sum({_q(mm)}) AS base "
+                       f"FROM {PROBE} AS p GROUP BY 1")
+            measure, metric_words = ("rows" if mm == "n" else _words(mm)), "monthly total"
+        else:
+            return None
+        # the last month is dropped when it is partial (under half the typical base), as the detector does
+        sql = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
+               f"(SELECT count(*) FROM m) >= 7 AND base < 0.5 * (SELECT median(base) FROM m))) "
+               f"SELECT avg(y) FILTER (WHERE month >= TIMESTAMP '{since}') AS segment_value, "
+               f"avg(y) FILTER (WHERE month < TIMESTAMP '{since}') AS baseline_value FROM k")
+        return dict(metric=MetricKind.change, measure=f"{measure} ({metric_words})", segment=f"{dim} = {seg} since {since}",
+                    segment_sql=f"{cond} AND month >= TIMESTAMP '{since}'",
+                    baseline=f"{dim} = {seg} before {since}",
+                    baseline_sql=f"{cond} AND month < TIMESTAMP '{since}'"), sql
+    if kind == "group_effect" and c.measure in df and c.groups:
+        m = c.measure
+        dim, hi = c.groups[0].split("=", 1)
+        if dim not in df:
+            return None
+        v = _value_of(df, dim, hi)
+        nn = "nn_" + m[4:] if "nn_" + m[4:] in df else "n"
+        if v is None:
+            return None
+        cond = f"{_q(dim)} = {D._lit(v)}"
+        sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * {_q(nn)}) / "
+               f"nullif(sum({_q(nn)}), 0) AS baseline_value FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND "
+               f"{_q(m)} IS NOT NULL AND {_q(nn)} >= {D.MIN_EFFECT_GROUP_N}")
+        return dict(metric=MetricKind.average, measure="average " + _words(m[4:]), segment=f"{dim} = {hi}",
+                    segment_sql=cond, baseline=f"every {_words(dim)} value", baseline_sql="TRUE"), sql
+    return None
+
+
+def _local(sql: str, df: pd.DataFrame) -> tuple[float | None, float | None] | None:
+    con = duckdb.connect()
+    try:
+        con.register(PROBE, df)
+        row = con.execute(sql).fetchone()
+        cols = [d[0] for d in con.description]
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    vals = dict(zip(cols, row or ()))
+
+    def num(x):
+        try:
+            f = float(x)
+        except (TypeError, ValueError):
+            return None
+        return f if math.isfinite(f) else None
+    return num(vals.get("segment_value")), num(vals.get("baseline_value"))
+
+
+def candidate_claims(c: D.Candidate, step: ExplorationStep, df: pd.DataFrame | None, dialect: str) -> list[Claim]:
+    """The candidate's headline number as a claim with its generated SQL; [] when its kind has no claim
+    form here (a trend's slope, a data-quality count: its affected count is its claim)."""
+    if df is None or df.empty or not step.query:
+        return []
+    spec = _spec(c, df, step.probe or {})
+    if spec is None:
+        return []
+    definition, sql = spec
+    local = _local(sql, df)
+    if local is None or local[0] is None:
+        return []
+    seg, base = local
+    warehouse_sql = portable(sql, dialect).replace(PROBE, f"({step.query})")
+    return [Claim(**definition, entity=None, value=seg, baseline_value=base if "baseline_value" in sql else None,
+                  source_steps=[step.step], verification_sql=warehouse_sql)]

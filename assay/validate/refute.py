@@ -1,0 +1,399 @@
+"""The refuter: after a comparison is confirmed, look for the strongest counter-evidence the data offers.
+
+A claim that a segment differs from its baseline (a rate, share, average or change) can be true in total
+and still mislead: the difference may come from the mix of another dimension (within each of its levels
+the difference vanishes, or reverses: Simpson's paradox), or hold in one period only. The refuter asks the
+warehouse, with its own guarded queries, and records what it found beside the verdict:
+``survives refutation``, or ``but <one sentence of counter-evidence>``.
+
+Its queries are the claim's own verification query, stratified: the same SELECT (same FROM, joins,
+filters and aggregates) grouped by one more column, with the number of segment and baseline rows per
+level. Candidate strata are the other low-cardinality columns of the tables the query reads (never the
+ones its segment, baseline, measure or filters are defined by, never keys) and the two halves of the
+query's time span.
+Everything is judged by code: per level, segment against baseline; pooled across levels with weights
+that favour levels where both sides are well represented (the harmonic mean of their sizes, as a
+Mantel-Haenszel difference weights them). No LLM is involved, so the statistical analyst's claims and the
+LLM analyst's get the same treatment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from ..models import Claim, MetricKind, TableInfo, ValidationStatus
+
+MIN_LEVEL_ROWS = 10        # a level counts only when both sides have at least this many rows
+SMALL_SEGMENT = 30         # fewer segment rows than this: a small-sample caveat
+MAX_LEVELS = 12            # a stratum column with more levels is not a mix dimension
+MIN_LEVELS = 2
+MAX_CANDIDATES = 6         # stratum columns tried per claim (lowest cardinality first)
+VANISH = 0.25              # pooled within-level difference below this share of the total: it vanishes
+PERIOD_SHARE = 1 / 3       # one half's difference below this share of the other's: confined to a period
+Z_SIGNIFICANT = 3.0        # standard errors a mix departure must exceed (proportions; up to 6 columns are tried)
+Z_PERIOD = 2.5             # standard errors between the halves' differences (proportions; one test per claim)
+COMPARISONS = (MetricKind.rate, MetricKind.share, MetricKind.average, MetricKind.change)
+
+_KEYISH = re.compile(r"(^id$|_id$|_key$|key$|^uuid|_uuid$|_at$|_ts$|_date$|^date$|email|name$|phone|address)",
+                     re.I)
+_CATEGORICAL = ("char", "text", "string", "bool", "enum", "varchar")
+_TEMPORAL = ("date", "time")
+
+
+@dataclass
+class Stratum:
+    level: str
+    segment: float | None
+    baseline: float | None
+    n_segment: int
+    n_baseline: int
+
+
+@dataclass
+class Refutation:
+    outcome: str                       # survives | reverses | vanishes | period | small_sample | skipped
+    text: str                          # "survives refutation" | "but ..." | why it was skipped
+    dimension: str = ""
+    sql: str = ""
+    strata: list[Stratum] = field(default_factory=list)
+
+    @property
+    def caveat(self) -> bool:
+        return self.outcome in ("reverses", "vanishes", "period", "small_sample")
+
+
+def _num(v) -> float | None:
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _fmt(x: float | None, kind: MetricKind) -> str:
+    if x is None:
+        return "n/a"
+    if kind in (MetricKind.rate, MetricKind.share) and abs(x) <= 1:
+        return f"{x:.1%}"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _variance(s: Stratum) -> float | None:
+    """The sampling variance of a level's segment-minus-baseline difference when both are proportions
+    (rates, shares); None for other measures (an average's spread is not in the result)."""
+    if s.segment is None or s.baseline is None or not (0 <= s.segment <= 1 and 0 <= s.baseline <= 1):
+        return None
+    if s.n_segment <= 0 or s.n_baseline <= 0:
+        return None
+    return s.segment * (1 - s.segment) / s.n_segment + s.baseline * (1 - s.baseline) / s.n_baseline
+
+
+def _usable(strata: list[Stratum]) -> list[Stratum]:
+    return [s for s in strata if s.segment is not None and s.baseline is not None
+            and s.n_segment >= MIN_LEVEL_ROWS and s.n_baseline >= MIN_LEVEL_ROWS]
+
+
+def pooled_difference(strata: list[Stratum]) -> tuple[float | None, float | None]:
+    """The segment-minus-baseline difference within levels, pooled; and its standard error when the
+    values are proportions (else None)."""
+    num = den = var = 0.0
+    proportions = True
+    for s in _usable(strata):
+        w = 2 * s.n_segment * s.n_baseline / (s.n_segment + s.n_baseline)
+        num += w * (s.segment - s.baseline)
+        den += w
+        v = _variance(s)
+        if v is None:
+            proportions = False
+        else:
+            var += w * w * v
+    if not den:
+        return None, None
+    return num / den, (math.sqrt(var) / den if proportions else None)
+
+
+def judge_strata(overall: float, strata: list[Stratum]) -> str:
+    """survives | reverses | vanishes | unknown (no level has both sides). For proportions the departure
+    from the total must also be beyond sampling noise (Z_SIGNIFICANT standard errors)."""
+    pooled, se = pooled_difference(strata)
+    if pooled is None or overall == 0:
+        return "unknown"
+    if se is not None and abs(overall - pooled) < Z_SIGNIFICANT * se:
+        return "survives"
+    if pooled * overall < 0 and abs(pooled) >= VANISH * abs(overall):
+        return "reverses"
+    if abs(pooled) < VANISH * abs(overall):
+        return "vanishes"
+    return "survives"
+
+
+# ---------------------------------------------------------------------------- SQL
+
+def _outer_select(sql: str, dialect: str) -> exp.Select | None:
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.ParseError:
+        return None
+    if not isinstance(tree, exp.Select):
+        return None
+    if tree.args.get("group") or tree.args.get("distinct") or tree.find(exp.Window):
+        return None
+    projections = tree.expressions
+    if not projections or not any(p.find(exp.AggFunc) for p in projections):
+        return None
+    if any(p.find(exp.Subquery) for p in projections):  # scalar subqueries per side: not stratifiable
+        return None
+    return tree
+
+
+def _sources(sel: exp.Select) -> list[tuple[str, str]]:
+    """(alias or name, table name) of the base tables the outer SELECT reads directly."""
+    out = []
+    nodes = [sel.args.get("from_") or sel.args.get("from")] + list(sel.args.get("joins") or [])
+    for node in nodes:
+        if node is None:
+            continue
+        t = node.this if not isinstance(node, exp.Table) else node
+        if isinstance(t, exp.Table):
+            out.append((t.alias_or_name, t.name))
+    return out
+
+
+def _condition(text: str, dialect: str) -> exp.Expression | None:
+    if not text or not text.strip():
+        return None
+    try:
+        return sqlglot.parse_one(text, read=dialect)
+    except sqlglot.errors.ParseError:
+        return None
+
+
+def _columns_in(*nodes: exp.Expression | None) -> set[str]:
+    return {c.name.lower() for n in nodes if n is not None for c in n.find_all(exp.Column)}
+
+
+def _with_counts(sel: exp.Select, seg: exp.Expression, base: exp.Expression | None) -> exp.Select:
+    q = sel.copy()
+    n_seg = exp.Count(this=exp.Case(ifs=[exp.If(this=seg.copy(), true=exp.Literal.number(1))]))
+    base_cond = base.copy() if base is not None else exp.Not(this=exp.Paren(this=seg.copy()))
+    n_base = exp.Count(this=exp.Case(ifs=[exp.If(this=base_cond, true=exp.Literal.number(1))]))
+    return q.select(exp.alias_(n_seg, "refute_n_segment"), exp.alias_(n_base, "refute_n_baseline"), copy=False)
+
+
+def _stratified(sel: exp.Select, stratum: exp.Expression, seg, base, dialect: str) -> str:
+    q = _with_counts(sel, seg, base)
+    q = q.select(exp.alias_(stratum.copy(), "refute_level"), copy=False)
+    q.set("order", None)
+    q.set("limit", None)
+    return q.group_by(stratum.copy(), copy=False).sql(dialect=dialect)
+
+
+def _values(row: dict, skip: set[str]) -> tuple[float | None, float | None]:
+    low = {k.lower(): v for k, v in row.items()}
+    if "segment_value" in low:
+        return _num(low["segment_value"]), _num(low.get("baseline_value"))
+    nums = [_num(v) for k, v in low.items() if k not in skip]
+    nums = [v for v in nums if v is not None]
+    return (nums[0] if nums else None), (nums[1] if len(nums) > 1 else None)
+
+
+_SKIP = {"refute_level", "refute_n_segment", "refute_n_baseline"}
+
+
+class Refuter:
+    """Counter-evidence for confirmed comparisons, through the guarded executor."""
+
+    def __init__(self, executor, tables: list[TableInfo]):
+        self.executor = executor
+        self.dialect = executor.warehouse.dialect
+        self.tables = {t.name.lower(): t for t in tables}
+        self.queries = 0
+
+    def _run(self, sql: str):
+        self.queries += 1
+        out = self.executor.run(sql, fix=False, purpose="refute")
+        if out.refused or out.error or out.result is None:
+            return None
+        return out.result.table.to_pylist()
+
+    def _strata(self, sql: str) -> list[Stratum] | None:
+        rows = self._run(sql)
+        if rows is None:
+            return None
+        out = []
+        for r in rows:
+            seg, base = _values(r, _SKIP)
+            out.append(Stratum(str(r.get("refute_level")), seg, base, int(r.get("refute_n_segment") or 0),
+                               int(r.get("refute_n_baseline") or 0)))
+        return out
+
+    def _candidates(self, sel: exp.Select, exclude: set[str]) -> tuple[list[tuple[str, exp.Column]],
+                                                                      list[exp.Column]]:
+        cats, times = [], []
+        for alias, name in _sources(sel):
+            t = self.tables.get(name.lower())
+            if t is None:
+                continue
+            for c in t.columns:
+                low, typ = c.name.lower(), c.type.lower()
+                col = exp.column(c.name, table=alias, quoted=True)
+                if low in exclude:
+                    continue
+                if any(k in typ for k in _TEMPORAL) and "interval" not in typ:
+                    times.append(col)
+                elif any(k in typ for k in _CATEGORICAL) and not _KEYISH.search(low):
+                    cats.append((f"{c.name}", col))
+        return cats, times
+
+    def _levels(self, sel: exp.Select, cats: list[tuple[str, exp.Column]]) -> dict[str, int]:
+        if not cats:
+            return {}
+        q = sel.copy()
+        q.set("expressions", [exp.alias_(exp.Count(this=exp.Distinct(expressions=[col.copy()])), f"c{i}")
+                              for i, (_, col) in enumerate(cats)])
+        q.set("order", None)
+        q.set("limit", None)
+        rows = self._run(q.sql(dialect=self.dialect))
+        if not rows:
+            return {}
+        return {name: int(rows[0].get(f"c{i}") or 0) for i, (name, _) in enumerate(cats)}
+
+    def refute(self, claim: Claim) -> Refutation:
+        if claim.metric not in COMPARISONS:
+            return Refutation("skipped", "not a comparison")
+        if claim.verdict not in (ValidationStatus.confirmed, ValidationStatus.adjusted):
+            return Refutation("skipped", "not confirmed")
+        seg_v = claim.verified_value if claim.verified_value is not None else claim.value
+        base_v = claim.verified_baseline_value if claim.verified_baseline_value is not None else claim.baseline_value
+        if seg_v is None or base_v is None or not claim.query:
+            return Refutation("skipped", "no baseline to compare with")
+        overall = seg_v - base_v
+        sel = _outer_select(claim.query, self.dialect)
+        seg = _condition(claim.segment_sql, self.dialect)
+        if sel is None or seg is None:
+            return Refutation("skipped", "the verification query cannot be stratified")
+        base = _condition(claim.baseline_sql, self.dialect)
+        # support of the segment
+        counted = self._strata(_stratified(sel, exp.Literal.string("all"), seg, base, self.dialect))
+        if counted and counted[0].n_segment < SMALL_SEGMENT:
+            n = counted[0].n_segment
+            return Refutation("small_sample", f"but it rests on only {n} row{'s' if n != 1 else ''} in the "
+                                              "segment: a small sample")
+        # never stratify by a column the measure or the filters are defined by: within each status, a failure
+        # rate is 0% or 100%, which says nothing about the segment
+        exclude = _columns_in(seg, base, _condition(claim.period_sql, self.dialect), sel.args.get("where"),
+                              *sel.expressions)
+        cats, times = self._candidates(sel, exclude)
+        levels = self._levels(sel, cats)
+        usable = sorted((n, name, col) for (name, col) in cats if MIN_LEVELS <= (n := levels.get(name, 0)) <= MAX_LEVELS)
+        worst: Refutation | None = None
+        worst_attenuation = -1.0
+        tested = 0  # strata tests that had levels with both sides: "survives" means nothing without one
+        for _, name, col in usable[:MAX_CANDIDATES]:
+            sql = _stratified(sel, col, seg, base, self.dialect)
+            strata = self._strata(sql)
+            if not strata:
+                continue
+            verdict = judge_strata(overall, strata)
+            tested += verdict != "unknown"
+            pooled, _ = pooled_difference(strata)
+            if pooled is None:
+                continue
+            attenuation = 1 - pooled / overall
+            if verdict in ("reverses", "vanishes") and attenuation > worst_attenuation:
+                worst_attenuation = attenuation
+                worst = Refutation(verdict, self._mix_text(claim, name, verdict, strata), name, sql, strata)
+        if worst is not None:
+            return worst
+        for col in times[:1]:
+            period, ran = self._period(sel, col, seg, base, claim, overall)
+            tested += ran
+            if period is not None:
+                return period
+        if not tested:
+            return Refutation("skipped", "no other column or period to test the comparison within")
+        return Refutation("survives", "survives refutation")
+
+    def _mix_text(self, claim: Claim, dim: str, verdict: str, strata: list[Stratum]) -> str:
+        k = claim.metric
+        shown = sorted((s for s in strata if s.n_segment >= MIN_LEVEL_ROWS and s.n_baseline >= MIN_LEVEL_ROWS),
+                       key=lambda s: -(s.n_segment + s.n_baseline))[:3]
+        parts = ", ".join(f"{s.level}: {_fmt(s.segment, k)} vs {_fmt(s.baseline, k)}" for s in shown)
+        what = "reverses" if verdict == "reverses" else "mostly vanishes"
+        return (f"but within each {dim} the difference {what} ({parts}): it comes from the mix of {dim} "
+                "between segment and baseline")
+
+    def _period(self, sel, col, seg, base, claim: Claim, overall: float) -> tuple[Refutation | None, bool]:
+        """Counter-evidence from the two halves of the time span, and whether the halves could be compared."""
+        q = sel.copy()
+        q.set("expressions", [exp.alias_(exp.Min(this=col.copy()), "lo"), exp.alias_(exp.Max(this=col.copy()), "hi")])
+        q.set("order", None)
+        q.set("limit", None)
+        rows = self._run(q.sql(dialect=self.dialect))
+        if not rows or rows[0].get("lo") is None or rows[0].get("hi") is None:
+            return None, False
+        lo, hi = rows[0]["lo"], rows[0]["hi"]
+        if not isinstance(lo, (dt.date, dt.datetime)) or lo == hi:
+            return None, False
+        mid = lo + (hi - lo) / 2
+        if isinstance(mid, dt.datetime):
+            lit = exp.cast(exp.Literal.string(mid.replace(tzinfo=None).isoformat(sep=" ")), "TIMESTAMP")
+        else:
+            lit = exp.cast(exp.Literal.string(mid.isoformat()), "DATE")
+        half = exp.Case(ifs=[exp.If(this=exp.LT(this=col.copy(), expression=lit),
+                                    true=exp.Literal.string("first half"))],
+                        default=exp.Literal.string("second half"))
+        sql = _stratified(sel, half, seg, base, self.dialect)
+        strata = self._strata(sql)
+        if not strata or len(strata) < 2:
+            return None, False
+        usable = {s.level: s for s in strata if s.segment is not None and s.baseline is not None
+                  and s.n_segment >= MIN_LEVEL_ROWS and s.n_baseline >= MIN_LEVEL_ROWS}
+        if len(usable) < 2:
+            return None, False
+        diffs = {lvl: s.segment - s.baseline for lvl, s in usable.items()}
+        strong = max(diffs, key=lambda lvl: abs(diffs[lvl]) if diffs[lvl] * overall > 0 else -1)
+        weak = [lvl for lvl, d in diffs.items() if lvl != strong
+                and (d * overall <= 0 or abs(d) < PERIOD_SHARE * abs(diffs[strong]))]
+        v_strong, v_weak = (_variance(usable[strong]), _variance(usable[weak[0]])) if weak else (None, None)
+        if weak and v_strong is not None and v_weak is not None and \
+                abs(diffs[strong] - diffs[weak[0]]) < Z_PERIOD * math.sqrt(v_strong + v_weak):
+            return None, True  # the halves differ by no more than sampling noise
+        if len(weak) == 1 and diffs[strong] * overall > 0:
+            k = claim.metric
+            s_w, s_s = usable[weak[0]], usable[strong]
+            when = f"{lo:%Y-%m-%d}..{mid:%Y-%m-%d}" if weak[0] == "first half" else f"{mid:%Y-%m-%d}..{hi:%Y-%m-%d}"
+            return Refutation("period", f"but it holds in the {strong} of the period only: in the {weak[0]} "
+                                        f"({when}) the segment is at {_fmt(s_w.segment, k)} against "
+                                        f"{_fmt(s_w.baseline, k)} (the {strong}: {_fmt(s_s.segment, k)} against "
+                                        f"{_fmt(s_s.baseline, k)})", col.name, sql, list(usable.values())), True
+        return None, True
+
+
+def refute_insight(refuter: Refuter, insight) -> str | None:
+    """Refute every confirmed comparison of an insight, recording the result on each claim; return the
+    insight's summary: the first counter-evidence found, "survives refutation", or None (nothing to refute)."""
+    found = []
+    for c in insight.claims:
+        try:
+            r = refuter.refute(c)
+        except Exception as exc:  # counter-evidence is a bonus: a failure here never costs the verdict
+            c.refutation = None
+            found.append(Refutation("skipped", f"refuter failed: {type(exc).__name__}"))
+            continue
+        if r.outcome == "skipped":
+            continue
+        c.refutation, c.refutation_sql = r.text, r.sql
+        found.append(r)
+    caveats = [r.text for r in found if r.caveat]
+    if caveats:
+        return caveats[0]
+    return "survives refutation" if any(r.outcome == "survives" for r in found) else None

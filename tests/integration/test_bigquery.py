@@ -1,0 +1,162 @@
+"""The BigQuery adapter: the real google-cloud-bigquery client against a loopback server that answers
+its REST calls from DuckDB (tests/services/bigquery_server.py): paging, types, caps, timeouts, errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import time
+
+import duckdb
+import pytest
+
+from assay.errors import (
+    ConfigError,
+    MissingKey,
+    QueryError,
+    QueryTimeout,
+    WarehouseUnreachable,
+)
+from assay.models import WarehouseConfig
+from assay.warehouse import build_guard, open_warehouse
+from tests.services.bigquery_server import FakeBigQuery
+
+PROJECT = "test-project"
+
+
+@pytest.fixture(scope="module")
+def bq(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bq") / "bq.duckdb"
+    c = duckdb.connect(str(path))
+    c.execute("CREATE SCHEMA shop")
+    c.execute("CREATE TABLE shop.customers AS SELECT i AS customer_id, 'u' || i || '@x.io' AS email, "
+              "CASE WHEN i % 2 = 0 THEN 'paid' ELSE 'organic' END AS channel FROM range(1, 101) t(i)")
+    c.execute("CREATE TABLE shop.orders AS SELECT i AS order_id, 1 + i % 100 AS customer_id, "
+              "(i * 1.5)::DECIMAL(10, 2) AS amount, TIMESTAMP '2024-01-01' + i * INTERVAL 1 HOUR AS created_at, "
+              "TIMESTAMPTZ '2024-01-01 00:00:00+00' + i * INTERVAL 1 MINUTE AS paid_at, i % 3 = 0 AS flag, "
+              "[i, i + 1] AS tags, DATE '2024-01-01' + i::INTEGER AS d FROM range(1, 5001) t(i)")
+    for n in range(3):
+        c.execute(f"CREATE TABLE shop.extra_{n} AS SELECT 1 AS x")
+    c.close()
+    with FakeBigQuery(str(path), project=PROJECT, page_rows=7, tables_page=2) as srv:
+        srv.keys[("shop", "orders")] = {
+            "primaryKey": {"columns": ["order_id"]},
+            "foreignKeys": [{"name": "fk_c", "referencedTable": {"projectId": PROJECT, "datasetId": "shop",
+                                                                 "tableId": "customers"},
+                             "columnReferences": [{"referencingColumn": "customer_id",
+                                                   "referencedColumn": "customer_id"}]}]}
+        srv.descriptions[("shop", "orders", None)] = "Orders,\n one row per order"
+        srv.descriptions[("shop", "orders", "amount")] = "Order total in EUR"
+        yield srv
+
+
+def cfg(srv, **settings) -> WarehouseConfig:
+    return WarehouseConfig(kind="bigquery", schemas=["shop"], pii_columns=["email"],
+                           settings={"project": PROJECT, "api_endpoint": srv.url, "connect_timeout": 5, **settings})
+
+
+def test_discovery_reads_the_tables_api_with_paging(bq):
+    w = open_warehouse(cfg(bq))
+    try:
+        tables = {t.name: t for t in w.list_tables()}
+    finally:
+        w.close()
+    assert set(tables) == {"customers", "orders", "extra_0", "extra_1", "extra_2"}  # 3 pages of tables.list
+    o = tables["orders"]
+    assert o.schema_name == "shop" and o.row_count == 5000
+    assert o.foreign_keys == {"customer_id": "shop.customers"}
+    assert o.description == "Orders, one row per order"
+    assert {c.name: (c.type, c.description) for c in o.columns}["amount"] == ("NUMERIC", "Order total in EUR")
+    assert {c.name: c.type for c in o.columns}["tags"] == "INTEGER[]"
+    gets = [p for m, p, _ in bq.requests if m == "GET" and "/tables/" in p]
+    assert len(gets) >= 5
+
+
+def test_query_pages_up_to_the_cap_and_reports_the_true_count(bq):
+    w = open_warehouse(cfg(bq))
+    try:
+        n_before = len(bq.requests)
+        r = w.query("SELECT * FROM orders ORDER BY order_id", row_cap=20, timeout_s=10)
+        calls = bq.requests[n_before:]
+    finally:
+        w.close()
+    assert r.table.num_rows == 20 and r.truncated and r.total_rows == 5000
+    # 7 rows per page: the first page with jobs.query, then getQueryResults pages until 21 rows, no more
+    pages = [p for m, p, _ in calls if m == "GET" and "/queries/" in p]
+    assert 2 <= len(pages) <= 3
+    row = r.table.to_pylist()[0]
+    assert row["order_id"] == 1 and row["amount"] == decimal.Decimal("1.50") and row["flag"] is False
+    assert row["created_at"] == dt.datetime(2024, 1, 1, 1, 0)
+    assert row["paid_at"] == dt.datetime(2024, 1, 1, 0, 1, tzinfo=dt.UTC)
+    assert row["d"] == dt.date(2024, 1, 2) and row["tags"] == "[1, 2]"  # repeated -> JSON text
+    sent = [b for m, p, b in calls if m == "POST" and p.endswith("/queries")][0]
+    assert sent["useLegacySql"] is False and int(sent["maximumBytesBilled"]) == 10 * 1024 ** 3
+    assert sent["defaultDataset"]["datasetId"] == "shop"
+
+
+def test_bytes_cap_dry_run_and_guard(bq):
+    w = open_warehouse(cfg(bq, maximum_bytes_billed=1000))
+    try:
+        with pytest.raises(QueryError, match="maximum_bytes_billed"):
+            w.query("SELECT amount FROM orders", row_cap=10, timeout_s=5)
+        cost = w.explain_cost("SELECT amount FROM orders")
+        assert cost == {"unit": "bytes", "value": 5000 * 8.0}  # a dry run: nothing ran
+        assert w.explain_cost("SELECT nope FROM") is None
+        g = build_guard(w, cfg(bq), w.list_tables())
+        sql = g.enforce("SELECT channel, COUNTIF(customer_id > 50) AS n FROM customers GROUP BY channel ORDER BY 1")
+        assert open_warehouse(cfg(bq)).query(sql, row_cap=10, timeout_s=5).table.to_pylist() == [
+            {"channel": "organic", "n": 25}, {"channel": "paid", "n": 25}]
+        for bad in ("SELECT * FROM shop.INFORMATION_SCHEMA.TABLES", "SELECT * FROM shop.__TABLES__",
+                    "SELECT * FROM other_project.shop.orders", "SELECT * FROM EXTERNAL_QUERY('c', 'select 1')"):
+            assert not g.check(bad).allowed, bad
+    finally:
+        w.close()
+
+
+def test_timeout_and_errors_are_one_line(bq):
+    w = open_warehouse(cfg(bq))
+    try:
+        bq.delay_s = 3
+        t0 = time.perf_counter()
+        with pytest.raises(QueryTimeout):
+            w.query("SELECT 1 AS x", row_cap=10, timeout_s=1)
+        assert time.perf_counter() - t0 < 2.5
+    finally:
+        bq.delay_s = 0
+    try:
+        with pytest.raises(QueryError, match="^Binder Error.*nope"):
+            w.query("SELECT nope FROM orders", row_cap=10, timeout_s=5)
+        assert w.query("SELECT COUNT(*) AS n FROM orders", row_cap=1, timeout_s=5).table.to_pylist() == [{"n": 5000}]
+    finally:
+        w.close()
+    with pytest.raises(WarehouseUnreachable, match="dataset test-project.nope does not exist"):
+        open_warehouse(WarehouseConfig(kind="bigquery", schemas=["nope"],
+                                       settings={"project": PROJECT, "api_endpoint": bq.url}))
+    with pytest.raises(WarehouseUnreachable, match="cannot reach http://127.0.0.1:9"):
+        open_warehouse(WarehouseConfig(kind="bigquery", schemas=["shop"], settings={
+            "project": PROJECT, "api_endpoint": "http://127.0.0.1:9", "connect_timeout": 2}))
+    with pytest.raises(MissingKey, match="bigquery: no credentials; set WH_NO_SUCH_VAR"):
+        open_warehouse(cfg(bq, credentials_env="WH_NO_SUCH_VAR"))
+
+
+def test_bad_key_is_a_config_error(bq, monkeypatch):
+    monkeypatch.setenv("WH_BQ_KEY", '{"type": "service_account"}')
+    with pytest.raises(ConfigError, match="not a service-account JSON key"):
+        open_warehouse(cfg(bq, credentials_env="WH_BQ_KEY"))
+
+
+def test_assay_estimate_shows_the_dry_run_bytes(bq):
+    from assay.models import Project
+    from assay.services.estimate import estimate_project
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    p = Project(id="bq-est", pack="ecommerce", warehouse=cfg(bq))
+    open_store(load_settings()).save_project(p)
+    n_before = len(bq.requests)
+    est = estimate_project("bq-est", max_steps=10)
+    dry = [b for m, path, b in bq.requests[n_before:] if m == "POST" and path.endswith("/jobs")
+           and b.get("configuration", {}).get("dryRun")]
+    ran = [b for m, path, b in bq.requests[n_before:] if m == "POST" and path.endswith("/queries")]
+    assert len(dry) == est.warehouse["tables"] >= 2 and not ran  # dry runs only: nothing was billed
+    assert est.warehouse["engine"] == "bigquery" and est.warehouse["unit"] == "bytes" and est.warehouse["total"] > 0

@@ -1,0 +1,216 @@
+"""The statistical analyst's rates, shares, averages and changes as structured claims, checked like an LLM's;
+one finding per set of outlier segments, a spread seen through an outlier folded into it."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from assay.digest import build_compact_result, to_frame
+from assay.explore.executor import Executor
+from assay.models import ExplorationStep, Insight, MetricKind, StepAction, ValidationStatus, WarehouseConfig
+from assay.stats import detectors as D
+from assay.stats.analyst import fold_spreads_into_outliers, merge_segment_outliers, volume_trend
+from assay.stats.claims import candidate_claims
+from assay.validate.verify import Verifier
+from assay.warehouse.duckdb import DuckDBWarehouse
+from assay.warehouse.guard import SQLGuard
+
+BREAKDOWN = ("SELECT level, count(*) AS n, avg(CASE WHEN won THEN 1.0 ELSE 0.0 END) AS won_rate "
+             "FROM attempts GROUP BY 1 ORDER BY 1")
+FUNNEL = "SELECT platform, event_type, count(*) AS n FROM events GROUP BY 1, 2 ORDER BY 1, 2"
+RATE_SERIES = ("SELECT date_trunc('month', event_at) AS month, platform, event_type, count(*) AS n FROM events "
+               "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+
+
+def _build(path):
+    con = duckdb.connect(str(path))
+    # levels 1-6, 100 attempts each; level 4 is won 5 times in 100, the others 60 times
+    con.execute("""CREATE TABLE attempts AS SELECT 1 + i // 100 AS level,
+                   CASE WHEN 1 + i // 100 = 4 THEN i % 100 < 5 ELSE i % 100 < 60 END AS won
+                   FROM range(0, 600) t(i)""")
+    # 12 months, 3 platforms, 100 carts a month each; purchases 50 per 100 carts, android 10 from July
+    con.execute("""CREATE TABLE events AS
+        WITH carts AS (SELECT m, p, c FROM range(0, 12) a(m), (VALUES ('android'), ('ios'), ('web')) b(p),
+                       range(0, 100) d(c))
+        SELECT p AS platform, 'add_to_cart' AS event_type, TIMESTAMP '2026-01-01' + INTERVAL (m) MONTH AS event_at
+        FROM carts
+        UNION ALL
+        SELECT p, 'purchase', TIMESTAMP '2026-01-01' + INTERVAL (m) MONTH FROM carts
+        WHERE c < CASE WHEN p = 'android' AND m >= 6 THEN 10 ELSE 50 END""")
+    con.close()
+
+
+@pytest.fixture()
+def world(tmp_path):
+    path = tmp_path / "w.duckdb"
+    _build(path)
+    wh = DuckDBWarehouse(str(path))
+    yield wh
+    wh.close()
+
+
+def _step(wh, n, sql, probe) -> tuple[ExplorationStep, object]:
+    table = wh.query(sql, row_cap=1000, timeout_s=30).table
+    step = ExplorationStep(run_id="r", step=n, action=StepAction.query, purpose=probe["kind"], query=sql,
+                           row_count=table.num_rows, digest=build_compact_result(table), probe=probe)
+    df = to_frame(table)
+    if "month" in df:
+        import pandas as pd
+        df["month"] = pd.to_datetime(df["month"])
+    return step, df
+
+
+def _verifier(wh, steps) -> Verifier:
+    ex = Executor(wh, SQLGuard("duckdb", tables=wh.list_tables(), default_schema="main"),
+                  WarehouseConfig(kind="duckdb", settings={}), None)
+    return Verifier(llm=None, executor=ex, steps=steps)
+
+
+def outlier(seg="level=4", measure="won_rate", name="4 has a much lower won rate than other level values", **kw):
+    return D.Candidate(kind="outlier_segment", name=name, description="", table="attempts", step=1, effect=0.9,
+                       p_value=1e-9, count_sql=f"SELECT count(*) AS count FROM attempts WHERE \"level\" = "
+                                              f"{seg.split('=')[1]}", segment=seg, measure=measure, **kw)
+
+
+def test_a_segment_rate_is_a_claim_whose_sql_the_warehouse_reruns(world):
+    step, df = _step(world, 1, BREAKDOWN, {"kind": "breakdown", "table": "main.attempts", "dim": "level"})
+    claims = candidate_claims(outlier(), step, df, "duckdb")
+    assert len(claims) == 1
+    c = claims[0]
+    assert c.metric == MetricKind.rate and c.measure == "won rate" and c.segment_sql == '"level" = 4'
+    assert c.value == pytest.approx(0.05) and c.baseline_value == pytest.approx(0.60)  # the median level
+    assert c.source_steps == [1] and BREAKDOWN in c.verification_sql  # the probe, re-run in the warehouse
+    ins = Insight(id="levels-1", area="levels", name="level 4", description="level 4 is hard", claims=claims, source_steps=[1],
+                  affected_count=100, verification_sql="SELECT count(*) AS count FROM attempts WHERE level = 4")
+    v = _verifier(world, {1: step}).verify(ins)
+    assert v.status == ValidationStatus.confirmed and not ins.ungrounded
+    assert [x.verdict for x in ins.claims] == [ValidationStatus.confirmed] * 2
+    assert ins.claims[0].verified_value == pytest.approx(0.05) and ins.claims[0].verified_baseline_value == \
+        pytest.approx(0.60)
+
+
+def test_a_stale_stored_result_is_caught_by_the_warehouse(tmp_path):
+    path = tmp_path / "stale.duckdb"
+    _build(path)
+    wh = DuckDBWarehouse(str(path))
+    step, df = _step(wh, 1, BREAKDOWN, {"kind": "breakdown", "table": "main.attempts", "dim": "level"})
+    claims = candidate_claims(outlier(), step, df, "duckdb")
+    wh.close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE attempts SET won = TRUE WHERE level = 4")  # level 4 is no longer hard
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    ins = Insight(id="levels-1", area="levels", name="level 4", description="level 4 is hard", claims=claims, source_steps=[1])
+    v = _verifier(wh, {1: step}).verify(ins)
+    wh.close()
+    assert v.status == ValidationStatus.rejected and ins.claims[0].verified_value == pytest.approx(1.0)
+
+
+def test_funnel_and_conversion_change_claims(world):
+    step, df = _step(world, 2, FUNNEL, {"kind": "funnel", "table": "main.events", "dim": "platform",
+                                        "event": "event_type"})
+    funnel = D.Candidate(kind="funnel_drop", name="android events have a much lower rate of purchase per add_to_cart",
+                         description="", table="events", step=2, effect=0.5, p_value=1e-9, count_sql=None,
+                         segment="platform=android", indicators=["purchase/add_to_cart[android] = 0.3",
+                                                                 "typical = 0.5"])
+    c = candidate_claims(funnel, step, df, "duckdb")[0]
+    assert c.metric == MetricKind.rate and c.measure == "purchase per add_to_cart"
+    assert c.value == pytest.approx((6 * 50 + 6 * 10) / 1200) and c.baseline_value == pytest.approx(0.5)
+    step3, df3 = _step(world, 3, RATE_SERIES, {"kind": "rate_series", "table": "main.events", "dim": "platform",
+                                               "event": "event_type", "time": "event_at"})
+    change = D.Candidate(kind="change_point", name="The rate of purchase per add_to_cart for android events fell "
+                                                   "from 2026-07-01", description="", table="events", step=3,
+                         effect=0.8, p_value=1e-9, count_sql=None, segment="platform=android")
+    c = candidate_claims(change, step3, df3, "duckdb")[0]
+    assert c.metric == MetricKind.change and (c.value, c.baseline_value) == pytest.approx((0.10, 0.50))
+    assert "2026-07-01" in c.segment_sql and "2026-07-01" in c.baseline_sql
+    steps = {2: step, 3: step3}
+    ins = Insight(id="conv-1", area="conversion", name="android", description="android converts less", source_steps=[2, 3],
+                  claims=candidate_claims(funnel, step, df, "duckdb") + candidate_claims(change, step3, df3, "duckdb"))
+    assert _verifier(world, steps).verify(ins).status == ValidationStatus.confirmed
+
+
+def test_a_kind_without_a_claim_form_states_none(world):
+    step, df = _step(world, 1, BREAKDOWN, {"kind": "breakdown", "table": "main.attempts", "dim": "level"})
+    trend = D.Candidate(kind="trend", name="The monthly number of attempts is increasing over time", description="",
+                        table="attempts", step=1, effect=0.3, p_value=1e-3, count_sql=None)
+    assert candidate_claims(trend, step, df, "duckdb") == []
+    assert candidate_claims(outlier(seg="level=99"), step, df, "duckdb") == []  # no such row: no claim
+
+
+def test_outlier_segments_of_one_measure_and_direction_are_one_finding():
+    a = outlier("category=furniture", "avg_unit_price", "furniture has a much higher average unit_price than other "
+                "category values", indicators=["average unit_price[furniture] = 281", "unit: rows"])
+    a.count_sql = "SELECT count(*) AS count FROM order_items WHERE \"category\" = 'furniture'"
+    b = outlier("category=electronics", "avg_unit_price", "electronics has a much higher average unit_price than "
+                "other category values")
+    b.count_sql = "SELECT count(*) AS count FROM order_items WHERE \"category\" = 'electronics'"
+    low = outlier("category=books", "avg_unit_price", "books has a much lower average unit_price than other "
+                  "category values")
+    other = outlier("category=toys", "avg_quantity", "toys has a much higher average quantity than other "
+                    "category values")
+    out, members = merge_segment_outliers([a, low, b, other])
+    assert [c.segment for c in out] == ["category=furniture", "category=books", "category=toys"]
+    merged = out[0]
+    assert merged.name.startswith("furniture and electronics have a much higher average unit_price")
+    assert "IN ('furniture', 'electronics')" in merged.count_sql and merged.affected is None
+    assert members[id(merged)] == [a, b] and "unit: rows" in merged.indicators
+    assert merge_segment_outliers([a, low])[0] == [a, low]  # opposite directions: two findings
+
+
+def test_a_spread_whose_extreme_is_a_reported_outlier_is_folded_into_it():
+    wall = outlier("level=42")
+    spread = D.Candidate(kind="group_effect", name="1 has the highest average moves left (4.09) and 42 the lowest",
+                         description="", table="attempts", step=1, effect=0.5, p_value=0.0, count_sql=None,
+                         segment="moves_left by level", measure="avg_moves_left", groups=["level=1", "level=42"])
+    elsewhere = D.Candidate(**{**spread.__dict__, "table": "sessions", "groups": ["level=1", "level=42"]})
+    out = fold_spreads_into_outliers([wall, spread, elsewhere])
+    assert out == [wall, elsewhere]  # another table's spread is another finding
+    assert wall.indicators[-1] == f"also: {spread.name}" and spread.name in wall.description
+
+
+def test_volume_trends_are_told_from_measure_trends():
+    def trend(area_text, measure=""):
+        return D.Candidate(kind="trend", name="x", description="", table="events", step=1, effect=0.3, p_value=1e-3,
+                           count_sql=None, area_text=area_text, measure=measure)
+    assert volume_trend(trend("events n trend")) and volume_trend(trend("events entities trend"))
+    assert not volume_trend(trend("orders sum_total_amount trend"))
+    assert not volume_trend(trend("orders avg_total change over time", "avg_total"))
+
+
+def test_pooled_shares_retention_and_spread_claims_from_a_stored_result():
+    import pandas as pd
+
+    step = ExplorationStep(run_id="r", step=4, action=StepAction.query, purpose="p", query="SELECT 1",
+                           probe={"kind": "breakdown", "table": "main.t", "measure": "revenue"})
+
+    def one(c, df):
+        out = candidate_claims(c, step, df, "duckdb")
+        assert len(out) == 1 and "(SELECT 1)" in out[0].verification_sql  # the probe, inlined for the warehouse
+        return out[0]
+
+    durations = pd.DataFrame({"region": ["a", "b", "c", "d"], "n": [100, 100, 100, 5],
+                              "avg_dur": [10.0, 20.0, 22.0, 1000.0]})
+    mean = one(D.Candidate(kind="mean_outlier", name="a has a significantly lower average dur", description="",
+                           table="t", step=4, effect=0.5, p_value=1e-5, count_sql=None, segment="region=a",
+                           measure="avg_dur"), durations)
+    # against the rest pooled, among the segments the detector compared (d has 5 rows: left out)
+    assert (mean.metric, mean.value, mean.baseline_value) == (MetricKind.average, 10.0, 21.0)
+    top = one(D.Candidate(kind="concentration", name="Top 5% of customer_id bring 60% of revenue", description="",
+                          table="t", step=4, effect=0.6, p_value=1e-12, count_sql=None, segment="top 5% customer_id"),
+              pd.DataFrame({"total": [200.0], "entities": [1000], "top1": [50.0], "top5": [120.0], "top10": [150.0]}))
+    assert (top.metric, top.value, top.baseline_value) == (MetricKind.share, 0.6, None)
+    assert top.segment == "the top 5% of customer_id" and top.measure == "share of revenue"
+    churn = one(D.Candidate(kind="retention_drop", name="Only 10% of x", description="", table="t", step=4,
+                            effect=0.6, p_value=1e-9, count_sql=None, segment="channel=tiktok",
+                            indicators=["returned_rate[tiktok] = 10.0%", "returned_rate[others] = 50.0%"]),
+                pd.DataFrame({"channel": ["tiktok", "organic", "ads", "tiny"], "entities": [100, 300, 100, 3],
+                              "returned_rate": [0.1, 0.5, 0.3, 1.0], "repeat_rate": [0.2, 0.2, 0.2, 0.2]}))
+    assert churn.value == 0.1 and churn.baseline_value == pytest.approx((0.5 * 300 + 0.3 * 100) / 400)
+    spread = one(D.Candidate(kind="group_effect", name="1 has the highest average moves", description="", table="t",
+                             step=4, effect=0.5, p_value=0.0, count_sql=None, segment="moves by level",
+                             measure="avg_moves", groups=["level=1", "level=42"]),
+                 pd.DataFrame({"level": [1, 2, 42], "n": [10, 10, 20], "avg_moves": [4.0, 3.0, 0.5],
+                               "sd_moves": [1.0, 1.0, 1.0]}))
+    assert spread.segment_sql == '"level" = 1' and (spread.value, spread.baseline_value) == (4.0, 2.0)
