@@ -199,7 +199,7 @@ def test_statistical_analyst_without_llm(tmp_path):
     assert "Recommendations need an LLM" in result.recommendation_note
     assert result.run_type.value == "full" and result.total_steps == 8
     assert all(s.probe for s in store.steps("stat1"))  # every step is a planned probe
-    assert result.insights and all(i.validation is not None for i in result.insights)
+    assert result.analysis_log and all(log.ok for log in result.analysis_log)  # every area ran, under its task
 
 
 def test_transient_errors_are_retried_terminal_ones_are_not():
