@@ -13,7 +13,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 120
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: demo test lint bench clean install print-stamp
+.PHONY: demo test test-unit test-flow test-integration lint bench clean install print-stamp
 
 install: $(STAMP)
 
@@ -34,11 +34,29 @@ print-stamp:
 demo: $(STAMP)
 	$(BIN)/assay demo
 
+# every test CI needs, in one pytest session on two workers (pytest-xdist; each worker has its own ASSAY_HOME
+# and PREFECT_HOME, see tests/conftest.py). Files are handed out in order, so the unit and flow tiers run
+# first; a file stays on one worker (its module fixtures run once). The tiers alone: make test-unit,
+# test-flow, test-integration; `-m "not services"` leaves out what needs PostgreSQL, nx-27017, a Prefect
+# server or Chromium.
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
+WORKERS ?= 2
+XDIST = $(if $(filter 0 1,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(PYTEST) $(XDIST) tests/unit tests/flows tests/integration
+
+test-unit: $(STAMP)
+	$(PYTEST) $(XDIST) tests/unit
+
+test-flow: $(STAMP)
+	$(PYTEST) $(XDIST) tests/flows
+
+test-integration: $(STAMP)
+	$(PYTEST) $(XDIST) tests/integration
 
 lint: $(STAMP)
-	$(BIN)/ruff check assay tasks flows deployments tests bench
+	$(BIN)/ruff check assay assay_flows tests bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -254,8 +254,8 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
     from .vectors.embedder import warm_up
 
     warm_up()  # torch and the model load while Prefect imports and its server starts
-    from flows.discovery import DiscoveryParams, discovery_flow
-    from flows.runstate import run_with_id
+    from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
+    from assay_flows.flows.runstate import run_with_id
 
     params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
     return _watch_flow(None, lambda ready: run_with_id(discovery_flow, {"params": params}, ready))
@@ -436,7 +436,7 @@ def rerun(
     from .vectors.embedder import warm_up
 
     warm_up()  # torch and the model load while Prefect imports and its server starts
-    from flows.rerun import RerunParams, rerun_flow
+    from assay_flows.flows.rerun import RerunParams, rerun_flow
 
     params = RerunParams(run=rid, areas=area)
     done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True))
@@ -609,7 +609,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project"), limit: int = 
         crashed = reap_gone_runs(store)
         if crashed:
             _prefect_env()
-            from flows.runstate import mirror_crashed
+            from assay_flows.flows.runstate import mirror_crashed
 
             mirror_crashed(crashed)
 
@@ -852,7 +852,7 @@ def _demo_mysql(p, db: Path, name: str, dsn: str):
 @_guarded
 def serve() -> None:
     """Serve a scheduled discovery deployment per project in this process (no work pool)."""
-    from deployments.serve import main as serve_main
+    from assay_flows.deployments.serve import main as serve_main
 
     serve_main()
 
@@ -862,7 +862,7 @@ def serve() -> None:
 def deploy(pool: str = typer.Option(..., "--pool", help="Prefect work pool (`prefect work-pool create NAME "
                                                      "--type process`)")) -> None:
     """Create each project's scheduled discovery, rerun-areas and maintenance on a work pool."""
-    from deployments.pool import deploy_to_pool
+    from assay_flows.deployments.pool import deploy_to_pool
 
     for name in deploy_to_pool(pool, warn=lambda line: err.print(line, highlight=False, soft_wrap=True)):
         out.print(f"{name} on work pool {pool}", highlight=False, soft_wrap=True)

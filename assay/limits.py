@@ -55,8 +55,10 @@ DUPLICATE_COSINE = 0.95
 ASK_MAX_TURNS = 5
 ASK_MAX_TURNS_ENUMERATION = 15
 
-# --- maintenance
+# --- maintenance (the one place for its defaults: the flow, its deployments and prune_runs read these)
 ORPHAN_COLLECTION_AGE_S = 24 * 3600
+KEEP_RUNS_DAYS = 90.0   # runs that ended longer ago are deleted with everything they wrote ...
+KEEP_LAST_RUNS = 3      # ... except each project's latest ones (the memory the next discovery compares with)
 
 
 def template_vars() -> dict[str, int]:

@@ -21,7 +21,7 @@ from .errors import PackError
 from .models import AnalysisArea, DomainPack, Project
 from .settings import read_yaml_mapping
 
-BUILTIN_PACKS = Path(__file__).resolve().parent.parent / "domain_packs"
+BUILTIN_PACKS = Path(__file__).resolve().parent / "domain_packs"  # shipped in the wheel (package data)
 PROMPT_KEYS = ("base_context", "exploration", "recommendations")
 PACK_KEYS = ("name", "description", "prompts", "areas", "categories", "profile_schema")
 _AREA_ID = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
@@ -53,10 +53,6 @@ TEMPLATE_VARS: dict[str, Any] = {
     "max_steps": 1,
     "actions": "",  # the actions in the provider's protocol (explore/actions.py actions_text)
 }
-
-
-def packs_root() -> Path:
-    return BUILTIN_PACKS
 
 
 def list_packs(root: Path | None = None) -> list[str]:

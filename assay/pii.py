@@ -23,7 +23,3 @@ def pii_columns(columns: Iterable[str], declared: Iterable[str] = ()) -> set[str
     """Columns to mask: declared ones (any case) plus those whose names look like PII."""
     decl = {d.lower().split(".")[-1] for d in declared}
     return {c for c in columns if c.lower() in decl or looks_like_pii(c)}
-
-
-def mask_value(v: object) -> object:
-    return None if v is None else MASK

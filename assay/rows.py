@@ -107,7 +107,7 @@ def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
         same = codes[perm][1:] == codes[perm][:-1]
         prev_rows, rows_ = perm[:-1][same], perm[1:][same]
         sizes, befores, afters = [], [], []
-        for c, v in values.items():  # vectorised
+        for v in values.values():  # vectorised
             finite = np.isfinite(v)
             span = float(np.nanmax(v) - np.nanmin(v)) if finite.any() else 0.0
             if not span:
@@ -131,7 +131,7 @@ def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
         how = f"ordered series by {key}: the rows around the {n_changes} largest changes, the first, last and extremes"
     else:
         how = "the first and last rows and each numeric column's extremes"
-    for c, v in values.items():
+    for v in values.values():
         if np.isfinite(v).any():
             add(int(np.nanargmax(v)), int(np.nanargmin(v)))
     i, j = 1, n - 2

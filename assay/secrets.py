@@ -1,7 +1,7 @@
 """Secrets: from environment variables, or from a Prefect Secret block.
 
 The core never imports Prefect: the orchestration layer registers a block
-resolver at start-up (``tasks/__init__.py``). Secrets are returned to the
+resolver at start-up (``assay_flows/tasks/__init__.py``). Secrets are returned to the
 adapter that needs them and never logged or stored.
 """
 

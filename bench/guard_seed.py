@@ -69,7 +69,7 @@ def new_seed() -> Seed:
     os.chmod(canary, 0o644)
     s = Seed(token=token, root=root, canary_path=canary)
     for tenant in (7, 8):
-        for i, cid in enumerate(_ids(tenant)):
+        for i, _cid in enumerate(_ids(tenant)):
             s.pii += [_email(token, tenant, i), _name(token, tenant, i), _phone(token, tenant, i)]
     return s
 

@@ -10,7 +10,7 @@ Prints one `name: value` line per figure:
 Parts (issue #20 item 8), each in a fresh process, with the machine's own baseline beside them:
   baseline_python_s       `python -c pass`: the floor every figure stands on (report ratios to it under load)
   import_prefect_s        `import prefect`
-  import_flows_s          `import flows.discovery` (Prefect, the core, Qdrant's client, pandas)
+  import_flows_s          `import assay_flows.flows.discovery` (Prefect, the core, Qdrant's client, pandas)
   embedder_load_s         torch, sentence-transformers and the bundled model, loaded and used once
   ephemeral_server_s      Prefect's ephemeral server: first API answer, after `import prefect`
   first_step_stat_s       `assay discover` with the statistical analyst (no LLM configured: the embedded
@@ -115,7 +115,7 @@ def measure_parts(tmp: Path) -> dict:
     py = sys.executable
     out = {"baseline_python_s": min(_wall(env, py, "-c", "pass") for _ in range(3)),
            "import_prefect_s": _wall(env, py, "-c", "import prefect"),
-           "import_flows_s": _wall(env, py, "-c", "import flows.discovery"),
+           "import_flows_s": _wall(env, py, "-c", "import assay_flows.flows.discovery"),
            "embedder_load_s": _wall(env, py, "-c", "from assay.vectors.embedder import get_embedder; "
                                                   "get_embedder().embed(['warm'])")}
     r = subprocess.run([py, "-c", SERVER], env=env, capture_output=True, text=True)
@@ -187,7 +187,7 @@ def measure_overhead(tmp: Path, demo_path: Path, steps: int = 100) -> dict:
     from assay.models import LLMConfig, Project, WarehouseConfig
     from assay.settings import load_settings
     from assay.store import open_store
-    from flows.discovery import DiscoveryParams, discovery_flow
+    from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 
     script = BenchScript(steps_before_done=steps, rows_limit=50)
     register_scripted("bench-timed", lambda cfg: ScriptedLLM(script, model="bench"))

@@ -57,7 +57,7 @@ def main() -> None:
     from prefect.testing.utilities import prefect_test_harness
 
     from assay.models import WarehouseConfig
-    from tasks.warehouse_limit import warehouse_slot
+    from assay_flows.tasks.warehouse_limit import warehouse_slot
 
     with prefect_test_harness(server_startup_timeout=300):
         def lean(limit):

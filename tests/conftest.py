@@ -29,6 +29,38 @@ REQUIRE_SERVICES = os.environ.get("ASSAY_REQUIRE_SERVICES") == "1"
 PG_DSN = os.environ.get("ASSAY_TEST_PG_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=test")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite the golden fixtures under tests/data/golden/ from what the code produces now")
+
+
+def pytest_configure(config):
+    from tests import goldens
+
+    goldens.set_update(config.getoption("--update-goldens", default=False))
+
+
+# tiers, by folder: unit (no services, no Prefect), flow (one Prefect test harness), integration (real engines)
+_TIERS = {"unit": "unit", "flows": "flow", "integration": "integration"}
+# service markers, by the fixture that starts or reaches the service (files that start their own server or
+# browser set theirs with ``pytestmark``); every one of them also carries ``services``
+_SERVICE_FIXTURES = {"pg_dsn": "postgres", "mongo_uri": "mongodb"}
+SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        tier = next((_TIERS[p] for p in parts[-3:-1] if p in _TIERS), None)
+        if tier:
+            item.add_marker(tier)
+        for fixture, marker in _SERVICE_FIXTURES.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
+            item.add_marker("services")
+
+
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_SESSION_DIR, ignore_errors=True)
 
@@ -61,6 +93,26 @@ def demo_dir(session_dir) -> Path:
     for name in ("ecommerce", "gaming"):
         generate(name, out, scale=0.2)
     return out
+
+
+@pytest.fixture(scope="session")
+def gaming_statistical(demo_dir):
+    """One statistical discovery of the gaming demo (40 steps, inline), shared by every test that reads one:
+    (project, result)."""
+    from assay.models import Project, WarehouseConfig
+    from assay.run.lifecycle import new_run_id, run_discovery_inline
+    from assay.store import open_store
+
+    p = Project(id="stat-gaming", pack="gaming", category="match3", max_steps=40, analyst="statistical",
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "gaming.duckdb")}))
+    open_store(settings_of()).save_project(p)
+    return p, run_discovery_inline(p.id, new_run_id())
+
+
+def settings_of():
+    from assay.settings import load_settings
+
+    return load_settings()
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,7 @@ class StepSink(Protocol):
 @dataclass
 class ExploreOutcome:
     steps: list[ExplorationStep]
-    finished: str  # done | max_steps | errors | cancelled
+    finished: str  # done | max_steps | errors
     summary: str = ""
     requests: list[int] = field(default_factory=list)  # chars per LLM request (bench)
     stable: list[int] = field(default_factory=list)    # stable-prefix chars per request
@@ -118,7 +118,6 @@ class Explorer:
         intro: str = "Begin exploring the warehouse.",
         max_tokens: int = 2048,
         bump: Callable[[dict[str, int]], None] | None = None,
-        should_stop: Callable[[], bool] | None = None,
         actions: tuple[str, ...] = ALL_ACTIONS,
         insight_searcher: Callable[[str, int], list[dict]] | None = None,
     ):
@@ -136,7 +135,6 @@ class Explorer:
         self.intro = intro
         self.max_tokens = max_tokens
         self.bump = bump or (lambda c: None)
-        self.should_stop = should_stop or (lambda: False)
         self.tools = bool(getattr(llm, "supports_tools", False))
         self.actions = actions
         self.insight_searcher = insight_searcher
@@ -513,8 +511,6 @@ class Explorer:
         consecutive_errors = 0
         turn = max((s.turn or s.step for s in self.steps), default=0)
         while self._counted_steps() < self.max_steps:
-            if self.should_stop():
-                return ExploreOutcome(self.steps, "cancelled", "", self.requests, self.stable)
             turn += 1
             extra: list[Message] = []
             usage = TokenUsage()

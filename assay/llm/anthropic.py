@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from ..errors import MissingKey
 from ..models import TokenUsage
 from .base import LLMRequest, LLMResponse, ToolCall
@@ -124,7 +122,3 @@ class AnthropicLLM(ClaudeLLM):
         super().__init__(model or DEFAULT_MODEL, anthropic.Anthropic(
             api_key=api_key, max_retries=max_retries, timeout=timeout_s, base_url=base_url))
         self.where = f"at {base_url}" if base_url else ""
-
-
-def _dump(v) -> str:  # pragma: no cover - debugging helper
-    return json.dumps(v, default=str)[:2000]

@@ -104,7 +104,7 @@ _COUNT_COLUMNS = ("n", "count", "rows", "row_count", "cnt")
 _COUNT_WORDS = re.compile(r"\b(number of|volume|count of|how many)\b")
 
 
-def _pick_measure(df: pd.DataFrame, candidates: list[str], insight: Insight, named_only: bool = False) -> str | None:
+def _pick_measure(candidates: list[str], insight: Insight, named_only: bool = False) -> str | None:
     """The measure the insight names first (in its name, then its description), else a count when it
     speaks of a number of rows, else the first rate or average, else the first number."""
     text = f"{insight.name} . {insight.description}".lower()
@@ -155,8 +155,8 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
     measure = None
     if head is not None and head.measure:  # the measure the claim states, when the result has it
         named = insight.model_copy(update={"name": head.measure, "description": ""})
-        measure = _pick_measure(df, nums, named, named_only=True)
-    measure = measure or _pick_measure(df, nums, insight)
+        measure = _pick_measure(nums, named, named_only=True)
+    measure = measure or _pick_measure(nums, insight)
     if measure is None:
         return None
     df = df.copy()

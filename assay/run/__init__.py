@@ -6,5 +6,5 @@
 - ``lifecycle``: create / rerun / fail a run, or run it whole inline;
 - ``analyst``: which analyst a run uses, and why.
 
-Prefect tasks (``tasks/``) wrap the phases; the CLI and tests can call them directly.
+Prefect tasks (``assay_flows/tasks/``) wrap the phases; the CLI and tests can call them directly.
 """

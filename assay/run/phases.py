@@ -1,6 +1,6 @@
 """The run's phases, in order: init, context, schema, exploration, one area (analysis and validation),
 recommendations, save. Each takes a session (built from the run id) and rebuilds what it needs from the
-store. Prefect tasks (``tasks/``) wrap these functions; the CLI and tests can call them directly.
+store. Prefect tasks (``assay_flows/tasks/``) wrap these functions; the CLI and tests can call them directly.
 """
 
 from __future__ import annotations
@@ -85,8 +85,7 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
 # ---------------------------------------------------------------------------- phase 4: exploration
 
 
-def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] | None = None,
-                      should_stop: Callable[[], bool] | None = None) -> str:
+def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] | None = None) -> str:
     s.store.update_run(s.run_id, phase=Phase.exploration)
     prior = s.store.steps(s.run_id)
     if s.run.exploration_finished:
@@ -115,7 +114,6 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
             tables=s.tables,
             pii=s.project.warehouse.pii_columns,
             bump=writer.bump,
-            should_stop=should_stop,
             max_tokens=s.project.llm.max_tokens,
         )
         try:
@@ -123,8 +121,7 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
         finally:
             writer.close()
         finished, summary = out.finished, out.summary
-    if finished != "cancelled":
-        s.store.update_run(s.run_id, exploration_finished=finished, exploration_summary=summary)
+    s.store.update_run(s.run_id, exploration_finished=finished, exploration_summary=summary)
     return finished
 
 

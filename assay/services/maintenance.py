@@ -30,7 +30,8 @@ def sweep_run_collections(store: Store, index, *, now: float | None = None,
     return sweep_orphans(index, active, {n: ended[n] for n in recent}, now, max_age_s, known=known)
 
 
-def prune_runs(store: Store, *, keep_days: float, keep_last: int = 3, now: dt.datetime | None = None) -> list[str]:
+def prune_runs(store: Store, *, keep_days: float = limits.KEEP_RUNS_DAYS, keep_last: int = limits.KEEP_LAST_RUNS,
+               now: dt.datetime | None = None) -> list[str]:
     """Delete runs that ended more than ``keep_days`` ago, with everything they wrote; the last
     ``keep_last`` finished runs of every project are kept whatever their age (their insights are the
     memory the next discovery compares with)."""

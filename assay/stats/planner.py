@@ -563,7 +563,7 @@ class Planner:
                   and (kind_of(c.type) == "time" or p.is_clock(c.name))][:12]
         if not others:
             return []
-        parts = [f"count(*) AS n", f"sum(CASE WHEN {q(m)} IS NULL THEN 1 ELSE 0 END) AS missing"]
+        parts = ["count(*) AS n", f"sum(CASE WHEN {q(m)} IS NULL THEN 1 ELSE 0 END) AS missing"]
         parts += [f"sum(CASE WHEN {q(m)} IS NULL AND {q(c)} IS NULL THEN 1 ELSE 0 END) AS {q('both_' + c)}"
                   for c in others]
         return [Probe("null_reason", p.table.fqn, f"{p.table.name}: rows without {m} and what else they lack",

@@ -169,9 +169,6 @@ class Store:
     def step_count(self, run_id: str) -> int:
         return self.db.steps.count_documents({"run_id": run_id})
 
-    def delete_steps(self, run_id: str) -> int:
-        return self.db.steps.delete_many({"run_id": run_id}).deleted_count
-
     def delete_run(self, run_id: str) -> None:
         """A run and everything it wrote: steps, areas, candidates, recommendations, result, feedback."""
         with self._lock:

@@ -578,7 +578,7 @@ class SQLGuard:
                 own_on.setdefault(join.this.alias_or_name, []).extend(on)
         covered: set[int] = set()
         col = self.tenant.column.lower()
-        for alias, (node, table) in sources.items():
+        for alias, (_node, table) in sources.items():
             info = infos.get(id(table))
             covered.add(id(table))
             if self._is_shared(table, info):

@@ -184,7 +184,7 @@ class _Tracer:
         return any(t for _, t in outs)
 
     def _any_pii(self, scope: Scope) -> bool:
-        for alias, src in scope.sources.items():
+        for src in scope.sources.values():
             if isinstance(src, exp.Table) and self._table_pii(src):
                 return True
             if isinstance(src, Scope) and any(t for _, t in self.outputs.get(id(src), [])):

@@ -13,7 +13,7 @@ from assay.estimate import Shape
 from assay.models import LLMConfig, Project, WarehouseConfig
 from assay.settings import load_settings
 from assay.store import open_store
-from flows.discovery import DiscoveryParams, discovery_flow
+from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 from tests.helpers import small_warehouse
 
 

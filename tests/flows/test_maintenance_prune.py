@@ -15,9 +15,9 @@ from prefect.settings import PREFECT_LOCAL_STORAGE_PATH
 from assay.models import Project, WarehouseConfig, utcnow
 from assay.settings import load_settings
 from assay.store import open_store
-from flows.discovery import DiscoveryParams, discovery_flow
-from flows.maintenance import MaintenanceParams, prune_all
-from tasks.prune import assay_run_of
+from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
+from assay_flows.flows.maintenance import MaintenanceParams, prune_all
+from assay_flows.tasks.prune import assay_run_of
 from tests.helpers import small_warehouse
 
 

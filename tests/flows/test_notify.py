@@ -13,7 +13,7 @@ from assay.models import DiscoveryResult, Insight, NotifyConfig, Project, RunTyp
 from assay.notify import notify_run, summary_message
 from assay.settings import load_settings
 from assay.store import open_store
-from flows.discovery import DiscoveryParams, discovery_flow
+from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 from tests.helpers import small_warehouse
 
 
@@ -99,7 +99,7 @@ def test_a_crashed_discovery_notifies_too(webhook, tmp_path, monkeypatch):
     async def dies(run_id):
         raise _Died("worker torn down")
 
-    monkeypatch.setattr("flows.discovery.init_task", dies)
+    monkeypatch.setattr("assay_flows.flows.discovery.init_task", dies)
     state = None
     try:
         state = asyncio.run(discovery_flow(DiscoveryParams(project=p.id), run_id="crash1", return_state=True))

@@ -15,8 +15,8 @@ from assay.llm.scripted import ScriptedLLM
 from assay.models import LLMConfig, Project, RunStatus, WarehouseConfig
 from assay.settings import load_settings
 from assay.store import open_store
-from flows.discovery import DiscoveryParams, discovery_flow
-from flows.rerun import RerunParams, rerun_flow
+from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
+from assay_flows.flows.rerun import RerunParams, rerun_flow
 from tests.helpers import small_warehouse
 
 CALLS: list[str] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from flows.reverify import ReverifyParams, reverify_flow
+from assay_flows.flows.reverify import ReverifyParams, reverify_flow
 from tests.unit.test_reverify import run  # noqa: F401  (the fixture)
 
 

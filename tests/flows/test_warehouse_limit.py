@@ -19,7 +19,7 @@ from assay.settings import load_settings
 from assay.store import open_store
 from assay.warehouse.duckdb import DuckDBWarehouse
 from assay.warehouse.slots import limit_name
-from flows.discovery import DiscoveryParams, discovery_flow
+from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 from tests.helpers import small_warehouse
 
 AREAS = ["conversion", "revenue", "retention"]

@@ -108,7 +108,9 @@ def test_every_postgres_type_is_digestible(pg_dsn):
     r = fuzz("postgres")
     assert r["types_total"] == len(corpus("postgres")) >= 70
     assert r["run_failures"] == [] and r["step_errors"] == []
-    rows = lambda t: [x["c"] for x in r["results"][t]["digest"]["all_rows"]]
+    def rows(t):
+        return [x["c"] for x in r["results"][t]["digest"]["all_rows"]]
+
     assert rows("integer[]")[:2] == ["[1, 2, null]", "[[1, 2], [3, 4]]"]
     assert rows("date")[:2] == ["infinity", "-infinity"]
     assert rows("inet")[:2] == ["192.168.0.1/24", "::1"] and rows("int4range")[:2] == ["[1,5)", "empty"]

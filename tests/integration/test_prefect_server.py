@@ -17,6 +17,8 @@ import pytest
 from tests.conftest import need_service
 from tests.helpers import small_warehouse
 
+pytestmark = pytest.mark.prefect_server
+
 BIN = Path(sys.executable).parent
 
 

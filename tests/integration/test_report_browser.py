@@ -11,11 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from assay.cli import app
-from assay.models import Project, WarehouseConfig
-from assay.run.lifecycle import new_run_id, run_discovery_inline
-from assay.settings import load_settings
-from assay.store import open_store
 from tests.conftest import need_service
+
+pytestmark = pytest.mark.chromium
 
 # injected first in <head>: every console error and uncaught exception lands in the DOM
 CAPTURE = """<script>
@@ -31,11 +29,8 @@ window.addEventListener('load', () => setTimeout(() => {
 
 
 @pytest.fixture(scope="module")
-def report(demo_dir, tmp_path_factory):
-    p = Project(id="report-gaming", pack="gaming", category="match3", max_steps=40, analyst="statistical",
-                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "gaming.duckdb")}))
-    open_store(load_settings()).save_project(p)
-    result = run_discovery_inline(p.id, new_run_id())
+def report(gaming_statistical, tmp_path_factory):
+    _, result = gaming_statistical
     out = tmp_path_factory.mktemp("report") / "gaming.html"
     r = CliRunner().invoke(app, ["report", result.run_id, "-o", str(out)], catch_exceptions=False)
     assert r.exit_code == 0, r.output

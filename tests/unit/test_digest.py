@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,8 +12,7 @@ import pytest
 
 from assay.digest import build_compact_result, digest_json
 from assay.limits import COMPACT_INLINE_THRESHOLD, DIGEST_KEPT_ROWS
-
-GOLDEN = Path(__file__).parent.parent / "data" / "golden"
+from tests.goldens import check_golden
 
 
 def frame(n: int) -> pd.DataFrame:
@@ -150,10 +148,8 @@ def test_golden():
         "active": [True, False] * 6,
     })
     got = digest_json(build_compact_result(df))
-    path = GOLDEN / "digest_12_rows.json"
-    if not path.exists():  # first run writes the golden file; review it, then commit it
-        path.write_text(got + "\n")
-    assert got == path.read_text().rstrip("\n")
+    check_golden("digest/12_rows.txt", got, "the CompactResult JSON of a 12-row frame with every kind of column, "
+                 "as a model reads it")
 
 
 def test_bytes_cap_sheds_rows_never_statistics():

@@ -15,7 +15,7 @@ from assay.models import Project, WarehouseConfig
 from assay.run.lifecycle import create_run
 from assay.settings import load_settings
 from assay.store import open_store
-from tasks.phases import _phase
+from assay_flows.tasks.phases import _phase
 from tests.helpers import small_warehouse
 
 

@@ -10,6 +10,7 @@ from assay.analysis.picker import pick_steps
 from assay.analysis.render import estimate_rendered_size, render_query_results
 from assay.digest import build_compact_result
 from assay.models import AnalysisArea, ExplorationStep, StepAction
+from tests.goldens import check_golden
 
 AREA = AnalysisArea(id="churn", name="Churn", description="who leaves", keywords=["churn", "retention"])
 
@@ -159,8 +160,6 @@ def test_estimator_equals_renderer(specs):
 
 
 def test_render_golden():
-    from pathlib import Path
-
     import pandas as pd
 
     steps = [step(7, purpose="orders per channel", query="SELECT channel, count(*) FROM orders GROUP BY 1", rows=3),
@@ -170,10 +169,7 @@ def test_render_golden():
                                  "month": pd.date_range("2025-01-01", periods=24, freq="MS"),
                                  "revenue": [1000.5 + 37 * i for i in range(24)]})))]
     out = render_query_results(steps)
-    path = Path(__file__).parent.parent / "data" / "golden" / "query_results.json"
-    if not path.exists():  # first run writes the golden file; review it, then commit it
-        path.write_text(out + "\n")
-    assert out == path.read_text().rstrip("\n")
+    check_golden("analysis/query_results.txt", out, "two steps' digests as an area prompt renders them")
 
 
 def test_steps_the_explorer_cited_are_lifted():

@@ -27,7 +27,7 @@ def test_result_storage_is_shared_by_default_and_configurable(monkeypatch, tmp_p
 
 def test_the_cached_phases_persist_to_the_shared_storage():
     """Every task a retried flow run re-uses persists into the configured storage, not $PREFECT_HOME."""
-    from tasks import phases
+    from assay_flows.tasks import phases
 
     kept = [phases.init_task, phases.context_task, phases.schema_task, phases.exploration_task, phases.area_task]
     for t in kept:

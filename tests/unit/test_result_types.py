@@ -18,7 +18,9 @@ def test_every_duckdb_type_is_digestible():
     assert r["types_total"] == len(corpus("duckdb")) >= 40
     assert r["run_failures"] == [] and r["step_errors"] == []
     res = r["results"]
-    rows = lambda t: res[t]["digest"]["all_rows"]
+    def rows(t):
+        return res[t]["digest"]["all_rows"]
+
     assert [x["c"] for x in rows("INTEGER[]")][:2] == ["[1,2,null]", "[]"]  # nested: JSON text
     assert json.loads(rows("STRUCT(a INTEGER[], b STRUCT(c DATE))")[0]["c"]) == {"a": [1], "b": {"c": "infinity"}}
     assert [x["c"] for x in rows("DATE")][:3] == ["2024-02-29", "infinity", "-infinity"]

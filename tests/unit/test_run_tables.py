@@ -1,6 +1,6 @@
 """One way to get a run's tables, and it always carries the project's table descriptions.
 
-Under Prefect every phase opens its own session (``tasks/phases.py``): the schema phase discovers and
+Under Prefect every phase opens its own session (``assay_flows/tasks/phases.py``): the schema phase discovers and
 caches the tables, and a later phase (exploration, an area) reads them back from the cache. The
 project's descriptions must be on them there too, or the explorer's ``lookup_schema`` and the
 verifier read tables without the notes the project wrote.

@@ -8,7 +8,7 @@ from assay.store import open_store
 
 
 def test_a_bad_stored_schedule_skips_only_that_project(tmp_path):
-    from deployments.serve import discovery_deployments
+    from assay_flows.deployments.serve import discovery_deployments
 
     store = open_store(load_settings())
     wh = WarehouseConfig(kind="duckdb", settings={"path": str(tmp_path / "w.duckdb")})
@@ -27,7 +27,7 @@ def test_a_bad_stored_schedule_skips_only_that_project(tmp_path):
 
 
 def test_a_projects_schedule_is_read_in_its_time_zone(tmp_path):
-    from deployments.serve import discovery_deployments
+    from assay_flows.deployments.serve import discovery_deployments
 
     store = open_store(load_settings())
     wh = WarehouseConfig(kind="duckdb", settings={"path": str(tmp_path / "w.duckdb")})
@@ -47,8 +47,8 @@ def test_the_run_form_has_no_run_id(tmp_path):
     `assay deploy` with to_deployment. A run id typed there made a second run whose short id shadowed the first."""
     from prefect.utilities.callables import parameter_schema
 
-    from deployments.serve import discovery_deployments
-    from flows.discovery import discovery_flow
+    from assay_flows.deployments.serve import discovery_deployments
+    from assay_flows.flows.discovery import discovery_flow
 
     assert list(parameter_schema(discovery_flow).properties) == ["params"]
     store = open_store(load_settings())

@@ -2,13 +2,12 @@
 wording for a small frame, one case each. A change to a probe or a sentence is a readable diff.
 
 A missing or changed fixture fails. To accept a change on purpose, rerun with
-``ASSAY_UPDATE_GOLDEN=1``, read the diff of tests/data/golden/stats/, and commit it.
+``--update-goldens`` (or ``ASSAY_UPDATE_GOLDEN=1``), read the diff of tests/data/golden/stats/, and commit it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -17,16 +16,16 @@ import pytest
 from assay.models import ColumnInfo, TableInfo
 from assay.stats import detectors as D
 from assay.stats.planner import Planner, Profile
+from tests.goldens import updating
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden" / "stats"
-UPDATE = os.environ.get("ASSAY_UPDATE_GOLDEN") == "1"
 REF = '"main"."t"'
 
 
 def check(name: str, actual) -> None:
     path = GOLDEN / f"{name}.json"
     text = json.dumps(actual, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    if UPDATE:
+    if updating():
         GOLDEN.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         return

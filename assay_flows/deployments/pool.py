@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from assay.errors import UserError
-from deployments.plan import discovery_deployments, operations_deployments
+from assay_flows.deployments.plan import discovery_deployments, operations_deployments
 
 
 def deploy_to_pool(pool: str, warn=lambda line: print(line, file=sys.stderr)) -> list[str]:

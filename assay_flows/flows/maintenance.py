@@ -9,20 +9,23 @@ import datetime as dt
 from prefect import flow, get_run_logger
 from pydantic import BaseModel, Field
 
+from assay import limits
 from assay.liveness import reap_gone_runs
 from assay.models import utcnow
 from assay.services.maintenance import prune_runs, sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.index import open_index
-from tasks.prune import prune_flow_runs, prune_result_files, result_folders
+from assay_flows.tasks.prune import prune_flow_runs, prune_result_files, result_folders
 
 from .runstate import mirror_crashed
 
 
 class MaintenanceParams(BaseModel):
-    keep_days: float = Field(default=90, gt=0, description="Delete runs that ended more than this many days ago")
-    keep_last: int = Field(default=3, ge=1, description="Always keep this many latest runs of every project")
+    keep_days: float = Field(default=limits.KEEP_RUNS_DAYS, gt=0,
+                             description="Delete runs that ended more than this many days ago")
+    keep_last: int = Field(default=limits.KEEP_LAST_RUNS, ge=1,
+                           description="Always keep this many latest runs of every project")
 
 
 async def prune_all(params: MaintenanceParams, now: dt.datetime | None = None) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prefect import flow
 
-from tasks.phases import area_task
+from assay_flows.tasks.phases import area_task
 
 
 @flow(name="assay-area", flow_run_name="{area}", log_prints=True)

@@ -17,8 +17,8 @@ from assay.services.maintenance import sweep_run_collections
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.embedder import warm_up
-from tasks.artifacts import publish_report
-from tasks.phases import (
+from assay_flows.tasks.artifacts import publish_report
+from assay_flows.tasks.phases import (
     context_task,
     estimate_task,
     exploration_task,

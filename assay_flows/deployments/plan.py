@@ -23,10 +23,10 @@ from prefect.schedules import Cron
 from assay.config import cron_error, timezone_error
 from assay.settings import load_settings
 from assay.store import open_store
-from flows.discovery import DiscoveryParams, discovery_flow
-from flows.maintenance import MaintenanceParams, maintenance_flow
-from flows.rerun import rerun_flow
-from flows.reverify import reverify_flow
+from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
+from assay_flows.flows.maintenance import MaintenanceParams, maintenance_flow
+from assay_flows.flows.rerun import rerun_flow
+from assay_flows.flows.reverify import reverify_flow
 
 MAINTENANCE_CRON = "17 3 * * *"
 DISCOVERY, RERUN, MAINTENANCE = "discovery", "rerun-areas", "maintenance"

@@ -17,8 +17,8 @@ from assay.run.lifecycle import prepare_rerun
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.embedder import warm_up
-from tasks.artifacts import publish_report
-from tasks.phases import recommendations_task, save_task
+from assay_flows.tasks.artifacts import publish_report
+from assay_flows.tasks.phases import recommendations_task, save_task
 
 from .discovery import run_areas
 from .hooks import drop_run_collection_of, notify_run_id

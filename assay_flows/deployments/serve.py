@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from deployments.plan import (  # noqa: F401  (re-exported: older imports)
+from assay_flows.deployments.plan import (  # noqa: F401  (re-exported: older imports)
     MAINTENANCE_CRON,
     ONE_AT_A_TIME,
     discovery_deployments,

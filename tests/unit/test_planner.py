@@ -1,0 +1,102 @@
+"""The statistical analyst's planner, directly, on a small real DuckDB schema: which tables it profiles first,
+what the profile probe measures, and the probes it plans from the profiles (every one runs; ids are never
+averaged; a catalogue table is marked; the same input plans the same SQL). The planned SQL is a golden
+fixture (tests/data/golden/planner/shop_probes.sql)."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from assay.models import ColumnInfo, TableInfo
+from assay.stats.planner import MAX_TABLES, Planner, _profile_from_row
+from assay.stats.portable import portable
+from assay.warehouse.duckdb import DuckDBWarehouse
+from tests.goldens import check_golden
+
+KEYWORDS = ["order", "revenue", "channel"]
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    path = tmp_path_factory.mktemp("planner") / "shop.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""
+        CREATE TABLE channels AS SELECT i AS channel_id, ['organic', 'paid', 'email', 'social'][i] AS channel_name
+            FROM range(1, 5) t(i);
+        CREATE TABLE customers AS SELECT i AS customer_id, 1 + (i % 4) AS channel_id,
+            CASE WHEN i % 5 = 0 THEN 'DE' WHEN i % 3 = 0 THEN 'FR' ELSE 'NL' END AS country,
+            TIMESTAMP '2025-01-01' + INTERVAL (i % 300) DAY AS signed_up_at FROM range(1, 401) t(i);
+        CREATE TABLE orders AS SELECT i AS order_id, 1 + (i % 400) AS customer_id,
+            round(5 + (i % 37) * 2.5 + CASE WHEN i % 4 = 1 THEN 40 ELSE 0 END, 2) AS amount,
+            CASE WHEN i % 11 = 0 THEN 'cancelled' WHEN i % 7 = 0 THEN 'returned' ELSE 'delivered' END AS status,
+            TIMESTAMP '2025-01-01' + INTERVAL (i * 5) HOUR AS ordered_at,
+            'note ' || i || ' ' || repeat('x', i % 40) AS comment FROM range(1, 3001) t(i);
+        CREATE TABLE audit_log AS SELECT i AS log_id, 'evt' || i AS payload FROM range(1, 51) t(i);
+    """)
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    yield wh
+    wh.close()
+
+
+def run(wh: DuckDBWarehouse, sql: str) -> list[dict]:
+    return wh.query(portable(sql, wh.dialect), row_cap=10_000, timeout_s=60).table.to_pylist()
+
+
+def profiles_of(planner: Planner, wh: DuckDBWarehouse) -> dict:
+    out = {}
+    for t in planner.ranked_tables():
+        row = run(wh, planner.profile_probe(t).sql)[0]
+        out[t.fqn] = _profile_from_row(t, row)
+    return out
+
+
+def test_tables_are_ranked_by_the_question_then_size_and_capped():
+    def t(name, cols, rows):
+        return TableInfo(schema="s", name=name, row_count=rows, columns=[ColumnInfo(name=c, type="INTEGER")
+                                                                         for c in cols])
+
+    many = [t(f"misc_{i:02d}", ["x"], 10 * i) for i in range(20)]
+    pl = Planner([t("orders", ["order_id", "amount"], 5), *many, t("channel_stats", ["channel"], 1)],
+                 lambda x: f'"{x}"', KEYWORDS)
+    ranked = [x.name for x in pl.ranked_tables()]
+    assert ranked[:2] == ["orders", "channel_stats"]  # keyword hits first, whatever their size
+    assert ranked[2] == "misc_19"  # then the biggest
+    assert len(ranked) == MAX_TABLES
+
+
+def test_the_profile_probe_measures_every_column(shop):
+    pl = Planner(shop.list_tables(), shop.quote, KEYWORDS)
+    orders = next(t for t in shop.list_tables() if t.name == "orders")
+    p = _profile_from_row(orders, run(shop, pl.profile_probe(orders).sql)[0])
+    assert p.rows == 3000
+    assert p.distinct["status"] == 3 and p.distinct["order_id"] == 3000
+    assert p.nulls == {c.name: 0 for c in orders.columns}
+    assert p.lo["amount"] == 5.0 and p.hi["amount"] == 135.0
+    assert "order_id" not in p.lo  # an id has no range worth reading
+    assert p.avg_len["comment"] > 10 and "amount" in p.negatives
+
+
+def test_the_plan_runs_reads_measures_and_marks_catalogues(shop):
+    pl = Planner(shop.list_tables(), shop.quote, KEYWORDS)
+    profiles = profiles_of(pl, shop)
+    probes = pl.plan(profiles)
+    assert len(probes) >= 10
+    kinds = {pr.kind for pr in probes}
+    assert {"breakdown", "series"} <= kinds, kinds
+    for pr in probes:  # every planned probe is SQL the engine runs
+        run(shop, pr.sql)
+    for pr in probes:
+        for ident in ("order_id", "customer_id", "channel_id", "log_id"):
+            assert f'avg("{ident}")' not in pr.sql and f'sum("{ident}")' not in pr.sql, pr.sql
+        assert not ('"comment"' in pr.sql and "GROUP BY" in pr.sql), pr.sql  # free text is no segment
+    assert any(pr.table == "main.channels" and pr.meta.get("catalogue") for pr in probes) or \
+        not any(pr.table == "main.channels" for pr in probes)
+    first = probes[0]
+    assert first.table == "main.orders" and first.meta.get("core"), (first.kind, first.table)
+    again = Planner(shop.list_tables(), shop.quote, KEYWORDS).plan(profiles_of(pl, shop))
+    assert [pr.sql for pr in again] == [pr.sql for pr in probes]  # deterministic
+    text = "\n\n".join(f"-- {pr.kind} · {pr.table}: {pr.purpose}\n{pr.sql};" for pr in probes[:14])
+    check_golden("planner/shop_probes.sql", text,
+                 "the statistical planner's first probes for a small shop schema (order, revenue, channel)")
