@@ -41,6 +41,8 @@ class _Settings(BaseModel):
 
     # abbreviations of the warehouse's names, read when tables are embedded ({"cust": "customer"})
     glossary: dict[str, str] = Field(default_factory=dict)
+    # LLM-written table descriptions for schema search, when the run has an LLM (assay/schema/describe.py)
+    llm_descriptions: bool = True
 
 
 class DuckDBSettings(_Settings):

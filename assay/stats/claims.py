@@ -25,6 +25,7 @@ from . import detectors as D
 from .detectors.countsql import lit
 from .portable import portable
 
+NO_MEDIAN = ("mysql", "tsql")  # engines without a median aggregate that sqlglot can write for them
 PROBE = "__probe__"  # the probe's result: the stored rows locally, the probe's SQL in the warehouse
 
 
@@ -210,5 +211,7 @@ def candidate_claims(c: D.Candidate, step: ExplorationStep, df: pd.DataFrame | N
         return []
     seg, base = local
     warehouse_sql = portable(sql, dialect).replace(PROBE, f"({step.query})")
+    if dialect in NO_MEDIAN and "median(" in warehouse_sql.lower():
+        return []  # the engine has no median (MySQL, SQL Server): no claim it could re-derive; the count stays
     return [Claim(**definition, entity=None, value=seg, baseline_value=base if "baseline_value" in sql else None,
                   source_steps=[step.step], verification_sql=warehouse_sql)]

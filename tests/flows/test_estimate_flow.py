@@ -32,7 +32,8 @@ def test_cli_estimate_per_phase(tmp_path):
     assert r.exit_code == 0, r.output
     est = json.loads(r.output)
     assert est["analyst"] == "llm" and est["max_steps"] == 30
-    assert [p["phase"] for p in est["phases"]] == ["exploration", "analysis", "verification", "recommendations"]
+    assert [p["phase"] for p in est["phases"]] == ["exploration", "analysis", "verification", "recommendations",
+                                                  "table descriptions"]  # #19: LLM-written descriptions
     ex = est["phases"][0]
     d = Shape()  # 30 steps, a few to a call, then done
     assert ex["calls"] == math.ceil(round(30 * d.steps_used_share) / d.steps_per_call) + 1

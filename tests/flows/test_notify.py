@@ -110,4 +110,4 @@ def test_a_crashed_discovery_notifies_too(webhook, tmp_path, monkeypatch):
     assert len(texts) == 1, texts
     assert texts[0].startswith(":boom: assay discovery *crash1*") and "notify-crash" in texts[0]
     assert "crashed" in texts[0] and "assay rerun crash1" in texts[0]
-    assert open_store(load_settings()).get_run("crash1").status.value == "failed"
+    assert open_store(load_settings()).get_run("crash1").status.value == "crashed"  # one state: crashed here too

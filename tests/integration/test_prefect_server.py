@@ -114,12 +114,12 @@ def test_served_deployments_run_to_completion(server):
     try:
         names = []
         deadline = time.time() + 120
-        while time.time() < deadline and len(names) < 3:
+        while time.time() < deadline and len(names) < 4:
             time.sleep(2)
             assert serving.poll() is None, (root / "serve.log").read_text()[-2000:]
             names = json.loads(sh(env, sys.executable, "-c", LIST).strip().splitlines()[-1])
         assert sorted(names) == ["assay-discovery/discover-srvtest", "assay-maintenance/maintenance",
-                                 "assay-rerun-areas/rerun-areas"], names
+                                 "assay-rerun-areas/rerun-areas", "assay-reverify/reverify"], names
 
         done = trigger(env, "assay-discovery/discover-srvtest")
         assert done["state"] == "COMPLETED", done

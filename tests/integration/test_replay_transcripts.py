@@ -25,7 +25,9 @@ NAME = "demo-ecommerce-8-steps"
 def _project(demo_dir, pid):
     truth = json.loads((demo_dir / "ecommerce_truth.json").read_text())
     p = Project(id=pid, pack=truth["pack"], category=truth["category"], max_steps=8,
-                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "ecommerce.duckdb")},
+                # recorded before LLM table descriptions existed: the pass is off, as in those runs
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "ecommerce.duckdb"),
+                                                                   "llm_descriptions": False},
                                           pii_columns=["email", "full_name"]),
                 llm=LLMConfig(provider="replay", model=NAME))
     open_store(load_settings()).save_project(p)
@@ -88,7 +90,8 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     replay.reset(name)
     truth = json.loads((demo_dir / f"{which}_truth.json").read_text())
     p = Project(id=f"replay-{name}", pack=truth["pack"], category=truth["category"], max_steps=30,
-                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / f"{which}.duckdb")}),
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / f"{which}.duckdb"),
+                                                                   "llm_descriptions": False}),
                 llm=LLMConfig(provider="replay", model=name))
     open_store(load_settings()).save_project(p)
     result = run_discovery_inline(p.id, new_run_id())

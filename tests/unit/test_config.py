@@ -388,3 +388,12 @@ def test_discover_refuses_a_stored_secret_before_prefect_starts():
                      "name where to read it instead: password_env: MY_PASSWORD (an environment variable) or "
                      "password_block: NAME (a Prefect Secret block)"]
     assert store.list_runs("cli-secret", 5) == []
+
+
+def test_llm_descriptions_can_be_turned_off_in_the_project_file():
+    """The README's switch for LLM table descriptions is a known key, not an 'unknown key' error."""
+    from assay.config import validate_project_data
+
+    p = validate_project_data({"id": "p", "pack": "ecommerce", "warehouse": {
+        "kind": "duckdb", "settings": {"path": "w.duckdb", "llm_descriptions": False}}}, "p.yaml")
+    assert p.warehouse.settings["llm_descriptions"] is False

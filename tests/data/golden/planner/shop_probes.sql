@@ -1,4 +1,7 @@
 -- why: the statistical planner's first probes for a small shop schema (order, revenue, channel)
+-- rank_breakdown · main.orders: orders: ranks of amount by status (Kruskal-Wallis)
+WITH r AS (SELECT "status" AS g, "amount" AS v, rank() OVER (ORDER BY "amount") AS rk, count(*) OVER (PARTITION BY "amount") AS t FROM "main"."orders" WHERE "amount" IS NOT NULL AND "status" IS NOT NULL) SELECT g AS "status", count(*) AS n, sum(rk + (t - 1) / 2.0) AS rank_sum, sum(t * t - 1.0) AS ties, avg(v) AS mean, median(v) AS median, stddev_samp(v) AS sd FROM r GROUP BY 1 ORDER BY 1;
+
 -- season · main.orders: orders: amount by month of year
 SELECT CAST(extract(month FROM "ordered_at") AS INTEGER) AS "month_of_year", count(*) AS n, count("amount") AS "nn_amount", avg("amount") AS "avg_amount", stddev_samp("amount") AS "sd_amount" FROM "main"."orders" WHERE CAST(extract(month FROM "ordered_at") AS INTEGER) IS NOT NULL GROUP BY 1 ORDER BY 1;
 
@@ -37,6 +40,3 @@ WITH e AS (SELECT "customer_id" AS entity, sum("amount") AS v FROM "main"."order
 
 -- series · main.customers: Monthly trend of customers (volume and measures)
 SELECT date_trunc('month', "signed_up_at") AS month, count(*) AS n, count(DISTINCT "channel_id") AS entities FROM "main"."customers" GROUP BY 1 ORDER BY 1;
-
--- joined_breakdown · main.orders: orders by customers.country: averages and rates
-SELECT o."country", count(*) AS n, count(DISTINCT f."customer_id") AS entities, avg(f."amount") AS "avg_amount", stddev_samp(f."amount") AS "sd_amount" FROM "main"."orders" f JOIN "main"."customers" o ON f."customer_id" = o."customer_id" GROUP BY 1 ORDER BY 1;
