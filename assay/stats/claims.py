@@ -211,7 +211,7 @@ def candidate_claims(c: D.Candidate, step: ExplorationStep, df: pd.DataFrame | N
         return []
     seg, base = local
     warehouse_sql = portable(sql, dialect).replace(PROBE, f"({step.query})")
-    if dialect in NO_MEDIAN and "median(" in warehouse_sql.lower():
+    if dialect in NO_MEDIAN and "median(" in sql.lower():  # sqlglot writes it as percentile_cont, absent there
         return []  # the engine has no median (MySQL, SQL Server): no claim it could re-derive; the count stays
     return [Claim(**definition, entity=None, value=seg, baseline_value=base if "baseline_value" in sql else None,
                   source_steps=[step.step], verification_sql=warehouse_sql)]

@@ -240,8 +240,9 @@ class Probe:
 
 class Planner:
     def __init__(self, tables: list[TableInfo], quote: Callable[[str], str], keywords: list[str],
-                 goal: str = "", embed: Callable | None = None):
+                 goal: str = "", embed: Callable | None = None, median: bool = True):
         self.tables = tables
+        self.median = median  # the engine has a median aggregate (MySQL and SQL Server have none)
         self.q = quote
         self.keywords = [k.lower() for k in keywords]
         self.goal = goal.strip()
@@ -588,7 +589,7 @@ class Planner:
         """The top measure's mid-ranks by the top dimensions, for a Kruskal-Wallis test beside the
         breakdown's ANOVA (the detector uses it when the measure is skewed)."""
         ms = p.measures()[:1]
-        if not ms or p.rows < 30 or p.table.name.lower() in self.referenced:
+        if not ms or p.rows < 30 or p.table.name.lower() in self.referenced or not self.median:
             return []
         m, q, ref = ms[0], self.q, self.ref(p.table)
         out = []
@@ -829,9 +830,9 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     keywords = [k for a in s.pack.areas for k in a.keywords]
     if goal:  # the whole question, not only the pack's first words
         keywords += [k for k in goal_keywords(goal, limit=64) if k not in keywords]
-    planner = Planner(s.tables, quote, keywords, goal=goal,
-                      embed=s.embedder.embed if goal else None)
     dialect = s.warehouse.dialect
+    planner = Planner(s.tables, quote, keywords, goal=goal,
+                      embed=s.embedder.embed if goal else None, median=dialect not in ("mysql", "tsql"))
     done_sql = {st.query for st in prior}
     n = len(prior)
     profiles: dict[str, Profile] = {}

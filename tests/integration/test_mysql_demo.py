@@ -42,7 +42,7 @@ def test_statistical_discovery_on_mariadb(loaded):
     wall = [i for i in result.insights if i.segment == "level=42"]
     assert wall and abs(wall[0].affected_count - truth["level_42_wall"]["affected_count"]) <= 0.2 * \
         truth["level_42_wall"]["affected_count"]
-    assert wall[0].validation.status.value == "confirmed"
+    assert wall[0].validation.status.value == "confirmed", [(c.metric.value, c.reasoning, c.query) for c in wall[0].claims]
     steps = store.steps("my-demo-run")
     assert len(steps) >= 20 and all(s.error is None for s in steps), [s.error for s in steps if s.error][:3]
 
