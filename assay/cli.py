@@ -254,11 +254,40 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
     from .vectors.embedder import warm_up
 
     warm_up()  # torch and the model load while Prefect imports and its server starts
+    server = _start_ephemeral_server()
     from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
     from assay_flows.flows.runstate import run_with_id
 
     params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
+    server.join()
     return _watch_flow(None, lambda ready: run_with_id(discovery_flow, {"params": params}, ready))
+
+
+def _start_ephemeral_server():
+    """Start Prefect's ephemeral server now, in a thread, so that its process comes up while this one
+    imports the flows and loads the embedder; the flow's client then finds it running. ``join()`` the
+    returned thread before the flow starts. With ``PREFECT_API_URL`` set (a real server) or ephemeral
+    mode off, nothing is started. A failure here is left to the flow's own client, which reports it."""
+    import threading
+
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ALLOW_EPHEMERAL_MODE
+
+    # read here: a thread does not see the caller's settings context (a test harness sets one)
+    wanted = not PREFECT_API_URL.value() and PREFECT_SERVER_ALLOW_EPHEMERAL_MODE.value()
+
+    def start() -> None:
+        if not wanted:
+            return
+        try:
+            from prefect.server.api.server import SubprocessASGIServer
+
+            SubprocessASGIServer().start()  # the instance Prefect's get_client() uses (one per process)
+        except Exception:  # noqa: BLE001 - the flow's client starts it again and says why it cannot
+            pass
+
+    thread = threading.Thread(target=start, name="assay-prefect-server", daemon=True)
+    thread.start()
+    return thread
 
 
 def _prefect_env() -> None:
@@ -436,9 +465,11 @@ def rerun(
     from .vectors.embedder import warm_up
 
     warm_up()  # torch and the model load while Prefect imports and its server starts
+    server = _start_ephemeral_server()
     from assay_flows.flows.rerun import RerunParams, rerun_flow
 
     params = RerunParams(run=rid, areas=area)
+    server.join()
     done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True))
     if not done["state"].is_completed():
         err.print(f"[red]{done['state'].message}[/]", soft_wrap=True)
