@@ -15,7 +15,19 @@ from .packs import render
 
 
 # step numbers and SQL mean nothing to the recommender, which sees no steps; it cites insight ids
-_NOT_FOR_RECOMMENDATIONS = ("discovered_at", "source_steps", "verification_sql")
+_NOT_FOR_RECOMMENDATIONS = ("discovered_at", "source_steps", "verification_sql", "verdict_history")
+_SQL_KEYS = ("sql", "query", "refutation_sql", "verification_sql", "blind_sql")  # the verifier's, not the reader's
+
+
+def _for_reader(value):
+    """What the recommendation writer reads of an insight: no empty fields (``""``, ``[]``, ``{}``) and no
+    verifier SQL, at any depth; an empty ``refutation_sql`` is noise the model would try to interpret."""
+    if isinstance(value, dict):
+        out = {k: _for_reader(v) for k, v in value.items() if k not in _SQL_KEYS}
+        return {k: v for k, v in out.items() if v not in ("", [], {}, None)}
+    if isinstance(value, list):
+        return [_for_reader(v) for v in value]
+    return value
 
 
 def usable(insights: list[Insight]) -> list[Insight]:
@@ -40,8 +52,8 @@ class RecommendationOutcome:
 def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_context: str = "", profile: str = "",
                           today: dt.date | None = None, goal: str = "") -> str:
     data = json.dumps([
-        {k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
-         if k not in _NOT_FOR_RECOMMENDATIONS} for i in pool
+        _for_reader({k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
+                     if k not in _NOT_FOR_RECOMMENDATIONS}) for i in pool
     ], ensure_ascii=False)
     base = render(pack.base_context, f"{pack.name} base_context", profile=profile,
                   previous_context=previous_context, goal=goal_text(goal))

@@ -120,3 +120,20 @@ def test_no_doubled_words_in_any_prompt(pack_name):
     for text in texts:
         assert not _DOUBLED.search(text), _DOUBLED.search(text).group(0)
         assert not _ARTICLES.search(text), _ARTICLES.search(text).group(0)
+
+
+def test_recommendations_read_no_empty_fields_and_no_verifier_sql():
+    """The recommendation writer was shown `"refutation_sql": ""`, `"verdict_history": []` and the
+    verifier's queries of every claim: noise it would try to interpret, and tokens on every run."""
+    from assay.models import Claim, MetricKind, Validation, ValidationStatus
+
+    pack = load_pack("ecommerce")
+    i = ins("a-1", "a")
+    i.claims = [Claim(metric=MetricKind.rate, measure="conversion", segment="android", value=0.1,
+                      baseline_value=0.4, query="SELECT 1", refutation_sql="")]
+    i.validation = Validation(status=ValidationStatus.confirmed, claimed_count=5, verified_count=5,
+                              query="SELECT count(*) FROM t")
+    text = recommendation_prompt(pack, [i])
+    for noise in ('"refutation_sql"', '"verdict_history"', '"query"', '""', "[]", "SELECT"):
+        assert noise not in text, noise
+    assert '"measure": "conversion"' in text and '"baseline_value": 0.4' in text  # what the claim says stays
