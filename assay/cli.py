@@ -592,7 +592,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                     f", [yellow]{escape(v.refutation)}[/]"
             out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}",
                       soft_wrap=True)
-            out.print(Padding(f"[bold]{i.name}[/]\n[dim]{i.description}[/]", (0, 0, 0, 2)))
+            for line in (f"[bold]{i.name}[/]", f"[dim]{i.description}[/]"):  # one block each: no padding to
+                out.print(Padding(line, (0, 0, 0, 2), expand=False))         # the other's width
             for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
                 out.print("    " + escape(line), soft_wrap=True)
             for h in i.verdict_history[1:]:
@@ -601,7 +602,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         if log.ok and log.note and log.area not in by_area:
             out.print(f"[dim]{escape(log.area)}: {escape(log.note)}[/]", soft_wrap=True)
     if result.recommendations:
-        r = Table(title="Recommendations", expand=True)
+        out.print("\n[bold]Recommendations[/]")  # a title line, not a centred table title padded to the width
+        r = Table(expand=True)
         for c in ("id", "prio", "recommendation", "addresses"):
             r.add_column(c)
         for rec in sorted(result.recommendations, key=lambda x: x.priority):

@@ -117,7 +117,8 @@ def checked_summary(insights: list[Insight]) -> str:
     by = {v: sum(1 for c in checked if c.verdict == v) for v in CHECKED}
     none = sum(1 for i in insights if not any(c.verdict in CHECKED for c in i.claims))
     partly = sum(1 for i in insights if any(c.verdict in CHECKED for c in i.claims) and unchecked_numbers(i))
-    out = (f"Re-derived in the warehouse: {len(checked)} numbers of {len(insights) - none} insights "
+    n, k = len(checked), len(insights) - none
+    out = (f"Re-derived in the warehouse: {n} number{'s' if n != 1 else ''} of {k} insight{'s' if k != 1 else ''} "
            f"({by[ValidationStatus.confirmed]} confirmed, {by[ValidationStatus.adjusted]} adjusted, "
            f"{by[ValidationStatus.rejected]} rejected)")
     if len(claims) > len(checked):

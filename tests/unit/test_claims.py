@@ -401,7 +401,7 @@ def test_every_number_of_an_insight_is_said_to_be_checked_or_not():
     failed = Insight(id="c-3", area="conversion", name="x fell", description="x fell by 10%.",
                      claims=[rate_claim(0.1, 0.2, verdict="error")])
     assert checked_summary([i, bare, failed]) == (
-        "Re-derived in the warehouse: 2 numbers of 1 insights (1 confirmed, 1 adjusted, 0 rejected); 1 could not be "
+        "Re-derived in the warehouse: 2 numbers of 1 insight (1 confirmed, 1 adjusted, 0 rejected); 1 could not be "
         "checked; 2 insights with no number checked; 1 with numbers in the text not re-derived (listed under each).")
 
 

@@ -182,6 +182,8 @@ def test_cli_show(monkeypatch):
     monkeypatch.setattr(cli.out, "_width", 100)  # the terminal's width decides the rules and the table
     out = CliRunner().invoke(cli.app, ["show", "golden00"], catch_exceptions=False)
     assert out.exit_code == 0, out.output
+    padded = [line for line in out.output.splitlines() if line != line.rstrip()]
+    assert not padded, padded  # lines padded to the terminal's width with spaces (copying them copied those)
     check_golden("cli/show_partial_run.txt", out.output,
                  "`assay show` of a partial run: verdict badges, a repeat, a failed area, recommendations")
 
