@@ -231,3 +231,35 @@ def test_gini_from_ranks_matches_the_definition():
     expected = mad / (2 * len(v) ** 2 * v.mean())
     assert D.gini_from_ranks(float((ranks * v).sum()), float(v.sum()), len(v)) == pytest.approx(expected)
     assert D.gini_from_ranks(float((ranks * 1.0).sum()), 500.0, 500) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_segment_that_grew_less_than_the_others_did_not_rise_as_a_segment():
+    """A real run's "The total amount for android increased from 2026-02-01 ... while for the other
+    platform values it changed 871.6%": android rose 6x, the others 10x; the business grew, android's
+    share fell. A rise is a segment's only when it beats the others' in its own direction."""
+    ms = months(12)
+
+    def frame(other_after: int) -> pd.DataFrame:
+        rows = []
+        for i, m in enumerate(ms):
+            rows.append((m, "android", 100 if i < 4 else 600))
+            rows += [(m, p, 100 if i < 4 else other_after) for p in ("ios", "web")]
+        return pd.DataFrame(rows, columns=["month", "platform", "sum_amount"])
+
+    meta = {"dim": "platform", "measure": "sum_amount", "time": "ordered_at"}
+    assert not [c for c in D.segment_series_changes(frame(1000), meta, 1, "orders", REF)
+                if c.segment == "platform=android"]
+    flat = [c for c in D.segment_series_changes(frame(100), meta, 1, "orders", REF) if c.segment == "platform=android"]
+    assert len(flat) == 1 and flat[0].name == "The total amount for android increased from 2023-05-01"
+
+
+def test_departs_in_its_direction():
+    from assay.stats.detectors.significance import departs_in_its_direction as departs
+
+    assert departs(4.0, 0.0) and departs(-0.7, 0.0) and departs(9.2, -0.56)  # a rise while the others fell
+    assert not departs(4.97, 8.72) and not departs(-0.3, -0.6)  # the others moved further the same way
+    assert departs(-1.0, 0.1)  # fell to nothing
+    from assay.stats.detectors.wording import measure_words
+
+    assert measure_words("sum_total_amount", "orders") == "total amount"  # not "total total amount"
+    assert measure_words("sum_price", "orders") == "total price"

@@ -25,7 +25,7 @@ from .segments import (DEFINITION_ETA2, MIN_DURATION_SEGMENT_N, MIN_EFFECT_GROUP
                        kruskal_from_ranks, mean_outliers, segment_outliers)
 from .series import PERIOD_MIN_REL, duration_series, segment_series_changes, segment_trends, series_changes
 from .significance import (CHANGE_MIN_SIDE, anova_effect, anova_p, benjamini_hochberg, change_point, correlation_p,
-                           cramers_v, gini_from_ranks, relative_to_typical, robust_z, step_beats_line, trend,
+                           cramers_v, departs_in_its_direction, gini_from_ranks, robust_z, step_beats_line, trend,
                            two_prop_p)
 from .thresholds import CHANGE_MIN_REL, MIN_BEHAVIOUR_ROWS, MIN_REL_GAP, MIN_SEGMENT_N, NO_EFFECT_P
 from .wording import calendar_label
@@ -39,7 +39,7 @@ __all__ = [
     "change_point", "concentration", "correlation_p", "correlations", "cramers_v", "crosstab_concentration",
     "detect_probe", "dominant_segment", "duration_outliers", "duration_series", "end_before_start",
     "funnel_outliers", "funnel_pairs", "gini_from_ranks", "group_effects", "mean_outliers", "no_effect",
-    "null_reason", "null_status_reason", "kruskal_effects", "kruskal_from_ranks", "quality_from_profile", "rate_series_changes", "relative_to_typical", "retention_outliers",
+    "null_reason", "null_status_reason", "kruskal_effects", "kruskal_from_ranks", "quality_from_profile", "rate_series_changes", "departs_in_its_direction", "retention_outliers",
     "robust_z", "score", "segment_outliers", "segment_series_changes", "segment_trends", "series_changes",
     "severity", "status_switch", "step_beats_line", "trend", "two_prop_p",
 ]

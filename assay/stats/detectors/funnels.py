@@ -3,7 +3,6 @@ others, statically and month by month."""
 
 from __future__ import annotations
 
-import math
 import re
 
 import numpy as np
@@ -12,7 +11,7 @@ import pandas as pd
 from ..probes import FunnelMeta, RateSeriesMeta
 from .candidate import Candidate, Kind
 from .countsql import Source, eq, since as since_sql
-from .significance import change_point, relative_to_typical, two_prop_p
+from .significance import change_point, departs_in_its_direction, two_prop_p
 from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
 from .wording import fmt, pct, words
 
@@ -128,7 +127,7 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
         for seg, (_k, before, after, p, since_ts, n_after) in shifts.items():
             rel = rels[seg]
             typical = float(np.median([r for s2, r in rels.items() if s2 != seg]))  # the others only
-            if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
+            if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or not departs_in_its_direction(rel, typical):
                 continue
             since = pd.Timestamp(since_ts).date().isoformat()
             negative = _is_negative(to)

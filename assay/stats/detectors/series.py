@@ -3,7 +3,6 @@ series that move while the others do not, and the average interval month by mont
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -12,7 +11,7 @@ from ..probes import DurationSeriesMeta, SegmentSeriesMeta, SeriesMeta
 from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, quote, since as since_sql
 from .relations import MIN_CORRELATION, correlation_candidate
-from .significance import change_point, correlation_p, relative_to_typical, step_beats_line, trend
+from .significance import change_point, correlation_p, departs_in_its_direction, step_beats_line, trend
 from .thresholds import CHANGE_MIN_REL, NO_EFFECT_P
 from .wording import fmt, grain_word, measure_words, pct, words
 
@@ -184,7 +183,7 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
         if base_before <= 0:
             continue  # the others did not exist before: nothing to compare with (a new status, a new series)
         typical = (base_after - base_before) / base_before
-        if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or relative_to_typical(rel, typical) < math.log(1.6):
+        if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or not departs_in_its_direction(rel, typical):
             continue
         if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
             continue

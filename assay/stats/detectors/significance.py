@@ -63,12 +63,17 @@ def step_beats_line(y: np.ndarray) -> bool:
     return sse_step < 0.6 * sse_line
 
 
-def relative_to_typical(rel: float, typical: float) -> float:
-    """How far a segment's change departs from the typical segment's, as |log ratio|."""
+def departs_in_its_direction(rel: float, typical: float, factor: float = 1.6) -> bool:
+    """Whether a segment moved further than the typical other segment *in its own direction*: a rise at
+    least ``factor`` times the others' (or a rise while they fell), a fall at least as much deeper. A
+    segment that rose 5x while the others rose 9x did not rise as a segment: its share fell, and calling it
+    "android increased" (with "the others changed +872%" beside it) reports the whole business's growth as
+    the segment's."""
     a, b = 1 + rel, 1 + typical
-    if a <= 0 or b <= 0:
-        return abs(rel - typical)
-    return abs(math.log(a / b))
+    if a > 0 and b > 0:
+        d = math.log(a / b)
+        return (d if rel > 0 else -d) >= math.log(factor)
+    return (rel - typical) * (1 if rel > 0 else -1) >= factor - 1  # fell to zero or below: compare plainly
 
 
 def trend(y: np.ndarray) -> tuple[float, float, float] | None:

@@ -40,8 +40,9 @@ def measure_words(measure: str, table: str, label: str | None = None, label_of: 
         return f"number of {table}"
     if label and measure == label_of:
         return f"average {label} in days"
-    if measure.startswith("sum_"):
-        return "total " + words(measure[4:])
+    if measure.startswith("sum_"):  # sum_total_amount -> total amount, not "total total amount"
+        rest = words(measure[4:])
+        return rest if rest.split(" ")[0] in ("total", "sum") else "total " + rest
     if measure.startswith("avg_"):
         return "average " + words(measure[4:])
     return words(measure)
