@@ -54,7 +54,10 @@ _HTTP_PREFIX = re.compile(r"^(?:\d{3} )?(?:GET|POST|PUT|PATCH|DELETE) \S+: ")
 
 def _first_line(exc: BaseException) -> str:
     """The API's own message, one line, without the request line the client puts before it."""
-    msg = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    args = getattr(exc, "args", ())
+    # google-auth's RefreshError carries (message, response body): the message, not the tuple
+    msg = getattr(exc, "message", None) or (args[0] if len(args) > 1 and isinstance(args[0], str) else str(exc)) \
+        or type(exc).__name__
     msg = str(msg).strip().splitlines()[0] if str(msg).strip() else type(exc).__name__
     return scrub_error(_HTTP_PREFIX.sub("", msg)[:400])
 

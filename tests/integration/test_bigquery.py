@@ -235,6 +235,27 @@ def test_bad_key_is_a_config_error(bq, monkeypatch):
         open_warehouse(cfg(bq, credentials_env="WH_BQ_KEY"))
 
 
+def test_refused_credentials_are_one_line(bq, monkeypatch):
+    """A well-formed service-account key that Google's token endpoint refuses (revoked, rotated): the
+    real google-auth exchange against the loopback server's /token."""
+    import json
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    monkeypatch.setenv("WH_BQ_KEY", json.dumps({
+        "type": "service_account", "project_id": PROJECT, "private_key_id": "k1", "private_key": pem,
+        "client_email": "assay@test-project.iam.gserviceaccount.com", "client_id": "1",
+        "token_uri": f"{bq.url}/token"}))
+    with pytest.raises(WarehouseUnreachable) as e:
+        open_warehouse(cfg(bq, credentials_env="WH_BQ_KEY"))
+    msg = str(e.value)
+    assert msg == "bigquery: the credentials were refused (invalid_grant: Invalid JWT Signature.)"
+    assert "PRIVATE KEY" not in msg and any(p == "/token" for _, p, _ in bq.requests)
+
+
 def test_assay_estimate_shows_the_dry_run_bytes(bq):
     from assay.models import Project
     from assay.services.estimate import estimate_project

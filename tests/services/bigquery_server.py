@@ -3,7 +3,8 @@
 Not a mock of the adapter: the real google-cloud-bigquery client talks HTTP to it. It serves
 ``datasets.get``/``datasets.list``, ``tables.list`` (paged), ``tables.get`` (schema, numRows,
 descriptions, tableConstraints), ``jobs.query``/``jobs.getQueryResults`` (paged with pageToken,
-values encoded as BigQuery's REST API does), ``jobs.insert`` for dry runs and ``jobs.cancel``.
+values encoded as BigQuery's REST API does), ``jobs.insert`` for dry runs and ``jobs.cancel``, and a ``/token`` endpoint that refuses every
+service-account key pointed at it (``token_uri``), as Google does a revoked one.
 Query text is GoogleSQL, transpiled to DuckDB by sqlglot; a DuckDB schema is a dataset.
 Queries may read the dataset-qualified ``INFORMATION_SCHEMA`` views the adapter's discovery reads
 (``TABLES``, ``TABLE_OPTIONS``, ``COLUMNS``, ``COLUMN_FIELD_PATHS`` with nested STRUCT fields,
@@ -149,11 +150,17 @@ class FakeBigQuery:
             def _handle(self, method: str):
                 u = urlparse(self.path)
                 n = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(n) or b"{}") if n else {}
+                raw = self.rfile.read(n) if n else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"form": raw.decode("utf-8", "replace")}  # the OAuth token request is a form
                 server.requests.append((method, u.path, body))
                 q = {k: v[-1] for k, v in parse_qs(u.query).items()}
                 try:
                     code, out = server.route(method, u.path, q, body)
+                except OAuthRefusal:
+                    code, out = 400, {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}
                 except Exception as e:
                     if not isinstance(e, BQError):
                         e = BQError(500, f"{type(e).__name__}: {e}", "backendError")
@@ -208,6 +215,8 @@ class FakeBigQuery:
     # ------------------------------------------------------------------ routes
 
     def route(self, method: str, path: str, q: dict, body: dict):
+        if path == "/token" and method == "POST":  # a service-account key's token_uri: this key is refused
+            raise OAuthRefusal()
         p = path.removeprefix("/bigquery/v2")
         m = re.fullmatch(r"/projects/([^/]+)(/.*)?", p)
         if not m:
@@ -465,6 +474,10 @@ class FakeBigQuery:
         job = self._run(project, dict(query, maximumBytesBilled=query.get("maximumBytesBilled")))
         self._jobs[ref["jobId"]] = self._jobs.pop(job["id"])
         return self._job_resource(project, ref["jobId"])
+
+
+class OAuthRefusal(Exception):
+    """Google's token endpoint refusing a service-account key (a revoked or rotated key)."""
 
 
 class BQError(Exception):
