@@ -63,6 +63,22 @@ def test_assay_discover_runs_on_mariadb(loaded, tmp_path):
     assert len(steps) >= STEPS // 2 and all(s.error is None for s in steps), [s.error for s in steps if s.error][:3]
 
 
+def test_assay_doctor_on_the_mariadb_project(loaded):
+    """`assay doctor` on a real non-DuckDB warehouse: one screen, every part answered, exit 0."""
+    from assay.doctor import OK, SKIP, run_checks
+
+    res = CliRunner().invoke(app, ["doctor", "demo-gaming"])
+    assert res.exit_code == 0 and "ready: everything this project needs answered" in res.output, res.output
+    checks = {c.part: c for c in run_checks(open_store(load_settings()).get_project("demo-gaming"), load_settings())}
+    import duckdb
+
+    with duckdb.connect(str(load_settings().demo_dir / "gaming.duckdb"), read_only=True) as c:
+        n = c.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+    assert checks["warehouse"].status == OK and checks["warehouse"].detail.startswith("mysql "), checks["warehouse"]
+    assert checks["warehouse"].detail.endswith(f"{n} tables in assay_demo_gaming"), checks["warehouse"]
+    assert checks["llm"].status == SKIP and checks["store"].status == OK and checks["vector index"].status == OK
+
+
 def test_a_password_in_the_dsn_is_not_stored(mysql_dsn, monkeypatch):
     from assay.cli import _demo_mysql
     from assay.models import Project, WarehouseConfig
