@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 import types
-from typing import Any, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -112,6 +112,9 @@ class BigQuerySettings(_Settings):
     maximum_bytes_billed: int | None = Field(default=10 * 1024 ** 3, gt=0)  # per query; None: no cap
     api_endpoint: str | None = None  # a BigQuery-compatible endpoint (tests, emulators)
     max_tables: int = Field(default=2000, gt=0)
+    # schema discovery: INFORMATION_SCHEMA (a few queries per dataset) or the tables API (a call per table)
+    discovery: Literal["information_schema", "api"] = "information_schema"
+    metadata_maximum_bytes_billed: int | None = Field(default=1024 ** 3, gt=0)  # discovery's INFORMATION_SCHEMA reads
 
 
 class DatabricksSettings(_Settings):

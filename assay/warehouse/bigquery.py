@@ -9,10 +9,17 @@ results are read page by page up to cap + 1 rows (``max_results``), and the true
 with the first page (``totalRows``) without reading the rest. ``explain_cost`` is a dry run:
 the bytes the query would scan, which ``assay estimate`` shows before a run.
 
-Schema discovery reads the API (``tables.list``, ``tables.get``) for the project's datasets
-(``schemas``; all the project's datasets when empty): columns with their descriptions (nested
-RECORD fields as ``parent.child``), table descriptions, row counts (``numRows``) and declared
-primary/foreign keys (``tableConstraints``). Credentials: a service-account JSON key in an
+Schema discovery reads ``INFORMATION_SCHEMA`` for the project's datasets (``schemas``; all the
+project's datasets when empty): per dataset one query over ``TABLES``, ``TABLE_OPTIONS``, ``COLUMNS``
+and ``COLUMN_FIELD_PATHS`` (columns with their descriptions, nested STRUCT fields as
+``parent.child``, table descriptions) and one over ``TABLE_CONSTRAINTS``, ``KEY_COLUMN_USAGE`` and
+``CONSTRAINT_COLUMN_USAGE`` (declared foreign keys); per region one query over ``TABLE_STORAGE``
+for row counts (``__TABLES__`` per dataset when the credentials may not read the region's view).
+That is a few queries per dataset however many tables it holds, where the tables API needs a
+``tables.get`` per table (``discovery: api`` still selects it). INFORMATION_SCHEMA queries are billed
+(10 MB minimum each, never cached); they carry their own cap, ``metadata_maximum_bytes_billed``
+(1 GiB by default). Column types are given in the API's names (INTEGER, FLOAT, BOOLEAN, RECORD,
+``X[]`` for a repeated X) whichever way discovery ran. Credentials: a service-account JSON key in an
 environment variable (the JSON itself or a path to it) or a Prefect Secret block; otherwise
 Application Default Credentials. ``api_endpoint`` points the client at another endpoint
 (the tests' loopback server).
@@ -35,6 +42,11 @@ from .values import table_from_rows
 
 PAGE_SIZE = 10_000
 DISCOVERY_THREADS = 8
+METADATA_BYTES = 1024 ** 3  # the cap of discovery's INFORMATION_SCHEMA queries (each bills 10 MB at least)
+_PROJECT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_DATASET_ID = re.compile(r"^[A-Za-z0-9_]+$")
+_LOCATION = re.compile(r"^[A-Za-z0-9-]+$")
+_GOOGLESQL_TO_API = {"INT64": "INTEGER", "FLOAT64": "FLOAT", "BOOL": "BOOLEAN"}
 
 
 _HTTP_PREFIX = re.compile(r"^(?:\d{3} )?(?:GET|POST|PUT|PATCH|DELETE) \S+: ")
@@ -42,7 +54,10 @@ _HTTP_PREFIX = re.compile(r"^(?:\d{3} )?(?:GET|POST|PUT|PATCH|DELETE) \S+: ")
 
 def _first_line(exc: BaseException) -> str:
     """The API's own message, one line, without the request line the client puts before it."""
-    msg = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    args = getattr(exc, "args", ())
+    # google-auth's RefreshError carries (message, response body): the message, not the tuple
+    msg = getattr(exc, "message", None) or (args[0] if len(args) > 1 and isinstance(args[0], str) else str(exc)) \
+        or type(exc).__name__
     msg = str(msg).strip().splitlines()[0] if str(msg).strip() else type(exc).__name__
     return scrub_error(_HTTP_PREFIX.sub("", msg)[:400])
 
@@ -62,6 +77,34 @@ def flatten_fields(fields, prefix: str = "") -> list[ColumnInfo]:
         if f.field_type in ("RECORD", "STRUCT") and f.mode != "REPEATED":
             out += flatten_fields(f.fields, prefix + f.name + ".")
     return out
+
+
+def api_type(data_type: str) -> str:
+    """A GoogleSQL type as INFORMATION_SCHEMA writes it (``ARRAY<INT64>``, ``STRUCT<a STRING>``,
+    ``STRING(10)``) in the tables API's names (``INTEGER[]``, ``RECORD``, ``STRING``)."""
+    t = (data_type or "").strip()
+    up = t.upper()
+    if up.startswith("ARRAY<") and up.endswith(">"):
+        return api_type(t[6:-1]) + "[]"
+    if up.startswith("STRUCT<"):
+        return "RECORD"
+    if up.startswith("RANGE<"):
+        return "RANGE"
+    base = re.sub(r"\(.*\)$", "", up).strip()
+    return _GOOGLESQL_TO_API.get(base, base)
+
+
+def option_text(value) -> str:
+    """A table option's value as TABLE_OPTIONS gives it (a GoogleSQL string literal) as text."""
+    if value is None:
+        return ""
+    v = str(value).strip()
+    if len(v) >= 2 and v[0] == v[-1] == '"':
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v[1:-1]
+    return v
 
 
 class BigQueryWarehouse:
@@ -89,6 +132,16 @@ class BigQueryWarehouse:
         self.endpoint = s.get("api_endpoint")
         self.where = self.endpoint or "bigquery.googleapis.com"
         self.connect_timeout = float(s.get("connect_timeout", 20))
+        self.discovery = s.get("discovery", "information_schema")
+        if self.discovery not in ("information_schema", "api"):
+            raise ConfigError(f"warehouse.settings.discovery: {self.discovery!r} is not information_schema or api")
+        self.metadata_bytes = int(s.get("metadata_maximum_bytes_billed", METADATA_BYTES))
+        if not _PROJECT_ID.match(str(self.project)):
+            raise ConfigError(f"warehouse.settings.project: {self.project!r} is not a BigQuery project id")
+        bad = [d for d in self.schemas if not _DATASET_ID.match(d)]
+        if bad:
+            raise ConfigError(f"warehouse.schemas: {bad[0]!r} is not a BigQuery dataset id (letters, digits, _)")
+        self._locations: dict[str, str] = {}  # dataset -> location, as datasets.get reports it
         creds = self._credentials(s)
         options = {"api_endpoint": self.endpoint} if self.endpoint else None
         try:
@@ -165,7 +218,9 @@ class BigQueryWarehouse:
         try:
             if self.schemas:
                 for d in self.schemas:
-                    self.client.get_dataset(f"{self.project}.{d}", retry=retry, timeout=self.connect_timeout)
+                    ds = self.client.get_dataset(f"{self.project}.{d}", retry=retry, timeout=self.connect_timeout)
+                    if getattr(ds, "location", None):
+                        self._locations[d] = ds.location
             else:
                 list(self.client.list_datasets(self.project, max_results=1, retry=retry,
                                                timeout=self.connect_timeout))
@@ -196,6 +251,146 @@ class BigQueryWarehouse:
             return None
 
     def list_tables(self) -> list[TableInfo]:
+        if self.discovery == "api":
+            return self._list_tables_api()
+        retry = self._retry(max(self.connect_timeout, 60))
+        try:
+            datasets = self.schemas or [d.dataset_id for d in self.client.list_datasets(self.project, retry=retry)]
+        except Exception as exc:
+            raise self._unreachable(exc, " while listing datasets:") from None
+        datasets = [d for d in datasets if _DATASET_ID.match(d)]
+        out: list[TableInfo] = []
+        for d in datasets:
+            if len(out) >= self.max_tables:
+                break
+            out += self._dataset_tables(d, self.max_tables - len(out))
+        self._row_counts(out)
+        return out
+
+    # ------------------------------------------------------------------ INFORMATION_SCHEMA
+
+    def _view(self, dataset: str, view: str) -> str:
+        return f"`{self.project}.{dataset}.INFORMATION_SCHEMA.{view}`"
+
+    def _meta(self, sql: str, what: str) -> list[dict]:
+        """One metadata query (never cached; its own bytes cap), every row; failures one line."""
+        g = self._gexc
+        timeout = max(self.timeout_s, 60.0)
+        cfg = self._bq.QueryJobConfig(use_legacy_sql=False, use_query_cache=False,
+                                      job_timeout_ms=int(timeout * 1000))
+        if self.metadata_bytes:
+            cfg.maximum_bytes_billed = int(self.metadata_bytes)
+        try:
+            rows = self.client.query_and_wait(sql, job_config=cfg, wait_timeout=timeout, api_timeout=timeout,
+                                              retry=self._retry(timeout), job_retry=None, page_size=PAGE_SIZE)
+            return [dict(r.items()) for r in rows]
+        except g.GoogleAPICallError as exc:
+            if _reason(exc) == "bytesBilledLimitExceeded":
+                raise WarehouseUnreachable(
+                    f"bigquery: reading {what} would bill more than metadata_maximum_bytes_billed "
+                    f"({self.metadata_bytes:,} bytes; INFORMATION_SCHEMA queries bill 10 MB at least): "
+                    f"{_first_line(exc)}") from None
+            raise self._unreachable(exc, f" while reading {what}:") from None
+        except Exception as exc:
+            raise self._unreachable(exc, f" while reading {what}:") from None
+
+    def _dataset_tables(self, dataset: str, limit: int) -> list[TableInfo]:
+        """A dataset's tables, columns and descriptions in one query; its foreign keys in another."""
+        v = lambda name: self._view(dataset, name)  # noqa: E731
+        rows = self._meta(
+            "SELECT t.table_name, o.option_value AS table_description, c.column_name, c.is_nullable, "
+            "f.field_path, f.data_type, f.description "
+            f"FROM {v('TABLES')} AS t "
+            f"JOIN {v('COLUMNS')} AS c ON c.table_name = t.table_name "
+            f"JOIN {v('COLUMN_FIELD_PATHS')} AS f ON f.table_name = c.table_name AND f.column_name = c.column_name "
+            f"LEFT JOIN {v('TABLE_OPTIONS')} AS o ON o.table_name = t.table_name AND o.option_name = 'description' "
+            f"WHERE c.is_hidden = 'NO' AND t.table_name IN (SELECT table_name FROM {v('TABLES')} "
+            f"ORDER BY table_name LIMIT {int(limit)}) "
+            "ORDER BY t.table_name, c.ordinal_position, f.field_path", f"the schema of dataset {dataset}")
+        tables: dict[str, TableInfo] = {}
+        in_array: dict[str, set[str]] = {}  # table -> field paths that are (or are inside) an ARRAY
+        for r in rows:
+            name = r["table_name"]
+            t = tables.get(name)
+            if t is None:
+                t = tables[name] = TableInfo(schema=dataset, name=name,
+                                             description=clean_comment(option_text(r["table_description"])))
+                in_array[name] = set()
+            path, typ = r["field_path"], str(r["data_type"] or "")
+            parent = path.rsplit(".", 1)[0] if "." in path else None
+            if parent is not None and (parent in in_array[name]
+                                       or not any(c.name == parent for c in t.columns)):
+                in_array[name].add(path)  # a field of a repeated record: not addressable as parent.child
+                continue
+            if typ.upper().startswith("ARRAY<"):
+                in_array[name].add(path)
+            nullable = r["is_nullable"] != "NO" if parent is None else True
+            t.columns.append(ColumnInfo(name=path, type=api_type(typ), nullable=nullable,
+                                        description=clean_comment(r["description"])))
+        try:
+            keys = self._meta(
+                "SELECT k.table_name, k.column_name, u.table_schema AS ref_schema, u.table_name AS ref_table "
+                f"FROM {v('TABLE_CONSTRAINTS')} AS tc "
+                f"JOIN {v('KEY_COLUMN_USAGE')} AS k ON k.constraint_name = tc.constraint_name "
+                "AND k.table_name = tc.table_name "
+                f"JOIN {v('CONSTRAINT_COLUMN_USAGE')} AS u ON u.constraint_name = tc.constraint_name "
+                "WHERE tc.constraint_type = 'FOREIGN KEY' AND k.ordinal_position = 1 "
+                "ORDER BY k.table_name, k.column_name", f"the keys of dataset {dataset}")
+        except WarehouseUnreachable:
+            keys = []  # declared keys are a hint: a dataset whose key views cannot be read still has its tables
+        refs: dict[tuple[str, str], set[str]] = {}
+        for k in keys:
+            refs.setdefault((k["table_name"], k["column_name"]), set()).add(f"{k['ref_schema']}.{k['ref_table']}")
+        for (table, column), targets in refs.items():
+            # a constraint's name is unique within its table only: two tables' same-named keys are ambiguous
+            if table in tables and len(targets) == 1:
+                tables[table].foreign_keys.setdefault(column, next(iter(targets)))
+        return list(tables.values())
+
+    def _dataset_location(self, dataset: str) -> str | None:
+        if dataset not in self._locations:
+            try:
+                ds = self.client.get_dataset(f"{self.project}.{dataset}", retry=self._retry(self.connect_timeout),
+                                             timeout=self.connect_timeout)
+                self._locations[dataset] = ds.location or ""
+            except Exception as exc:
+                raise self._unreachable(exc, f" dataset {self.project}.{dataset}") from None
+        return self._locations[dataset] or self.location
+
+    def _row_counts(self, tables: list[TableInfo]) -> None:
+        """Row counts from the region's TABLE_STORAGE (one query per region), else each dataset's
+        ``__TABLES__`` (readable with the dataset's own viewer role)."""
+        by_region: dict[str, set[str]] = {}
+        for d in dict.fromkeys(t.schema_name for t in tables):
+            loc = self._dataset_location(d)
+            by_region.setdefault(loc if loc and _LOCATION.match(loc) else "", set()).add(d)
+        counts: dict[tuple[str, str], int] = {}
+        for loc, datasets in by_region.items():
+            got = None
+            if loc:
+                names = ", ".join("'" + d + "'" for d in sorted(datasets))
+                try:
+                    got = self._meta(
+                        "SELECT table_schema, table_name, total_rows FROM "
+                        f"`{self.project}.region-{loc.lower()}.INFORMATION_SCHEMA.TABLE_STORAGE` "
+                        f"WHERE table_schema IN ({names}) AND NOT deleted", f"the row counts in {loc}")
+                except WarehouseUnreachable:
+                    got = None
+            if got is None:
+                got = []
+                for d in sorted(datasets):
+                    try:
+                        got += [{"table_schema": d, "table_name": r["table_id"], "total_rows": r["row_count"]}
+                                for r in self._meta(f"SELECT table_id, row_count FROM `{self.project}.{d}.__TABLES__`",
+                                                    f"the row counts of dataset {d}")]
+                    except WarehouseUnreachable:
+                        pass  # row counts are an estimate: unknown stays 0
+            for r in got:
+                counts[(r["table_schema"], r["table_name"])] = int(r["total_rows"] or 0)
+        for t in tables:
+            t.row_count = counts.get((t.schema_name, t.name), 0)
+
+    def _list_tables_api(self) -> list[TableInfo]:
         retry = self._retry(max(self.connect_timeout, 60))
         try:
             datasets = self.schemas or [d.dataset_id for d in self.client.list_datasets(self.project, retry=retry)]

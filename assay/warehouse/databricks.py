@@ -75,7 +75,6 @@ class DatabricksWarehouse:
     concurrent_queries = True
 
     def __init__(self, cfg: WarehouseConfig):
-        from databricks.sdk import WorkspaceClient
         from databricks.sdk.service import sql as dsql
 
         self._sql = dsql
@@ -91,15 +90,36 @@ class DatabricksWarehouse:
         self.timeout_s = cfg.statement_timeout_s
         token = secrets.resolve(s.get("token_env"), s.get("token_block"), what="databricks",
                                 required=bool(s.get("token_env") or s.get("token_block")))
+        self.connect_timeout = float(s.get("connect_timeout", 30))
+        self._token = token
+        self._statements_client = None
+        # the SDK reads the host's metadata when the client is built and waits its HTTP timeout per request:
+        # the connect timeout bounds that, the health check and Unity Catalog reads (a silent host is one
+        # line after about twice the connect timeout, not minutes); statements get a client that waits as
+        # long as the API's synchronous wait (MAX_WAIT_S) and then some
+        self.client = self._client(self.connect_timeout)
+        self.health_check()
+
+    def _client(self, http_timeout_s: float):
         try:
+            from databricks.sdk import WorkspaceClient
             from databricks.sdk.core import Config
 
-            conf = Config(host=self.host, token=token, http_timeout_seconds=30,
-                          retry_timeout_seconds=int(s.get("connect_timeout", 30)))
-            self.client = WorkspaceClient(config=conf)
+            conf = Config(host=self.host, token=self._token, http_timeout_seconds=http_timeout_s,
+                          retry_timeout_seconds=int(self.connect_timeout))
+            return WorkspaceClient(config=conf)
         except Exception as exc:
+            if isinstance(exc, TimeoutError) or "timed out" in str(exc).lower():
+                raise WarehouseUnreachable(f"databricks: cannot reach {self.host} (timed out after "
+                                           f"{self.connect_timeout:g}s)") from None
             raise WarehouseUnreachable(f"databricks: cannot configure the client ({_line(exc)})") from None
-        self.health_check()
+
+    @property
+    def _statements(self):
+        """The statement-execution API, on a client whose HTTP timeout outlasts the synchronous wait."""
+        if self._statements_client is None:
+            self._statements_client = self._client(MAX_WAIT_S + 15)
+        return self._statements_client.statement_execution
 
     def _unreachable(self, exc: BaseException, what: str = "") -> WarehouseUnreachable:
         from databricks.sdk import errors as derr
@@ -109,7 +129,8 @@ class DatabricksWarehouse:
         if isinstance(exc, derr.NotFound):
             return WarehouseUnreachable(f"databricks: {what.strip() or 'not found'} ({_line(exc)})")
         if isinstance(exc, TimeoutError) or "timed out" in str(exc).lower():
-            return WarehouseUnreachable(f"databricks: cannot reach {self.host} (timed out)")
+            return WarehouseUnreachable(f"databricks: cannot reach {self.host} (timed out after "
+                                        f"{self.connect_timeout:g}s)")
         return WarehouseUnreachable(f"databricks: cannot reach {self.host}{what} ({_line(exc)})")
 
     def health_check(self) -> None:
@@ -160,19 +181,19 @@ class DatabricksWarehouse:
         d = self._sql
         left = deadline - time.perf_counter()
         wait = int(min(MAX_WAIT_S, left))
-        r = self.client.statement_execution.execute_statement(
+        r = self._statements.execute_statement(
             statement=sql, warehouse_id=self.warehouse_id, catalog=self.catalog, schema=self.default_schema,
             wait_timeout=f"{wait}s" if wait >= 5 else "0s", on_wait_timeout=d.ExecuteStatementRequestOnWaitTimeout.CONTINUE,
             row_limit=row_limit, disposition=d.Disposition.INLINE, format=d.Format.JSON_ARRAY)
         while r.status and r.status.state in (d.StatementState.PENDING, d.StatementState.RUNNING):
             if time.perf_counter() >= deadline:
                 try:
-                    self.client.statement_execution.cancel_execution(r.statement_id)
+                    self._statements.cancel_execution(r.statement_id)
                 except Exception:
                     pass
                 raise QueryTimeout("deadline")
             time.sleep(min(POLL_S, max(0.0, deadline - time.perf_counter())))
-            r = self.client.statement_execution.get_statement(r.statement_id)
+            r = self._statements.get_statement(r.statement_id)
         state = r.status.state if r.status else None
         if state == d.StatementState.SUCCEEDED:
             return r
@@ -196,7 +217,7 @@ class DatabricksWarehouse:
             while chunk is not None and len(rows) <= row_cap:
                 if time.perf_counter() >= deadline:
                     raise QueryTimeout("deadline")
-                part = self.client.statement_execution.get_statement_result_chunk_n(r.statement_id, chunk)
+                part = self._statements.get_statement_result_chunk_n(r.statement_id, chunk)
                 rows += part.data_array or []
                 chunk = part.next_chunk_index
             truncated = len(rows) > row_cap or bool(r.manifest and r.manifest.truncated and len(rows) >= row_cap)

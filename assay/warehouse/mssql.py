@@ -14,6 +14,7 @@ declared keys from ``sys.foreign_keys``, comments from the ``MS_Description`` ex
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -28,11 +29,17 @@ _SYSTEM = ("sys", "INFORMATION_SCHEMA", "guest")
 
 
 def _message(exc: BaseException) -> str:
+    """pymssql's message, one line: (code, b"DB-Lib error message 20003, severity 6:\\nTDS server
+    connection timed out (host)\\n...") as its first line that says something."""
     args = getattr(exc, "args", ())
+    if len(args) == 1 and isinstance(args[0], tuple):  # connect errors: ((code, bytes),)
+        args = args[0]
     raw = args[1] if len(args) > 1 else (args[0] if args else exc)
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8", "replace")
-    text = str(raw).strip().splitlines()[0] if str(raw).strip() else type(exc).__name__
+    lines = [x.strip() for x in str(raw).splitlines() if x.strip()]
+    said = [x for x in lines if not re.match(r"DB-Lib error message \d+, severity \d+:?$", x)]
+    text = (said or lines or [type(exc).__name__])[0]
     return scrub_error(text[:400])
 
 
@@ -77,6 +84,9 @@ class MSSQLWarehouse:
                 if "Cannot open database" in msg:
                     raise WarehouseUnreachable(f"mssql: database {self.database!r} does not exist or is not "
                                                f"accessible at {self.where}") from None
+                if "timed out" in msg.lower():
+                    raise WarehouseUnreachable(f"mssql: cannot connect to {self.where} (timed out after "
+                                               f"{self._params['login_timeout']}s)") from None
                 raise WarehouseUnreachable(f"mssql: cannot connect to {self.where} ({msg})") from None
             with c.cursor() as cur:
                 cur.execute("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; SET LOCK_TIMEOUT 5000; "

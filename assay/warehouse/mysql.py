@@ -114,7 +114,12 @@ class MySQLWarehouse:
     def _connect(self):
         pymysql = self._pymysql
         try:
-            c = pymysql.connect(**self._params)
+            # the server's greeting and the login are read within the connect timeout (a host that accepts
+            # and never answers fails after connect_timeout, not after the query read timeout); queries
+            # then read with their own timeout
+            c = pymysql.connect(**dict(self._params, read_timeout=self._params["connect_timeout"],
+                                       write_timeout=self._params["connect_timeout"]))
+            c._read_timeout, c._write_timeout = self._params["read_timeout"], self._params["write_timeout"]
         except pymysql.err.OperationalError as exc:
             code = _code(exc)
             if code in _ACCESS_DENIED:

@@ -91,6 +91,12 @@ class PostgresWarehouse:
             raise ConfigError(f"warehouse.settings: {self.kind} needs dsn or host/dbname/user")
         password = secrets.resolve(s.get("password_env"), s.get("password_block"), what=self.kind,
                                    required=False)
+        if dsn:  # a DSN psycopg cannot read is one line naming the setting, not a driver traceback
+            try:
+                psycopg.conninfo.conninfo_to_dict(dsn)
+            except psycopg.Error as exc:
+                raise ConfigError(f"warehouse.settings.dsn: not a {self.kind} connection string "
+                                  f"({_message(exc)})") from None
         self.conninfo = psycopg.conninfo.make_conninfo(
             dsn or "",
             **{k: v for k, v in {

@@ -99,3 +99,20 @@ def test_bad_or_missing_token(dbx, monkeypatch):
     monkeypatch.delenv("WH_DBX_TOKEN")
     with pytest.raises(MissingKey, match="databricks: no credentials; set WH_DBX_TOKEN"):
         open_warehouse(cfg(dbx))
+
+
+def test_a_statement_may_outlast_the_connect_timeout_within_its_wait(dbx):
+    """The connect timeout bounds the health check and Unity Catalog reads (a silent host fails fast);
+    a statement is held open by the API up to its synchronous wait, so its HTTP call waits longer."""
+    w = open_warehouse(WarehouseConfig(kind="databricks", schemas=["shop"], statement_timeout_s=20, settings={
+        "host": dbx.url, "warehouse_id": "wh1", "catalog": "main", "token_env": "WH_DBX_TOKEN", "connect_timeout": 2}))
+    dbx.delay_s = 4
+    try:
+        n_before = len(dbx.requests)
+        r = w.query("SELECT COUNT(*) AS n FROM orders", row_cap=5, timeout_s=20)
+        calls = [(m, p) for m, p, _ in dbx.requests[n_before:] if "/sql/statements" in p]
+    finally:
+        dbx.delay_s = 0
+        w.close()
+    assert r.table.to_pylist() == [{"n": 5000}]
+    assert calls == [("POST", "/api/2.0/sql/statements")], calls  # answered on the synchronous call, no poll

@@ -396,6 +396,39 @@ def test_vertex_access_token_from_an_env_var_and_a_rejected_token(vertex):
         build_llm(vertex_cfg(vertex, access_token_env="MY_VERTEX_TOKEN"))
 
 
+def test_vertex_throttling_is_transient_and_a_refused_request_terminal(vertex):
+    """Vertex's quota (429 RESOURCE_EXHAUSTED) and overload answers are retried by the SDK, then a
+    transient error; a refused request (400 INVALID_ARGUMENT) fails at once, one line."""
+    from google.oauth2.credentials import Credentials
+
+    from assay.llm.vertex import VertexLLM
+
+    llm = VertexLLM(VMODEL, region=VREGION, project_id=PROJECT, credentials=Credentials(token="ya29.static-token"),
+                    base_url=vertex.url + "/v1")
+    quota = (429, {"error": {"code": 429, "message": "Quota exceeded for aiplatform.googleapis.com/"
+                             "online_prediction_requests_per_base_model", "status": "RESOURCE_EXHAUSTED"}},
+             {"retry-after-ms": "20"})
+    vertex.answers = [quota, (200, claude_msg([{"type": "text", "text": "ok"}]))]
+    assert llm.complete(REQ).text == "ok" and len(vertex.requests) == 2  # retried by the SDK, then answered
+    vertex.answers = [quota] * 3
+    with pytest.raises(LLMTimeout) as e:
+        llm.complete(REQ)
+    assert isinstance(e.value, TransientError) and e.value.retry_after_s == pytest.approx(0.02)
+    assert len(vertex.requests) == 5  # one try and two SDK retries
+    for status in (500, 503, 529):
+        vertex.answers = [(status, {"error": {"code": status, "message": "overloaded", "status": "UNAVAILABLE"}},
+                           {"retry-after-ms": "1"})] * 3
+        with pytest.raises(LLMTimeout):
+            llm.complete(REQ)
+    n = len(vertex.requests)
+    vertex.answers = [(400, {"error": {"code": 400, "message": "max_tokens: Field required",
+                                       "status": "INVALID_ARGUMENT"}}, {})]
+    with pytest.raises(LLMError) as e:
+        llm.complete(REQ)
+    assert not is_transient(e.value) and len(vertex.requests) == n + 1  # not retried
+    assert "\n" not in str(e.value) and "max_tokens: Field required" in str(e.value)
+
+
 def _b64url_decode(s: str) -> bytes:
     return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
 

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pymysql
 import pytest
 from typer.testing import CliRunner
 
 from assay.cli import app
-from assay.run.lifecycle import run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.warehouse.mysql import parse_dsn
+
+ROOT = Path(__file__).resolve().parents[2]
+STEPS = 20  # enough for the level-42 wall; each step is a few MariaDB queries
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +39,44 @@ def test_demo_mysql_registers_a_mysql_project(loaded, mysql_dsn):
     assert open_store(load_settings()).get_project("demo-ecommerce").warehouse.kind == "duckdb"  # not asked for
 
 
-def test_statistical_discovery_on_mariadb(loaded):
+def test_assay_discover_runs_on_mariadb(loaded, tmp_path):
+    """The real `assay discover` command in its own process, as a user runs it after `assay demo --mysql`:
+    the embedded defaults (Prefect's ephemeral server, the statistical analyst: no LLM is configured), the
+    project the demo registered, the MariaDB warehouse. A full run, with verified insights."""
+    env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect"), ASSAY_HOME=os.environ["ASSAY_HOME"],
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
+    r = subprocess.run([sys.executable, "-c", "from assay.cli import main; main()", "discover", "demo-gaming",
+                        "--max-steps", str(STEPS)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    assert "analyst: statistical" in r.stdout and "· full ·" in r.stdout, r.stdout[-2000:]
     settings = load_settings()
     store = open_store(settings)
-    result = run_discovery_inline("demo-gaming", "my-demo-run")
-    assert result.run_type.value == "full", result.errors
+    [run] = store.list_runs("demo-gaming")  # the one run this command started
+    result = store.get_result(run.id)
+    assert result.run_type.value == "full" and not result.errors, result.errors
     truth = {t["id"]: t for t in json.loads((settings.demo_dir / "gaming_truth.json").read_text())["patterns"]}
     wall = [i for i in result.insights if i.segment == "level=42"]
     assert wall and abs(wall[0].affected_count - truth["level_42_wall"]["affected_count"]) <= 0.2 * \
         truth["level_42_wall"]["affected_count"]
     assert wall[0].validation.status.value == "confirmed", [(c.metric.value, c.reasoning, c.query) for c in wall[0].claims]
-    steps = store.steps("my-demo-run")
-    assert len(steps) >= 20 and all(s.error is None for s in steps), [s.error for s in steps if s.error][:3]
+    steps = store.steps(result.run_id)
+    assert len(steps) >= STEPS // 2 and all(s.error is None for s in steps), [s.error for s in steps if s.error][:3]
+
+
+def test_assay_doctor_on_the_mariadb_project(loaded):
+    """`assay doctor` on a real non-DuckDB warehouse: one screen, every part answered, exit 0."""
+    from assay.doctor import OK, SKIP, run_checks
+
+    res = CliRunner().invoke(app, ["doctor", "demo-gaming"])
+    assert res.exit_code == 0 and "ready: everything this project needs answered" in res.output, res.output
+    checks = {c.part: c for c in run_checks(open_store(load_settings()).get_project("demo-gaming"), load_settings())}
+    import duckdb
+
+    with duckdb.connect(str(load_settings().demo_dir / "gaming.duckdb"), read_only=True) as c:
+        n = c.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+    assert checks["warehouse"].status == OK and checks["warehouse"].detail.startswith("mysql "), checks["warehouse"]
+    assert checks["warehouse"].detail.endswith(f"{n} tables in assay_demo_gaming"), checks["warehouse"]
+    assert checks["llm"].status == SKIP and checks["store"].status == OK and checks["vector index"].status == OK
 
 
 def test_a_password_in_the_dsn_is_not_stored(mysql_dsn, monkeypatch):

@@ -3,9 +3,16 @@
 Not a mock of the adapter: the real google-cloud-bigquery client talks HTTP to it. It serves
 ``datasets.get``/``datasets.list``, ``tables.list`` (paged), ``tables.get`` (schema, numRows,
 descriptions, tableConstraints), ``jobs.query``/``jobs.getQueryResults`` (paged with pageToken,
-values encoded as BigQuery's REST API does), ``jobs.insert`` for dry runs and ``jobs.cancel``.
+values encoded as BigQuery's REST API does), ``jobs.insert`` for dry runs and ``jobs.cancel``, and a ``/token`` endpoint that refuses every
+service-account key pointed at it (``token_uri``), as Google does a revoked one.
 Query text is GoogleSQL, transpiled to DuckDB by sqlglot; a DuckDB schema is a dataset.
-``maximumBytesBilled`` is enforced with a deterministic byte estimate (8 bytes per value of
+Queries may read the dataset-qualified ``INFORMATION_SCHEMA`` views the adapter's discovery reads
+(``TABLES``, ``TABLE_OPTIONS``, ``COLUMNS``, ``COLUMN_FIELD_PATHS`` with nested STRUCT fields,
+``TABLE_CONSTRAINTS``, ``KEY_COLUMN_USAGE``, ``CONSTRAINT_COLUMN_USAGE``), the dataset's
+``__TABLES__`` and the region-qualified ``TABLE_STORAGE``, with BigQuery's columns and GoogleSQL
+type names, built from the DuckDB catalog and the ``keys``/``descriptions`` given; each reference
+bills BigQuery's 10 MB minimum. ``storage_denied`` makes ``TABLE_STORAGE`` answer Access Denied
+(credentials with a dataset role only). ``maximumBytesBilled`` is enforced with a deterministic byte estimate (8 bytes per value of
 every column a query names, over the rows of the tables it reads), and ``delay_s`` makes every
 query answer late (for the timeout tests). Errors have BigQuery's JSON shape.
 """
@@ -23,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import duckdb
+import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
@@ -38,6 +46,53 @@ def bq_type(duck: str) -> tuple[str, str]:
     if duck.startswith("DECIMAL"):
         return "NUMERIC", "NULLABLE"
     return _TYPES.get(duck, "STRING"), "NULLABLE"
+
+
+_GSQL = {"BIGINT": "INT64", "INTEGER": "INT64", "SMALLINT": "INT64", "TINYINT": "INT64", "HUGEINT": "INT64",
+         "UBIGINT": "INT64", "UINTEGER": "INT64", "DOUBLE": "FLOAT64", "FLOAT": "FLOAT64", "VARCHAR": "STRING",
+         "BOOLEAN": "BOOL", "DATE": "DATE", "TIMESTAMP": "DATETIME", "TIMESTAMP WITH TIME ZONE": "TIMESTAMP",
+         "BLOB": "BYTES", "TIME": "TIME"}
+METADATA_MIN_BYTES = 10 * 1024 * 1024  # BigQuery bills an INFORMATION_SCHEMA query 10 MB at least
+_S, _I, _B = pa.string(), pa.int64(), pa.bool_()
+_VIEWS = {  # INFORMATION_SCHEMA view -> its columns as BigQuery has them (the ones served)
+    "TABLES": {"table_catalog": _S, "table_schema": _S, "table_name": _S, "table_type": _S},
+    "TABLE_OPTIONS": {"table_catalog": _S, "table_schema": _S, "table_name": _S, "option_name": _S,
+                      "option_type": _S, "option_value": _S},
+    "COLUMNS": {"table_catalog": _S, "table_schema": _S, "table_name": _S, "column_name": _S,
+                "ordinal_position": _I, "is_nullable": _S, "data_type": _S, "is_hidden": _S},
+    "COLUMN_FIELD_PATHS": {"table_catalog": _S, "table_schema": _S, "table_name": _S, "column_name": _S,
+                           "field_path": _S, "data_type": _S, "description": _S},
+    "TABLE_CONSTRAINTS": {"constraint_catalog": _S, "constraint_schema": _S, "constraint_name": _S,
+                          "table_catalog": _S, "table_schema": _S, "table_name": _S, "constraint_type": _S},
+    "KEY_COLUMN_USAGE": {"constraint_catalog": _S, "constraint_schema": _S, "constraint_name": _S,
+                         "table_catalog": _S, "table_schema": _S, "table_name": _S, "column_name": _S,
+                         "ordinal_position": _I},
+    "CONSTRAINT_COLUMN_USAGE": {"table_catalog": _S, "table_schema": _S, "table_name": _S, "column_name": _S,
+                                "constraint_catalog": _S, "constraint_schema": _S, "constraint_name": _S},
+    "TABLE_STORAGE": {"project_id": _S, "table_schema": _S, "table_name": _S, "total_rows": _I, "deleted": _B},
+    "__TABLES__": {"project_id": _S, "dataset_id": _S, "table_id": _S, "row_count": _I},
+}
+
+
+def googlesql(t) -> str:
+    """A DuckDB type (DuckDBPyType) in GoogleSQL's spelling, as INFORMATION_SCHEMA writes it."""
+    if t.id == "list":
+        return f"ARRAY<{googlesql(t.children[0][1])}>"
+    if t.id == "struct":
+        return "STRUCT<" + ", ".join(f"{n} {googlesql(c)}" for n, c in t.children) + ">"
+    if t.id == "decimal":
+        return "NUMERIC"
+    return _GSQL.get(str(t), "STRING")
+
+
+def field_paths(name: str, t) -> list[tuple[str, str]]:
+    """(field_path, data_type) of a column and every field nested in it (through arrays too)."""
+    out = [(name, googlesql(t))]
+    inner = t.children[0][1] if t.id == "list" else t
+    if inner.id == "struct":
+        for n, c in inner.children:
+            out += field_paths(f"{name}.{n}", c)
+    return out
 
 
 def _cell(v, typ: str):
@@ -72,7 +127,9 @@ class FakeBigQuery:
         self.delay_s = 0.0
         self.requests: list[tuple[str, str, dict]] = []  # (method, path, body) as received
         self.keys: dict[tuple[str, str], dict] = {}  # (dataset, table) -> tableConstraints
-        self.descriptions: dict[tuple[str, str, str | None], str] = {}
+        self.descriptions: dict[tuple[str, str, str | None], str] = {}  # (dataset, table, field path or None)
+        self.hidden: dict[tuple[str, str], list[str]] = {}  # pseudo columns (_PARTITIONTIME) of a table
+        self.storage_denied = False
         self._jobs: dict[str, dict] = {}
         self._lock = threading.Lock()
         self._db = duckdb.connect(duckdb_path, read_only=True)
@@ -93,11 +150,17 @@ class FakeBigQuery:
             def _handle(self, method: str):
                 u = urlparse(self.path)
                 n = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(n) or b"{}") if n else {}
+                raw = self.rfile.read(n) if n else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"form": raw.decode("utf-8", "replace")}  # the OAuth token request is a form
                 server.requests.append((method, u.path, body))
                 q = {k: v[-1] for k, v in parse_qs(u.query).items()}
                 try:
                     code, out = server.route(method, u.path, q, body)
+                except OAuthRefusal:
+                    code, out = 400, {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}
                 except Exception as e:
                     if not isinstance(e, BQError):
                         e = BQError(500, f"{type(e).__name__}: {e}", "backendError")
@@ -152,6 +215,8 @@ class FakeBigQuery:
     # ------------------------------------------------------------------ routes
 
     def route(self, method: str, path: str, q: dict, body: dict):
+        if path == "/token" and method == "POST":  # a service-account key's token_uri: this key is refused
+            raise OAuthRefusal()
         p = path.removeprefix("/bigquery/v2")
         m = re.fullmatch(r"/projects/([^/]+)(/.*)?", p)
         if not m:
@@ -234,23 +299,103 @@ class FakeBigQuery:
             total += self._sql(f'SELECT count(*) FROM "{ds}"."{t.name}"')[0][0] * used * 8
         return total
 
-    def _translate(self, sql: str, body: dict) -> tuple[str, int]:
+    def _translate(self, sql: str, body: dict) -> tuple[str, int, dict[str, pa.Table]]:
+        """(DuckDB SQL, bytes billed, metadata relations the SQL reads by name)."""
         dataset = (body.get("defaultDataset") or {}).get("datasetId")
         try:
             tree = sqlglot.parse_one(sql, read="bigquery")
         except sqlglot.errors.ParseError as e:
             raise BQError(400, f"Syntax error: {str(e).splitlines()[0]}", "invalidQuery") from None
-        for t in tree.find_all(exp.Table):
+        relations: dict[str, pa.Table] = {}
+        for t in list(tree.find_all(exp.Table)):
             if t.catalog and t.catalog != self.project:
                 raise BQError(403, f"Access Denied: Project {t.catalog}", "accessDenied")
+            view = t.name.upper().removeprefix("INFORMATION_SCHEMA.") if (
+                t.name.upper().startswith("INFORMATION_SCHEMA.") or t.name == "__TABLES__") else None
+            if view is not None:
+                name = f"_meta_{len(relations)}_{uuid.uuid4().hex[:6]}"
+                relations[name] = self._metadata(view, t.db or dataset or "")
+                t.replace(exp.Table(this=exp.to_identifier(name), alias=t.args.get("alias")))
+                continue
             t.set("catalog", None)
             if not t.db and dataset:
                 t.set("db", exp.to_identifier(dataset))
-        return tree.sql(dialect="duckdb"), self._bytes(tree, dataset)
+        return tree.sql(dialect="duckdb"), self._bytes(tree, dataset) + METADATA_MIN_BYTES * len(relations), relations
+
+    def _metadata(self, view: str, scope: str) -> pa.Table:
+        """An INFORMATION_SCHEMA view (or ``__TABLES__``) of a dataset, or of a region (TABLE_STORAGE)."""
+        if view not in _VIEWS:
+            raise BQError(400, f"Invalid INFORMATION_SCHEMA view: {view}", "invalidQuery")
+        rows: list[dict] = []
+        if view == "TABLE_STORAGE":
+            if not scope.startswith("region-"):
+                raise BQError(400, "TABLE_STORAGE needs a region qualifier", "invalidQuery")
+            if self.storage_denied:
+                raise BQError(403, f"Access Denied: Table {self.project}:{scope}.INFORMATION_SCHEMA.TABLE_STORAGE: "
+                              "User does not have permission to query table", "accessDenied")
+            if scope == "region-us":
+                for d in self.datasets():
+                    for t in self.tables(d):
+                        n = self._sql(f'SELECT count(*) FROM "{d}"."{t}"')[0][0]
+                        rows.append({"project_id": self.project, "table_schema": d, "table_name": t,
+                                     "total_rows": n, "deleted": False})
+            return pa.Table.from_pylist(rows, schema=pa.schema(_VIEWS[view]))
+        self._dataset(self.project, scope)
+        d, base = scope, {"table_catalog": self.project, "table_schema": scope}
+        cbase = {"constraint_catalog": self.project, "constraint_schema": scope}
+        for t in self.tables(d):
+            if view == "TABLES":
+                rows.append({**base, "table_name": t, "table_type": "BASE TABLE"})
+            elif view == "TABLE_OPTIONS" and (desc := self.descriptions.get((d, t, None))):
+                rows.append({**base, "table_name": t, "option_name": "description", "option_type": "STRING",
+                             "option_value": json.dumps(desc)})
+            elif view == "__TABLES__":
+                rows.append({"project_id": self.project, "dataset_id": d, "table_id": t,
+                             "row_count": self._sql(f'SELECT count(*) FROM "{d}"."{t}"')[0][0]})
+            elif view in ("COLUMNS", "COLUMN_FIELD_PATHS"):
+                with self._lock:
+                    cur = self._db.cursor()
+                    try:
+                        rel = cur.sql(f'SELECT * FROM "{d}"."{t}" LIMIT 0')
+                        cols = list(zip(rel.columns, rel.types))
+                    finally:
+                        cur.close()
+                for pos, (name, typ) in enumerate(cols, 1):
+                    if view == "COLUMNS":
+                        rows.append({**base, "table_name": t, "column_name": name, "ordinal_position": pos,
+                                     "is_nullable": "YES", "data_type": googlesql(typ), "is_hidden": "NO"})
+                    else:
+                        rows += [{**base, "table_name": t, "column_name": name, "field_path": path, "data_type": gt,
+                                  "description": self.descriptions.get((d, t, path))} for path, gt in field_paths(name, typ)]
+                for name in self.hidden.get((d, t), []):
+                    extra = {**base, "table_name": t, "column_name": name, "data_type": "TIMESTAMP"}
+                    rows.append({**extra, "ordinal_position": len(cols) + 1, "is_nullable": "YES", "is_hidden": "YES"}
+                                if view == "COLUMNS" else {**extra, "field_path": name, "description": None})
+            elif view in ("TABLE_CONSTRAINTS", "KEY_COLUMN_USAGE", "CONSTRAINT_COLUMN_USAGE"):
+                k = self.keys.get((d, t)) or {}
+                cons = []
+                if k.get("primaryKey"):
+                    cons.append((f"{t}.pk$", "PRIMARY KEY", k["primaryKey"]["columns"], (d, t, k["primaryKey"]["columns"])))
+                for fk in k.get("foreignKeys") or []:
+                    ref = fk["referencedTable"]
+                    refs = fk["columnReferences"]
+                    cons.append((fk["name"], "FOREIGN KEY", [r["referencingColumn"] for r in refs],
+                                 (ref["datasetId"], ref["tableId"], [r["referencedColumn"] for r in refs])))
+                for cname, ctype, cols, (rd, rt, rcols) in cons:
+                    if view == "TABLE_CONSTRAINTS":
+                        rows.append({**cbase, "constraint_name": cname, **base, "table_name": t,
+                                     "constraint_type": ctype})
+                    elif view == "KEY_COLUMN_USAGE":
+                        rows += [{**cbase, "constraint_name": cname, **base, "table_name": t, "column_name": c,
+                                  "ordinal_position": i} for i, c in enumerate(cols, 1)]
+                    else:  # the referenced table's columns for a foreign key, the key's own for a primary key
+                        rows += [{"table_catalog": self.project, "table_schema": rd, "table_name": rt, "column_name": c,
+                                  **cbase, "constraint_name": cname} for c in rcols]
+        return pa.Table.from_pylist(rows, schema=pa.schema(_VIEWS[view]))
 
     def _run(self, project: str, body: dict) -> dict:
         sql = body.get("query", "")
-        duck, nbytes = self._translate(sql, body)
+        duck, nbytes, relations = self._translate(sql, body)
         limit = body.get("maximumBytesBilled")
         if limit is not None and nbytes > int(limit):
             raise BQError(400, f"Query exceeded limit for bytes billed: {limit}. {nbytes} or higher required.",
@@ -260,6 +405,8 @@ class FakeBigQuery:
         with self._lock:
             cur = self._db.cursor()
             try:
+                for name, rel in relations.items():
+                    cur.register(name, rel)
                 cur.execute(duck)
                 desc = [(d[0], str(d[1])) for d in cur.description]
                 rows = cur.fetchall()
@@ -291,7 +438,7 @@ class FakeBigQuery:
 
     def _query(self, project: str, body: dict) -> dict:
         if body.get("dryRun"):
-            _, nbytes = self._translate(body.get("query", ""), body)
+            _, nbytes, _ = self._translate(body.get("query", ""), body)
             return {"jobComplete": True, "totalBytesProcessed": str(nbytes), "schema": {"fields": []}}
         job = self._run(project, body)
         size = min(int(body.get("maxResults") or self.page_rows), self.page_rows)
@@ -319,7 +466,7 @@ class FakeBigQuery:
         query = conf.get("query", {})
         ref = body.get("jobReference") or {"projectId": project, "jobId": uuid.uuid4().hex}
         if conf.get("dryRun"):
-            _, nbytes = self._translate(query.get("query", ""), query)
+            _, nbytes, _ = self._translate(query.get("query", ""), query)
             return {"kind": "bigquery#job", "jobReference": ref, "configuration": conf,
                     "status": {"state": "DONE"},
                     "statistics": {"totalBytesProcessed": str(nbytes),
@@ -327,6 +474,10 @@ class FakeBigQuery:
         job = self._run(project, dict(query, maximumBytesBilled=query.get("maximumBytesBilled")))
         self._jobs[ref["jobId"]] = self._jobs.pop(job["id"])
         return self._job_resource(project, ref["jobId"])
+
+
+class OAuthRefusal(Exception):
+    """Google's token endpoint refusing a service-account key (a revoked or rotated key)."""
 
 
 class BQError(Exception):

@@ -166,6 +166,7 @@ def test_settings_are_checked_per_kind():
     bad("mysql", {"hots": "h"}, "did you mean host")
     bad("bigquery", {"dataset": "x"}, "project: required")
     bad("bigquery", {"project": "p", "credentials": "{...}"}, "credentials_env")
+    bad("bigquery", {"project": "p", "discovery": "tables"}, "discovery: Input should be 'information_schema' or 'api'")
     bad("databricks", {"host": "https://x", "warehouse_id": "w", "token": "dapi123"}, "token_env")
     bad("mssql", {"host": "h"}, "database: required")
     bad("redshift", {"dsn": "postgresql://u:pw@h/db"}, "holds a password")
