@@ -35,7 +35,8 @@ def areas_section(areas: list[AnalysisArea]) -> str:
     return ("## Areas the analysis will report on\n"
             "After you finish, each area below is analysed only from your steps: an area that none of your "
             "steps looks at has nothing to report. Before spending several steps on one finding, give every "
-            "area at least one step that looks at its main measure by segment or over time.\n" + lines)
+            "area at least one step that breaks its main measure down by the segment columns the schema has "
+            "and over time.\n" + lines)
 
 
 def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, max_steps: int, *,
