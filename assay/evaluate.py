@@ -12,15 +12,21 @@ COUNT_TOLERANCE = 0.20
 
 
 def _text(i: Insight) -> str:
-    """The insight's words: headline, description, segment, and its claims' measures and segments (in words and
-    as SQL conditions: a claim's segment_sql names the exact value a headline may spell another way)."""
-    claims = " ".join(f"{c.measure} {c.segment} {c.segment_sql}" for c in i.claims)
+    """The insight's words: headline, description, segment, and its claims' measures and segments in words. Not
+    the claims' SQL: a condition such as ``channel <> 'x'`` names x for the segment that excludes it."""
+    claims = " ".join(f"{c.measure} {c.segment}" for c in i.claims)
     return f"{i.name} {i.description} {i.segment or ''} {claims}".lower()
 
 
 def _fold(text: str) -> str:
     """Separators folded: 'paid_social', 'paid-social' and 'paid social' name the same segment."""
     return re.sub(r"[\s_\-]+", " ", text.lower())
+
+
+def _named(name: str, folded_text: str) -> bool:
+    """The segment's name as whole words of the (folded) text: 'ios' is not in 'ratios', 'br' not in 'brand'."""
+    n = _fold(name).strip()
+    return bool(n) and re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", folded_text) is not None
 
 
 def _close(count: float | None, true: float) -> bool:
@@ -50,13 +56,13 @@ def entities_agree(insight: Insight, pattern: dict) -> bool:
 
 
 def matches(insight: Insight, pattern: dict) -> bool:
-    """Names the pattern's segment (separators folded; the claims' segments count) and its metric; its
+    """Names the pattern's segment (as words, separators folded; the claims' segments count) and its metric; its
     count is compared with the true one (within 20%) only when both count the same entity, and a count
     claim of that entity counts as well as the affected count. A pattern that states no metric or no
     entity needs the affected count to match."""
     text = _text(insight)
     folded = _fold(text)
-    if not any(_fold(n) in folded for n in pattern.get("names") or [pattern["segment"]]):
+    if not any(_named(n, folded) for n in pattern.get("names") or [pattern["segment"]]):
         return False
     metric = pattern.get("metric") or []
     if metric and not any(_names(w, text) for w in metric):

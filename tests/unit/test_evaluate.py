@@ -77,9 +77,20 @@ def test_a_segment_spelled_another_way_is_the_same_segment():
     assert matches(unit("Paid social customers rarely return", 1790, "customers"), CHURN)
     i = unit("Customers from social ads rarely return", 1790, "customers")
     assert not matches(i, CHURN)
-    i.claims = [claim(metric="rate", measure="repeat rate", segment="social ads",
-                      segment_sql="acquisition_channel = 'paid_social'", value=0.1, baseline_value=0.3)]
-    assert matches(i, CHURN)
+    i.claims = [claim(metric="rate", measure="repeat rate", segment="paid_social customers", value=0.1,
+                      baseline_value=0.3)]
+    assert matches(i, CHURN)  # the claim names the segment
+
+
+def test_a_segment_is_named_as_words_not_inside_other_words_or_by_its_exclusion():
+    ios = {"id": "ios_fail", "segment": "ios", "names": ["ios"], "affected_count": 100, "entity": "purchases",
+           "metric": ["fail"]}
+    assert not matches(unit("Payment failures rise in several scenarios", 100, "purchases"), ios)
+    assert matches(unit("iOS payment failures rise", 100, "purchases"), ios)
+    i = unit("Other channels' customers fail to return", 1790, "customers")
+    i.claims = [claim(metric="rate", measure="repeat rate", segment="other channels",
+                      segment_sql="acquisition_channel <> 'paid_social'", value=0.3, baseline_value=0.1)]
+    assert not matches(i, CHURN)  # a condition that excludes the segment does not name it
 
 
 def test_a_count_claim_of_the_same_entity_sizes_the_finding():
