@@ -12,8 +12,37 @@ COUNT_TOLERANCE = 0.20
 
 
 def _text(i: Insight) -> str:
-    measures = " ".join(c.measure for c in i.claims)
-    return f"{i.name} {i.description} {i.segment or ''} {measures}".lower()
+    """The insight's words: headline, description, segment, and its claims' measures and segments in words. Not
+    the claims' SQL: a condition such as ``channel <> 'x'`` names x for the segment that excludes it."""
+    claims = " ".join(f"{c.measure} {c.segment}" for c in i.claims)
+    return f"{i.name} {i.description} {i.segment or ''} {claims}".lower()
+
+
+def _fold(text: str) -> str:
+    """Separators folded: 'paid_social', 'paid-social' and 'paid social' name the same segment."""
+    return re.sub(r"[\s_\-]+", " ", text.lower())
+
+
+def _named(name: str, folded_text: str) -> bool:
+    """The segment's name as whole words of the (folded) text: 'ios' is not in 'ratios', 'br' not in 'brand'."""
+    n = _fold(name).strip()
+    return bool(n) and re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", folded_text) is not None
+
+
+def _close(count: float | None, true: float) -> bool:
+    return count is not None and abs(count - true) <= COUNT_TOLERANCE * true
+
+
+def _entity_counts(insight: Insight, pattern: dict) -> list[float]:
+    """The counts the insight's claims state of the pattern's entity (the verified value when there is one)."""
+    want = normalize_entity(pattern.get("entity"))
+    out = []
+    for c in insight.claims:
+        if c.metric.value == "count" and want is not None and normalize_entity(c.entity) == want:
+            v = c.verified_value if c.verified_value is not None else c.value
+            if v is not None:
+                out.append(v)
+    return out
 
 
 def _names(word: str, text: str) -> bool:
@@ -27,20 +56,26 @@ def entities_agree(insight: Insight, pattern: dict) -> bool:
 
 
 def matches(insight: Insight, pattern: dict) -> bool:
-    """Names the pattern's segment and its metric; its count is compared with the true one (within
-    20%) only when both count the same entity. A pattern that states no metric or no entity needs the
-    count to match."""
+    """Names the pattern's segment (as words, separators folded; the claims' segments count) and its metric; its
+    count is compared with the true one (within 20%) only when both count the same entity, and a count
+    claim of that entity counts as well as the affected count. A pattern that states no metric or no
+    entity needs the affected count to match."""
     text = _text(insight)
-    if not any(n.lower() in text for n in pattern.get("names") or [pattern["segment"]]):
+    folded = _fold(text)
+    if not any(_named(n, folded) for n in pattern.get("names") or [pattern["segment"]]):
         return False
     metric = pattern.get("metric") or []
     if metric and not any(_names(w, text) for w in metric):
         return False
     true = pattern["affected_count"]
-    count_ok = insight.affected_count is not None and abs(insight.affected_count - true) <= COUNT_TOLERANCE * true
+    count_ok = _close(insight.affected_count, true)
     if not metric or not pattern.get("entity"):
         return count_ok
-    return count_ok if entities_agree(insight, pattern) else True
+    # the same entity: some count of it must be right, the affected count or a count claim (a finding may size
+    # the segment as its affected count and state the affected subset as a claim, or the other way round)
+    if count_ok and entities_agree(insight, pattern) or any(_close(v, true) for v in _entity_counts(insight, pattern)):
+        return True
+    return not entities_agree(insight, pattern)
 
 
 def is_wrong(insight: Insight) -> bool:

@@ -42,6 +42,7 @@ DIGEST_CELL_CHARS = 200
 
 # --- analysis step picker
 ANALYSIS_AREA_TOP_K = 24
+MAX_INSIGHTS_PER_AREA = 3      # the analysis prompt asks for the most important findings of an area, at most this many
 ANALYSIS_AREA_MIN_SCORE = 0.30
 EXACT_MATCH_FLOOR = 0.55
 ANALYSIS_QUERY_RESULTS_BUDGET_TOKENS = 200_000

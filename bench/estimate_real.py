@@ -27,7 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "gaming"}
+TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "gaming",
+               # round 4 (held out: recorded after the estimate's sizes were set), with LLM table descriptions
+               "demo-ecommerce-30-steps-r4": "ecommerce", "demo-gaming-30-steps-r4": "gaming"}
+DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4"}
 KINDS = ("input", "cached", "output")
 
 
@@ -35,6 +38,8 @@ def phase_of(purpose: str) -> str:
     """The estimate's phases, from an LLM request's purpose."""
     if purpose.startswith("analyze"):
         return "analysis"
+    if purpose == "describe_tables":
+        return "table descriptions"
     if purpose in ("verify", "fix"):
         return "verification"
     if purpose == "recommend":
@@ -102,9 +107,10 @@ def main() -> None:
         which = TRANSCRIPTS[name]
         db, truth = generate(which, home / "demo", scale=args.scale)
         t = json.loads(Path(truth).read_text())
-        pid = f"real-{which}"
+        pid = f"real-{name}"
         store.save_project(Project(id=pid, pack=t["pack"], category=t["category"], max_steps=30,
-                                   warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
+                                   warehouse=WarehouseConfig(kind="duckdb", settings={
+                                       "path": str(db), "llm_descriptions": name in DESCRIBED}),
                                    llm=LLMConfig(provider="replay", model=name)))
         pred = predicted_by_phase(estimate_project(pid, settings=settings))
         got = replay_by_phase(name, pid, settings) if name not in saved else saved[name]

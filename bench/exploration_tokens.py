@@ -28,6 +28,7 @@ from assay.explore.loop import Explorer  # noqa: E402
 from assay.llm.bench_script import BenchScript  # noqa: E402
 from assay.llm.scripted import ScriptedLLM  # noqa: E402
 from assay.models import WarehouseConfig  # noqa: E402
+from assay.explore.prompt import areas_section  # noqa: E402
 from assay.packs import load_pack, render  # noqa: E402
 from assay.schema.catalog import join_hints, render_catalog  # noqa: E402
 from assay.schema.provider import SchemaProvider  # noqa: E402
@@ -46,12 +47,13 @@ def main() -> None:
         pack = load_pack("ecommerce", "multi_category")
         system = render(pack.exploration, "bench", schema_info=render_catalog(tables).text, tenant_rule="",
                         max_steps=STEPS, limits=limits.template_vars(), actions=actions_text(False))
+        system += "\n\n" + areas_section(pack.areas)  # the analysis areas, as the product's prompt lists them
         system += "\n\n" + render(pack.base_context, "bench", profile="", previous_context="")
         script = BenchScript(steps_before_done=STEPS, rows_limit=200)
         llm = ScriptedLLM(script)
         ex = Explorer(llm=llm, executor=Executor(wh, SQLGuard("duckdb", tables=tables, default_schema="main"), cfg, llm),
                       provider=SchemaProvider(tables, sampler=wh.sample_rows, joins=join_hints(tables)),
-                      run_id="bench", system_prompt=system, max_steps=STEPS, tables=tables)
+                      run_id="bench", system_prompt=system, max_steps=STEPS, tables=tables, areas=pack.areas)
         out = ex.run()
         # the naive baseline, from the same steps: full history, full raw results
         naive, history = [], 0

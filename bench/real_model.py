@@ -64,6 +64,10 @@ def main() -> None:
 
     figures: dict[str, float] = {}
     run_id = new_run_id()
+    import subprocess
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    load = [os.getloadavg()[0]]
     try:
         settings = load_settings()
         db, truth_path = generate(args.which, settings.demo_dir, scale=args.scale)
@@ -120,8 +124,11 @@ def main() -> None:
             Path(args.done).write_text("done\n")
     for k, v in figures.items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) and not float(v).is_integer() else f"{k}: {int(v)}")
+    load.append(os.getloadavg()[0])
+    print(f"# commit {commit}; load average (1 min) at start / end: {load[0]:.1f} / {load[-1]:.1f}", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps({"run_id": run_id, "figures": figures}, indent=1))
+        Path(args.json).write_text(json.dumps({"run_id": run_id, "home": os.environ["ASSAY_HOME"], "commit": commit,
+                                               "load": load, "figures": figures}, indent=1))
 
 
 if __name__ == "__main__":

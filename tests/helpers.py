@@ -30,7 +30,8 @@ def small_warehouse(path: Path) -> Path:
     return path
 
 
-def make_explorer(db: Path, llm, *, max_steps=5, min_steps=0, sink=None, cfg=None, run_id="r1", prior_fetched=None):
+def make_explorer(db: Path, llm, *, max_steps=5, min_steps=0, sink=None, cfg=None, run_id="r1", prior_fetched=None,
+                  areas=None):
     wh = DuckDBWarehouse(str(db))
     tables = wh.list_tables()
     cfg = cfg or WarehouseConfig(kind="duckdb", settings={"path": str(db)})
@@ -45,6 +46,6 @@ def make_explorer(db: Path, llm, *, max_steps=5, min_steps=0, sink=None, cfg=Non
 
     ex = Explorer(llm=llm, executor=Executor(wh, guard, cfg, llm), provider=provider, run_id=run_id,
                   system_prompt="You explore.", max_steps=max_steps, min_steps=min_steps, sink=sink, tables=tables,
-                  bump=bump)
+                  bump=bump, areas=areas)
     ex.counters = counters
     return ex

@@ -1,5 +1,7 @@
 """Prompt text owned by code: packs and project overrides cannot remove it."""
 
+from .. import limits
+
 NO_GOAL = "No goal given: find and report what matters most in this data."
 
 
@@ -31,7 +33,7 @@ CLAIM_DISCIPLINE = """\
 - If a result contradicts a finding, say so and explain why the finding still holds, or drop the finding.
 - affected_count is the number of entities (players, users, customers, orders, ...) the finding is about, as the results show it; leave it null when the results do not give one."""
 
-INSIGHTS_CONTRACT = """\
+_INSIGHTS_CONTRACT = """\
 ## Numbers as claims
 - affected_entity says what affected_count counts, in the schema's terms: customers, orders, order items, events,
   players, sessions, purchases, ... ("customers" for count(DISTINCT customer_id), "order items" for rows of
@@ -44,13 +46,18 @@ INSIGHTS_CONTRACT = """\
   values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%). Every value must be in a cited
   step's result, or arithmetic on them.
   Each claim is re-derived from the warehouse independently; a number no step shows is flagged.
-  Example: {"metric": "rate", "measure": "cart-to-purchase conversion", "entity": "customers", "segment": "android",
-  "segment_sql": "platform = 'android'", "baseline": "web and ios", "baseline_sql": "platform <> 'android'",
-  "period": "since 2026-07-01", "period_sql": "event_at >= TIMESTAMP '2026-07-01'", "value": 0.14,
-  "baseline_value": 0.52, "source_steps": [7]}
+  Example (an illustration of the form, not a table of this warehouse): {"metric": "rate", "measure":
+  "trial-to-paid conversion", "entity": "accounts", "segment": "team plan", "segment_sql": "plan = 'team'",
+  "baseline": "other plans", "baseline_sql": "plan <> 'team'", "period": "since 2025-03-01",
+  "period_sql": "created_at >= TIMESTAMP '2025-03-01'", "value": 0.09, "baseline_value": 0.21, "source_steps": [7]}
   A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.
 - Report an insight only when a result above shows it. When no result above is evidence for this area, return an
   empty list: an area with nothing to say says nothing.
+- An insight is a finding someone could act on: a segment that differs from its baseline, a change over time, a
+  concentration, or a data problem. A result that shows no difference, the size or mix of the data, or growth
+  that only follows the base growing is context for a finding, not an insight of its own. Report at most
+  {max_insights} insights for this area, the most important first; one insight per finding (the same effect seen
+  in several results is one insight citing them all).
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
@@ -61,6 +68,7 @@ Answer with exactly one JSON object and nothing else:
   "segment": "...", "segment_sql": "...", "baseline": "...", "baseline_sql": "...", "period": "...",
   "period_sql": "...", "value": 0.14, "baseline_value": 0.52, "source_steps": [7]}]}]}
 Return {"insights": []} when the results show nothing worth reporting for this area."""
+INSIGHTS_CONTRACT = _INSIGHTS_CONTRACT.replace("{max_insights}", str(limits.MAX_INSIGHTS_PER_AREA))
 
 RECOMMENDATIONS_CONTRACT = """\
 ## Answer format

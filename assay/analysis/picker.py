@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import limits
-from ..models import AnalysisArea, ExplorationStep
+from ..models import AnalysisArea, ExplorationStep, StepAction
 from .render import estimate_rendered_size
 
 # search(query_text, top_k) -> [(step number, cosine score)], best first
@@ -116,6 +116,20 @@ def _keyword_hit(step: ExplorationStep, keywords: list[str], words: list[str] | 
             if words[i:i + m - 1] == kw[:-1] and last.startswith(kw[-1]) and last[len(kw[-1]):] in _INFLECTIONS:
                 return True
     return False
+
+
+def uncovered_areas(areas: list[AnalysisArea], steps: list[ExplorationStep]) -> list[AnalysisArea]:
+    """The areas that no query step has looked at yet, judged by the step's stated purpose and thinking (what
+    the explorer meant to look at) naming one of the area's keywords or words of its name. The SQL is not read:
+    every query of an events table would otherwise "cover" an area keyed on events."""
+    said = [_WORDS.findall(f"{s.purpose}\n{s.thinking}".lower()) for s in steps
+            if s.action == StepAction.query and not s.refused and not s.error]
+    out = []
+    for a in areas:
+        keys = list(a.keywords) + [w for w in _WORDS.findall(a.name.lower()) if len(w) > 3]
+        if not any(_keyword_hit(None, keys, words) for words in said):
+            out.append(a)
+    return out
 
 
 _CITED = re.compile(r"\bsteps?\s*#?\s*(\d+(?:\s*(?:,|&|and|to|-|–)\s*#?\d+)*)", re.IGNORECASE)

@@ -22,7 +22,8 @@ from ..digest import build_compact_result, cap_bytes, cell, shortened_columns
 from ..rows import describe_cut, select_rows
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
-from ..models import ExplorationStep, StepAction, TableInfo, TokenUsage
+from ..analysis.picker import uncovered_areas
+from ..models import AnalysisArea, ExplorationStep, StepAction, TableInfo, TokenUsage
 from ..pii import MASK, pii_columns
 from ..schema.provider import SchemaProvider
 from .actions import (ALL_ACTIONS, Action, ActionParseError, from_tool_call, parse_action, reformat_nudge,
@@ -120,6 +121,7 @@ class Explorer:
         bump: Callable[[dict[str, int]], None] | None = None,
         actions: tuple[str, ...] = ALL_ACTIONS,
         insight_searcher: Callable[[str, int], list[dict]] | None = None,
+        areas: list[AnalysisArea] | None = None,
     ):
         self.llm = llm
         self.executor = executor
@@ -138,6 +140,7 @@ class Explorer:
         self.tools = bool(getattr(llm, "supports_tools", False))
         self.actions = actions
         self.insight_searcher = insight_searcher
+        self.areas = list(areas or []) if len(areas or []) > 1 else []  # one area: every step is for it
         self.steps: list[ExplorationStep] = []
         self.lookups_used = 0
         self.searches_used = 0
@@ -201,6 +204,10 @@ class Explorer:
                "cite results by their [step N] numbers).")
         if self.min_steps and used < self.min_steps:
             msg += f" Do not finish before step {self.min_steps}."
+        bare = uncovered_areas(self.areas, [s for s in self.steps if s.step <= step]) if left > 0 else []
+        if bare:
+            msg += (" Areas none of your queries has looked at yet (each is analysed only from your steps): "
+                    + ", ".join(a.name for a in bare) + ".")
         if not self.tools:
             msg += " Answer with one JSON action."
         return msg if left > 0 else msg + " This was the last step."

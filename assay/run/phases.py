@@ -13,7 +13,7 @@ from ..analysis.picker import cited_steps, pick_steps
 from ..context import mark_duplicates, profile_text, render_previous_context
 from ..errors import ConfigError, InvalidLLMOutput, TransientError, UserError
 from ..explore.loop import Explorer
-from ..explore.prompt import exploration_prompt
+from ..explore.prompt import exploration_prompt, run_areas
 from ..models import (
     AreaLog,
     DiscoveryResult,
@@ -115,6 +115,7 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
             pii=s.project.warehouse.pii_columns,
             bump=writer.bump,
             max_tokens=s.project.llm.max_tokens,
+            areas=run_areas(s),
         )
         try:
             out = explorer.run(prior)

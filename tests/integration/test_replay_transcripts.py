@@ -78,10 +78,15 @@ def test_a_dropped_tool_result_fails_loudly(demo_dir, monkeypatch):
 
 # Two 30-step runs by a model answering through the bridge as a careful analyst (2026-11-23, demo scale 1; the
 # replay runs on the session's smaller demo: results differ, the conversation's shape must not).
+# Round 4 (2026-11-23, session 6: the explorer told the analysis areas, the analysis asked for at most 3 findings per
+# area) runs with LLM table descriptions on, as recorded: its first request describes the tables.
 REAL_MODEL = {
     "demo-ecommerce-30-steps": ("ecommerce", ["Android cart-to-purchase collapsed", "Paid-social customers"]),
     "demo-gaming-30-steps": ("gaming", ["Level 42 is a difficulty wall", "iOS purchase failures"]),
+    "demo-ecommerce-30-steps-r4": ("ecommerce", ["Android checkout collapsed", "Paid social customers rarely buy"]),
+    "demo-gaming-30-steps-r4": ("gaming", ["Level 42 is a hard wall", "iOS purchase failures jumped"]),
 }
+DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4"}
 
 
 @pytest.mark.parametrize("name", sorted(REAL_MODEL))
@@ -91,7 +96,7 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     truth = json.loads((demo_dir / f"{which}_truth.json").read_text())
     p = Project(id=f"replay-{name}", pack=truth["pack"], category=truth["category"], max_steps=30,
                 warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / f"{which}.duckdb"),
-                                                                   "llm_descriptions": False}),
+                                                                   "llm_descriptions": name in DESCRIBED}),
                 llm=LLMConfig(provider="replay", model=name))
     open_store(load_settings()).save_project(p)
     result = run_discovery_inline(p.id, new_run_id())

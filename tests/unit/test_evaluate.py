@@ -59,3 +59,49 @@ def test_demo_ground_truth_states_entity_and_metric(tmp_path):
 
     for p in ecommerce.build(scale=0.01).patterns + gaming.build(scale=0.01).patterns:
         assert p.entity and p.metric, p.id
+
+
+CHURN = {"id": "paid_social_churn", "segment": "paid_social", "names": ["paid_social"], "affected_count": 1800,
+         "entity": "customers", "metric": ["repeat", "churn", "return"]}
+
+
+def claim(**kw):
+    from assay.models import Claim
+
+    return Claim(**kw)
+
+
+def test_a_segment_spelled_another_way_is_the_same_segment():
+    """A reader's 'Paid-social' or 'paid social' is the warehouse's 'paid_social'; so is a claim's SQL condition."""
+    assert matches(unit("Paid-social customers rarely return", 1790, "customers"), CHURN)
+    assert matches(unit("Paid social customers rarely return", 1790, "customers"), CHURN)
+    i = unit("Customers from social ads rarely return", 1790, "customers")
+    assert not matches(i, CHURN)
+    i.claims = [claim(metric="rate", measure="repeat rate", segment="paid_social customers", value=0.1,
+                      baseline_value=0.3)]
+    assert matches(i, CHURN)  # the claim names the segment
+
+
+def test_a_segment_is_named_as_words_not_inside_other_words_or_by_its_exclusion():
+    ios = {"id": "ios_fail", "segment": "ios", "names": ["ios"], "affected_count": 100, "entity": "purchases",
+           "metric": ["fail"]}
+    assert not matches(unit("Payment failures rise in several scenarios", 100, "purchases"), ios)
+    assert matches(unit("iOS payment failures rise", 100, "purchases"), ios)
+    i = unit("Other channels' customers fail to return", 1790, "customers")
+    i.claims = [claim(metric="rate", measure="repeat rate", segment="other channels",
+                      segment_sql="acquisition_channel <> 'paid_social'", value=0.3, baseline_value=0.1)]
+    assert not matches(i, CHURN)  # a condition that excludes the segment does not name it
+
+
+def test_a_count_claim_of_the_same_entity_sizes_the_finding():
+    """The affected count may size the whole segment while a count claim states the affected subset (or the
+    other way round): the finding is found when either count of the pattern's entity is right."""
+    i = unit("Paid-social customers rarely return", 10036, "customers")
+    assert not matches(i, CHURN)  # the segment's size, not the customers who did not return
+    i.claims = [claim(metric="count", measure="customers with one order", entity="customers",
+                      segment="paid_social", value=1795)]
+    assert matches(i, CHURN)
+    i.claims[0].verified_value = 900  # the warehouse says otherwise: the verified value counts
+    assert not matches(i, CHURN)
+    i.claims = [claim(metric="count", measure="orders", entity="orders", segment="paid_social", value=1795)]
+    assert not matches(i, CHURN)  # another entity's count does not size it
