@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/ask_eval.py WORK_DIR [--llm env | --llm replay:NAME] [--only ID,ID]
         [--json OUT.json] [--done-file BRIDGE_DIR/DONE]
+    PYTHONPATH=. .venv/bin/python bench/ask_eval.py --rescore OUT.json   # today's checker on saved answers
 
 WORK_DIR gets its own ASSAY_HOME and the two demo warehouses at the scale of bench/data/ask_eval.json (0.2,
 the test suite's). Each warehouse is registered as a project and discovered by the statistical analyst
@@ -80,9 +81,11 @@ def _matches_number(text: str, want: float, rate: bool) -> bool:
 
 
 def _matches_text(text: str, alternatives: list[str]) -> bool:
-    low = text.lower()
+    """One of the spellings as a whole word; a code in capitals (IT, US) only in capitals (not the word "it")."""
     for a in alternatives:
-        if re.search(rf"(?<![a-z0-9_]){re.escape(a.lower())}(?![a-z0-9_])", low):
+        exact = a.isupper()
+        hay, needle = (text, a) if exact else (text.lower(), a.lower())
+        if re.search(rf"(?<![A-Za-z0-9_]){re.escape(needle)}(?![A-Za-z0-9_])", hay):
             return True
     return False
 
@@ -252,14 +255,33 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
+def rescore(path: Path) -> int:
+    expect = {q["id"]: q["expect"] for q in load()["questions"]}
+    rows = json.loads(path.read_text())["rows"]
+    for r in rows:
+        r["missing"] = check(r["answer"], expect[r["id"]]) if r["answer"] else [describe(i) for i in expect[r["id"]]]
+        r["correct"] = not r["missing"]
+        if r["missing"]:
+            print(f"BAD {r['id']:<5} missing {', '.join(r['missing'])}: {r['answer'][:300]}")
+    for k, v in summary(rows).items():
+        print(f"{k}: {v}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("work", type=Path, help="working folder (ASSAY_HOME and the demo warehouses go here)")
+    ap.add_argument("work", type=Path, nargs="?", help="working folder (ASSAY_HOME and the demo warehouses go here)")
     ap.add_argument("--llm", default="env", help="env | replay:NAME")
     ap.add_argument("--only", default="", help="comma-separated question ids")
     ap.add_argument("--json", type=Path, help="write every question's answer and verdict here")
     ap.add_argument("--done-file", type=Path, help="touch this file when the questions are answered (the bridge's DONE)")
+    ap.add_argument("--rescore", type=Path, help="score the answers of an earlier --json again with today's checker "
+                                                 "(nothing is asked)")
     args = ap.parse_args(argv)
+    if args.rescore:
+        return rescore(args.rescore)
+    if args.work is None:
+        ap.error("WORK_DIR is required (unless --rescore)")
 
     args.work.mkdir(parents=True, exist_ok=True)
     os.environ["ASSAY_HOME"] = str((args.work / "home").resolve())
