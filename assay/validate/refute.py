@@ -461,10 +461,12 @@ class Refuter:
         after, before = _values(rows[0], _SKIP)
         seg_after = claim.verified_value if claim.verified_value is not None else claim.value
         seg_before = claim.verified_baseline_value if claim.verified_baseline_value is not None else claim.baseline_value
-        if None in (after, before, seg_after, seg_before) or not before or not seg_before:
+        if None in (after, before, seg_after, seg_before):
             return None, False
-        seg_rel, rest_rel = (seg_after - seg_before) / abs(seg_before), (after - before) / abs(before)
-        if seg_rel * rest_rel > 0 and abs(rest_rel) >= SHARED * abs(seg_rel):
+        # in the measure's own units (percentage points for a rate): a relative change inflates whichever
+        # side starts nearer zero
+        seg_change, rest_change = seg_after - seg_before, after - before
+        if seg_change * rest_change > 0 and abs(rest_change) >= SHARED * abs(seg_change):
             k = claim.metric
             return Refutation("shared", f"but the other values changed as much over the same split ({_fmt(before, k)} "
                                         f"to {_fmt(after, k)}, against {_fmt(seg_before, k)} to {_fmt(seg_after, k)}): "
