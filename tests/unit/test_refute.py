@@ -220,9 +220,10 @@ def _purchases(path):
     p_fail = np.where((platform == "ios") & (month >= 6), 0.45, 0.05)
     status = np.where(rng.random(n) < p_fail, "failed", "succeeded")
     df = pd.DataFrame({"purchase_id": np.arange(n), "platform": platform, "product": product, "status": status,
-                       "purchased_at": at})  # noqa: F841
+                       "purchased_at": at})
     con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE purchases AS SELECT * FROM df")
+    con.register("frame", df)
+    con.execute("CREATE TABLE purchases AS SELECT * FROM frame")
     con.close()
 
 
