@@ -47,7 +47,7 @@ You answer one question about a data warehouse by running SQL. Be exact and brie
 
 ## Actions
 {{ actions }}
-Finish with done; its summary is the answer, citing the step numbers of the queries it rests on, e.g. (step 2){% if findings %}, and the ids of the earlier findings it rests on with their run and date, e.g. (I3 of run 1a2b3c4d, 2026-11-20){% endif %}.
+Finish with done; its summary is the answer, citing the step numbers of the queries it rests on, e.g. (step 2){% if findings %}, and the ids of the earlier findings it rests on with their run and date, e.g. (churn-2 of run 1a2b3c4d, 2026-11-20){% endif %}.
 
 You have {{ max_steps }} turns. Finish with done as soon as a query has answered the question."""
 
@@ -63,8 +63,6 @@ def turn_budget(question: str, requested: int | None = None) -> int:
     return limits.ASK_MAX_TURNS_ENUMERATION if is_enumeration(question) else limits.ASK_MAX_TURNS
 
 
-_INSIGHT_REF = re.compile(r"\b([IR]\d+)\b")
-
 
 @dataclass
 class AskAnswer:
@@ -79,9 +77,9 @@ class AskAnswer:
         return [s for s in self.steps if s.ok and s.action == StepAction.query]
 
     def cited_insights(self) -> list[InsightHit]:
-        """The earlier findings the answer names by id (I3, R1)."""
-        refs = set(_INSIGHT_REF.findall(self.answer))
-        return [h for h in self.found if h.id in refs]
+        """The earlier findings the answer names by id (churn-2, I3, R1: whatever ids the searches returned)."""
+        return [h for h in self.found
+                if re.search(rf"(?<![\w-]){re.escape(h.id)}(?![\w-])", self.answer)]
 
     @property
     def sources(self) -> str:

@@ -93,3 +93,33 @@ def build(path, *, per_kind: int = 10, n: int = 6000, seed: int = 7, leans: tupl
             cases.append(Case(table, kind, table, claim))
     con.close()
     return cases
+
+
+def stats_form(path, case: Case) -> Claim | None:
+    """The same comparison as the statistical analyst states it: its breakdown probe (rows and a rate per
+    channel) and the claim the analyst's own code writes over it (a segment against the other values,
+    pooled), verified (its values computed on the warehouse)."""
+    import duckdb as _duckdb
+
+    from assay.models import ExplorationStep, StepAction
+    from assay.stats.claims import candidate_claims
+    from assay.stats.detectors.candidate import Candidate
+
+    probe = (f'SELECT "channel", count(*) AS n, avg(CASE WHEN "converted" = 1 THEN 1.0 ELSE 0.0 END) AS '
+             f'"converted_rate" FROM "main"."{case.table}" GROUP BY 1 ORDER BY 1')
+    con = _duckdb.connect(str(path), read_only=True)
+    try:
+        df = con.execute(probe).fetchdf()
+        step = ExplorationStep(run_id="refute", step=1, action=StepAction.query, query=probe)
+        cand = Candidate(kind="mean_outlier", name=f"paid has a higher converted rate ({case.table})",
+                         description="", table=case.table, step=1, effect=0.5, p_value=0.001, count_sql=None,
+                         segment="channel=paid", measure="converted_rate")
+        claims = candidate_claims(cand, step, df, "duckdb")
+        if not claims:
+            return None
+        c = claims[0]
+        row = con.execute(c.verification_sql).fetchone()
+    finally:
+        con.close()
+    return c.model_copy(update={"query": c.verification_sql, "verified_value": row[0],
+                                "verified_baseline_value": row[1], "verdict": ValidationStatus.confirmed})

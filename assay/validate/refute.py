@@ -11,6 +11,11 @@ filters and aggregates) grouped by one more column, with the number of segment a
 level. Candidate strata are the other low-cardinality columns of the tables the query reads (never the
 ones its segment, baseline, measure or filters are defined by, never keys) and the two halves of the
 query's time span.
+The statistical analyst's claims are computed over its probe's result (the probe's SQL as a derived table
+``p``); their strata come from the probe itself: the probe grouped by one more column of its tables, the
+level carried through the claim's query, and each side's rows per level counted from the probe's own count
+column (the rate's denominator when the claim divides by one), so the effect is tested within each level of
+the other dimensions exactly as the detector measured it.
 Everything is judged by code: per level, segment against baseline; pooled across levels with weights
 that favour levels where both sides are well represented (the harmonic mean of their sizes, as a
 Mantel-Haenszel difference weights them). No LLM is involved, so the statistical analyst's claims and the
@@ -35,6 +40,7 @@ MAX_LEVELS = 12            # a stratum column with more levels is not a mix dime
 MIN_LEVELS = 2
 MAX_CANDIDATES = 6         # stratum columns tried per claim (lowest cardinality first)
 VANISH = 0.25              # pooled within-level difference below this share of the total: it vanishes
+SHARED = 0.5              # the rest changed by at least this share of the segment's change: not specific
 PERIOD_SHARE = 1 / 3       # one half's difference below this share of the other's: confined to a period
 Z_SIGNIFICANT = 3.0        # standard errors a mix departure must exceed (proportions; up to 6 columns are tried)
 Z_PERIOD = 2.5             # standard errors between the halves' differences (proportions; one test per claim)
@@ -57,7 +63,7 @@ class Stratum:
 
 @dataclass
 class Refutation:
-    outcome: str                       # survives | reverses | vanishes | period | small_sample | skipped
+    outcome: str                       # survives | reverses | vanishes | period | small_sample | shared | skipped
     text: str                          # "survives refutation" | "but ..." | why it was skipped
     dimension: str = ""
     sql: str = ""
@@ -65,7 +71,7 @@ class Refutation:
 
     @property
     def caveat(self) -> bool:
-        return self.outcome in ("reverses", "vanishes", "period", "small_sample")
+        return self.outcome in ("reverses", "vanishes", "period", "small_sample", "shared")
 
 
 def _num(v) -> float | None:
@@ -292,6 +298,11 @@ class Refuter:
         overall = seg_v - base_v
         if overall == 0:
             return Refutation("skipped", "no difference to refute")
+        if claim.verification_sql:
+            tree = _parse(claim.query, self.dialect)
+            probe = _probe_of(tree) if tree is not None else None
+            if probe is not None:
+                return self._refute_probe(claim, tree, probe, overall)
         sel = _outer_select(claim.query, self.dialect)
         seg = _condition(claim.segment_sql, self.dialect)
         if sel is None or seg is None:
@@ -338,13 +349,130 @@ class Refuter:
         if worst is not None:
             return worst
         for col in times[:1]:
-            period, ran = self._period(sel, col, seg, base, claim, overall)
+            period, ran = self._period(sel, col, claim, overall,
+                                       lambda half: self._stratified_strata(sel, half, seg, base))
             tested += ran
             if period is not None:
                 return period
         if not tested:
             return Refutation("skipped", "no other column or period to test the comparison within")
         return Refutation("survives", "survives refutation")
+
+    def _probe_strata(self, ps: _ProbeStrata, stratum: exp.Expression) -> tuple[list[Stratum] | None, str]:
+        sql = ps.values_sql(stratum)
+        if sql is None:
+            return None, ""
+        values, counts = self._run(sql), self._run(ps.counts_sql(stratum))
+        if values is None or counts is None:
+            return None, sql
+        n = {str(r.get("refute_level")): r for r in counts}
+        out = []
+        for r in values:
+            lvl = str(r.get("refute_level"))
+            seg, base = _values(r, _SKIP)
+            c = n.get(lvl, {})
+            out.append(Stratum(lvl, seg, base, int(_num(c.get("refute_n_segment")) or 0),
+                               int(_num(c.get("refute_n_baseline")) or 0)))
+        return out, sql
+
+    def _refute_probe(self, claim: Claim, tree: exp.Expression, probe: exp.Subquery, overall: float) -> Refutation:
+        """A statistical claim: its probe re-run within each level of another column of the probe's tables."""
+        if _probe_total(tree, probe):
+            return Refutation("skipped", "a total, not a rate or an average: no mix to test")
+        ps = _ProbeStrata(claim, tree, probe, self.dialect)
+        if ps.count_col is None or ps.seg is None:
+            return Refutation("skipped", "the probe has no row count to weigh its levels with")
+        counted, _ = self._probe_strata(ps, exp.Literal.string("all"))
+        if counted is None:
+            return Refutation("skipped", "the probe cannot be stratified")
+        if counted and sum(s.n_segment for s in counted) < SMALL_SEGMENT:
+            n = sum(s.n_segment for s in counted)
+            return Refutation("small_sample", f"but it rests on only {n} row{'s' if n != 1 else ''} in the "
+                                              "segment: a small sample")
+        base_sel = ps.levels_select()
+        exclude = _columns_in(ps.seg, ps.base, *probe.this.expressions, probe.this.args.get("where"),
+                              probe.this.args.get("group"), probe.this.args.get("having"))
+        for j in probe.this.args.get("joins") or []:
+            exclude |= _columns_in(j.args.get("on"))
+        cats, _ = self._candidates(base_sel, exclude)
+        seen: set[str] = set()
+        cats = [(n, c) for n, c in cats if not (n.lower() in seen or seen.add(n.lower()))]  # one per column name
+        levels = self._levels(base_sel, cats)
+        usable = sorted((n, name, col) for (name, col) in cats if MIN_LEVELS <= (n := levels.get(name, 0)) <= MAX_LEVELS)
+        worst: Refutation | None = None
+        worst_attenuation = -1.0
+        tested = 0
+        for _, name, col in usable[:MAX_CANDIDATES]:
+            strata, sql = self._probe_strata(ps, col)
+            if not strata or _defines_measure(strata):
+                continue
+            verdict = judge_strata(overall, strata)
+            tested += verdict != "unknown"
+            pooled, _ = pooled_difference(strata)
+            if pooled is None:
+                continue
+            attenuation = 1 - pooled / overall
+            if verdict in ("reverses", "vanishes") and attenuation > worst_attenuation:
+                worst_attenuation = attenuation
+                worst = Refutation(verdict, self._mix_text(claim, name, verdict, strata), name, sql, strata)
+        if worst is not None:
+            return worst
+        if claim.metric == MetricKind.change:
+            shared, ran = self._shared_change(claim, tree, probe, ps)
+            tested += ran
+            if shared is not None:
+                return shared
+        else:  # a change is a comparison of periods already
+            _, times = self._candidates(base_sel, exclude)
+            for col in times[:1]:
+                period, ran = self._period(base_sel, col, claim, overall, lambda half: self._probe_strata(ps, half))
+                tested += ran
+                if period is not None:
+                    return period
+        if not tested:
+            return Refutation("skipped", "no other column of the probe's tables to test the comparison within")
+        return Refutation("survives", "survives refutation")
+
+    def _shared_change(self, claim: Claim, tree: exp.Expression, probe: exp.Subquery,
+                       ps: _ProbeStrata) -> tuple[Refutation | None, bool]:
+        """A segment's change that the other values of its dimension share (they moved as much over the same
+        split) is not the segment's: the same query over the complement of the segment condition."""
+        if ps.seg is None or ps.base is None:
+            return None, False
+        seg_parts = {c.sql(dialect=self.dialect): c for c in ps.seg.flatten()} if isinstance(ps.seg, exp.And) \
+            else {ps.seg.sql(dialect=self.dialect): ps.seg}
+        base_parts = {c.sql(dialect=self.dialect) for c in (ps.base.flatten() if isinstance(ps.base, exp.And)
+                                                            else [ps.base])}
+        common = [k for k in seg_parts if k in base_parts]  # the segment's own condition, without the period
+        if len(common) != 1:
+            return None, False
+        rest = tree.copy()
+        inner = _probe_of(rest)
+        hits = [n for n in rest.find_all(type(seg_parts[common[0]]))
+                if n.sql(dialect=self.dialect) == common[0] and not _inside(n, inner)]
+        if not hits:
+            return None, False
+        for n in hits:
+            n.replace(exp.Not(this=exp.Paren(this=n.copy())))
+        sql = rest.sql(dialect=self.dialect)
+        rows = self._run(sql)
+        if not rows:
+            return None, False
+        after, before = _values(rows[0], _SKIP)
+        seg_after = claim.verified_value if claim.verified_value is not None else claim.value
+        seg_before = claim.verified_baseline_value if claim.verified_baseline_value is not None else claim.baseline_value
+        if None in (after, before, seg_after, seg_before):
+            return None, False
+        # in the measure's own units (percentage points for a rate): a relative change inflates whichever
+        # side starts nearer zero
+        seg_change, rest_change = seg_after - seg_before, after - before
+        if seg_change * rest_change > 0 and abs(rest_change) >= SHARED * abs(seg_change):
+            k = claim.metric
+            return Refutation("shared", f"but the other values changed as much over the same split ({_fmt(before, k)} "
+                                        f"to {_fmt(after, k)}, against {_fmt(seg_before, k)} to {_fmt(seg_after, k)}): "
+                                        f"the change is not specific to {common[0].replace(chr(34), '')}",
+                              common[0], sql), True
+        return None, True
 
     def _mix_text(self, claim: Claim, dim: str, verdict: str, strata: list[Stratum]) -> str:
         k = claim.metric
@@ -355,7 +483,11 @@ class Refuter:
         return (f"but within each {dim} the difference {what} ({parts}): it comes from the mix of {dim} "
                 "between segment and baseline")
 
-    def _period(self, sel, col, seg, base, claim: Claim, overall: float) -> tuple[Refutation | None, bool]:
+    def _stratified_strata(self, sel, stratum, seg, base) -> tuple[list[Stratum] | None, str]:
+        sql = _stratified(sel, stratum, seg, base, self.dialect)
+        return self._strata(sql), sql
+
+    def _period(self, sel, col, claim: Claim, overall: float, strata_of) -> tuple[Refutation | None, bool]:
         """Counter-evidence from the two halves of the time span, and whether the halves could be compared."""
         q = sel.copy()
         q.set("expressions", [exp.alias_(exp.Min(this=col.copy()), "lo"), exp.alias_(exp.Max(this=col.copy()), "hi")])
@@ -375,8 +507,7 @@ class Refuter:
         half = exp.Case(ifs=[exp.If(this=exp.LT(this=col.copy(), expression=lit),
                                     true=exp.Literal.string("first half"))],
                         default=exp.Literal.string("second half"))
-        sql = _stratified(sel, half, seg, base, self.dialect)
-        strata = self._strata(sql)
+        strata, sql = strata_of(half)
         if not strata or len(strata) < 2:
             return None, False
         usable = {s.level: s for s in strata if s.segment is not None and s.baseline is not None
@@ -400,6 +531,137 @@ class Refuter:
                                         f"{_fmt(s_w.baseline, k)} (the {strong}: {_fmt(s_s.segment, k)} against "
                                         f"{_fmt(s_s.baseline, k)})", col.name, sql, list(usable.values())), True
         return None, True
+
+
+def _parse(sql: str, dialect: str) -> exp.Expression | None:
+    try:
+        return sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.ParseError:
+        return None
+
+
+def _probe_of(tree: exp.Expression) -> exp.Subquery | None:
+    """The statistical analyst's probe inside its claim's query: the grouped derived table aliased p."""
+    for sq in tree.find_all(exp.Subquery):
+        if sq.alias_or_name == "p" and isinstance(sq.this, exp.Select) and sq.this.args.get("group") \
+                and isinstance(sq.parent, (exp.From, exp.Join)):
+            return sq
+    return None
+
+
+def _inside(node: exp.Expression, ancestor: exp.Expression | None) -> bool:
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = node.parent
+    return False
+
+
+def _from_name(sel: exp.Select) -> str | None:
+    node = sel.args.get("from_") or sel.args.get("from")
+    t = node.this if node is not None else None
+    return t.alias_or_name if isinstance(t, (exp.Table, exp.Subquery)) else None
+
+
+def _carry_level(tree: exp.Select) -> bool:
+    """Carry ``refute_level`` from the probe (p) through every CTE that reads it to the outer SELECT: each
+    such SELECT returns the level and groups by it. False when a reader cannot (it joins)."""
+    with_ = tree.args.get("with_") or tree.args.get("with")
+    readers = [(cte.this, cte.alias_or_name) for cte in (with_.expressions if with_ else [])]
+    readers.append((tree, ""))
+    derived = {"p"}
+    carried = False
+    for sel, name in readers:
+        if not isinstance(sel, exp.Select) or _from_name(sel) not in derived:
+            continue
+        if sel.args.get("joins"):
+            return False
+        if not any(isinstance(e, exp.Star) for e in sel.expressions):
+            sel.select(exp.column("refute_level"), copy=False)
+            if sel.args.get("group") or any(e.find(exp.AggFunc) for e in sel.expressions):
+                sel.group_by(exp.column("refute_level"), copy=False)
+        if name:
+            derived.add(name)
+        carried = carried or not name
+    return carried
+
+
+def _probe_aliases(probe: exp.Select) -> dict[str, exp.Expression]:
+    return {e.alias_or_name.lower(): (e.this if isinstance(e, exp.Alias) else e) for e in probe.expressions}
+
+
+def _probe_total(tree: exp.Expression, probe: exp.Subquery) -> bool:
+    """The claim's values are totals of the probe (sums, counts), not ratios or averages."""
+    aliases = _probe_aliases(probe.this)
+    outside = tree.copy()
+    inner = _probe_of(outside)
+    inner.replace(exp.to_table("p"))
+    if outside.find(exp.Div):
+        return False
+    used = {c.name.lower() for c in outside.find_all(exp.Column)}
+    return not any(aliases[u].find(exp.Avg) or aliases[u].find(exp.Div) for u in used if u in aliases)
+
+
+def _denominator(tree: exp.Expression, count_col: str) -> exp.Expression | None:
+    """The condition of the rate's denominator, when the claim divides by a filtered sum of the probe's
+    count column (purchase per add_to_cart: the add_to_cart rows)."""
+    for nf in tree.find_all(exp.Nullif):
+        f = nf.this.find(exp.Filter)
+        if f is not None and isinstance(f.this, exp.Sum) and isinstance(f.this.this, exp.Column) \
+                and f.this.this.name.lower() == count_col and f.expression is not None:
+            return f.expression.this
+    return None
+
+
+class _ProbeStrata:
+    """The SQL that stratifies one statistical claim's probe."""
+
+    def __init__(self, claim: Claim, tree: exp.Expression, probe: exp.Subquery, dialect: str):
+        self.claim, self.tree, self.dialect = claim, tree, dialect
+        self.probe = probe.this
+        aliases = _probe_aliases(self.probe)
+        self.count_col = next((c for c in ("n", "entities") if c in aliases), None)
+        self.seg = _condition(claim.segment_sql, dialect)
+        base = _condition(claim.baseline_sql, dialect)
+        self.base = base if base is not None and base.sql().upper() != "TRUE" else None
+        den = _denominator(tree, self.count_col) if self.count_col else None
+        # a filtered sum over one side (the baseline's rows) weighs that side; a rate's denominator names
+        # neither side's columns
+        sides = _columns_in(self.seg, self.base)
+        self.denominator = den if den is not None and not (_columns_in(den) & sides) else None
+
+    def _stratified_probe(self, stratum: exp.Expression) -> exp.Select:
+        q = self.probe.copy()
+        q.select(exp.alias_(stratum.copy(), "refute_level"), copy=False)
+        return q.group_by(stratum.copy(), copy=False)
+
+    def values_sql(self, stratum: exp.Expression) -> str | None:
+        tree = self.tree.copy()
+        sq = _probe_of(tree)
+        sq.set("this", self._stratified_probe(stratum))
+        if not _carry_level(tree):
+            return None
+        return tree.sql(dialect=self.dialect)
+
+    def counts_sql(self, stratum: exp.Expression) -> str:
+        n = exp.column(self.count_col)
+        seg = self.seg.copy()
+        base = self.base.copy() if self.base is not None else exp.Not(this=exp.Paren(this=self.seg.copy()))
+        if self.denominator is not None:
+            seg = exp.and_(exp.Paren(this=seg), exp.Paren(this=self.denominator.copy()))
+            base = exp.and_(exp.Paren(this=base), exp.Paren(this=self.denominator.copy()))
+        sides = [exp.alias_(exp.Filter(this=exp.Sum(this=n.copy()), expression=exp.Where(this=cond)), alias)
+                 for cond, alias in ((seg, "refute_n_segment"), (base, "refute_n_baseline"))]
+        q = exp.select(exp.column("refute_level"), *sides).from_(
+            exp.Subquery(this=self._stratified_probe(stratum), alias=exp.TableAlias(this=exp.to_identifier("p"))))
+        return q.group_by(exp.column("refute_level")).sql(dialect=self.dialect)
+
+    def levels_select(self) -> exp.Select:
+        """The probe's rows ungrouped, for counting a column's levels."""
+        q = self.probe.copy()
+        for k in ("group", "having", "order", "limit"):
+            q.set(k, None)
+        return q
 
 
 def refute_insight(refuter: Refuter, insight) -> str | None:

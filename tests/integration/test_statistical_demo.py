@@ -23,3 +23,16 @@ def test_the_statistical_analyst_finds_the_planted_wall(gaming_statistical, demo
     assert rate.value < 0.1 < rate.baseline_value and rate.verified_value == pytest.approx(rate.value)
     count = next(c for c in found[0].claims if c.measure == "affected count")
     assert "42" in count.segment_sql and count.period_sql == ""  # the count's own population
+
+
+def test_the_statistical_analysts_comparisons_are_refuted(gaming_statistical):
+    """Its claims are SQL over a probe's result; the refuter re-runs the probe within each level of other
+    columns (and by halves of the period), so they carry a refutation like an LLM's claims."""
+    _, result = gaming_statistical
+    comparisons = [c for i in result.insights for c in i.claims
+                   if c.metric.value in ("rate", "average", "change") and c.baseline_value is not None]
+    refuted = [c for c in comparisons if c.refutation]
+    assert len(refuted) >= max(1, len(comparisons) // 2), [(c.segment, c.refutation) for c in comparisons]
+    assert all(c.refutation == "survives refutation" or c.refutation.startswith("but ") for c in refuted)
+    wall = next(c for i in result.insights if i.segment == "level=42" for c in i.claims if c.metric.value == "rate")
+    assert wall.refutation == "survives refutation"  # the planted wall is no mix

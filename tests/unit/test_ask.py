@@ -126,3 +126,30 @@ def test_no_findings_no_insight_search(project):
     assert "search_insights" not in llm.calls[0].system_text()
     # the action is refused with a reason naming what is allowed, and costs no warehouse query
     assert "not available here" in llm.calls[1].messages[-1].content and ans.sources == "nothing"
+
+
+def test_cites_insights_by_the_ids_discoveries_give_them(project):
+    """A discovery names its insights area-n (conversion-1); an answer citing one is an answer from insights."""
+    import datetime as dt
+
+    from assay.models import DiscoveryResult, DiscoveryRun, Insight, RunStatus
+
+    store = open_store(load_settings())
+    p = project.model_copy(update={"id": "askids"})
+    store.save_project(p)
+    store.create_run(DiscoveryRun(id="cafe0001-askids", project_id=p.id, status=RunStatus.completed))
+    store.save_result(DiscoveryResult(
+        run_id="cafe0001-askids", project_id=p.id, domain="ecommerce",
+        created_at=dt.datetime(2026, 11, 21, 8, 0, tzinfo=dt.timezone.utc),
+        insights=[Insight(id="conversion-1", area="conversion", name="Android cart-to-purchase fell from July",
+                          description="Purchases per add_to_cart on android fell from 0.40 to 0.11."),
+                  Insight(id="conversion-10", area="conversion", name="Android sessions got shorter",
+                          description="Android sessions fell from 9 to 7 minutes.")]))
+    llm = ReplayLLM({"ask": [
+        json.dumps({"search_insights": "android conversion"}),
+        '{"done": true, "summary": "It fell from 0.40 to 0.11 from July (conversion-1 of run cafe0001, 2026-11-21)."}',
+    ]})
+    ans = ask(store, p, "What happened to Android conversion?", llm=llm)
+    assert [h.id for h in ans.cited_insights()] == ["conversion-1"]  # not conversion-10
+    assert ans.sources == "insights"
+    assert "e.g. (churn-2 of run" in llm.calls[0].system_text()  # the example id has the discoveries' form

@@ -168,3 +168,117 @@ def test_no_difference_is_skipped(world):
     c = cases[-1].claim
     r = ref.refute(c.model_copy(update={"verified_value": 0.1, "verified_baseline_value": 0.1}))
     assert r.outcome == "skipped"
+
+
+# ------------------------------------------------------------------ the statistical analyst's claims (generated probes)
+
+@pytest.fixture(scope="module")
+def stats_world(tmp_path_factory):
+    from refutation_data import stats_form
+
+    path = tmp_path_factory.mktemp("refute-stats") / "r.duckdb"
+    cases = build(path, per_kind=3, n=4000, seed=3, leans=(0.8,), vary_size=False)
+    claims = [(c, stats_form(path, c)) for c in cases]
+    cfg = WarehouseConfig(kind="duckdb", settings={"path": str(path)})
+    wh = open_warehouse(cfg)
+    tables = wh.list_tables()
+    yield claims, Refuter(Executor(wh, build_guard(wh, cfg, tables), cfg), tables)
+    wh.close()
+
+
+def test_statistical_claims_are_refuted_through_their_probe(stats_world):
+    claims, ref = stats_world
+    for case, claim in claims:
+        assert claim is not None and "FROM (SELECT" in claim.query  # the probe inlined, as the verifier ran it
+        r = ref.refute(claim)
+        if case.kind == "clean":
+            assert r.outcome == "survives", (case.name, r.text)
+        else:
+            assert r.caveat and r.text.startswith("but "), (case.name, r.outcome, r.text)
+        if case.kind in ("mix", "reversal"):
+            assert r.dimension == "device" and "within each device" in r.text
+            assert "refute_level" in r.sql and "GROUP BY" in r.sql  # the probe re-run per level
+        if case.kind == "period":
+            assert r.outcome == "period"
+
+
+def _purchases(path):
+    """Failures rise from June on ios for every product alike (an ios effect, not coins_large's)."""
+    import datetime as dt
+
+    import duckdb
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    n = 12000
+    platform = rng.choice(["ios", "android"], n)
+    product = rng.choice(["coins_large", "coins_small", "lives"], n, p=[0.5, 0.3, 0.2])
+    day = rng.integers(0, 330, n)
+    at = [dt.datetime(2026, 1, 1) + dt.timedelta(days=int(d)) for d in day]
+    month = np.array([a.month for a in at])
+    p_fail = np.where((platform == "ios") & (month >= 6), 0.45, 0.05)
+    status = np.where(rng.random(n) < p_fail, "failed", "succeeded")
+    df = pd.DataFrame({"purchase_id": np.arange(n), "platform": platform, "product": product, "status": status,
+                       "purchased_at": at})
+    con = duckdb.connect(str(path))
+    con.register("frame", df)
+    con.execute("CREATE TABLE purchases AS SELECT * FROM frame")
+    con.close()
+
+
+def _change_claim(path, dim: str, value: str) -> Claim:
+    import duckdb
+
+    from assay.models import ExplorationStep, StepAction
+    from assay.stats.claims import candidate_claims
+    from assay.stats.detectors.candidate import Candidate
+
+    probe = (f'SELECT date_trunc(\'month\', "purchased_at") AS month, "{dim}", "status", count(*) AS n '
+             f'FROM "main"."purchases" GROUP BY 1, 2, 3 ORDER BY 1, 2, 3')
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        df = con.execute(probe).fetchdf()
+        step = ExplorationStep(run_id="t", step=1, action=StepAction.query, query=probe, probe={"event": "status"})
+        cand = Candidate(kind="change_point", name=f"The rate of failed per succeeded for {value} purchases rose "
+                         "from 2026-06-01", description="", table="purchases", step=1, effect=0.5, p_value=0.001,
+                         count_sql=None, segment=f"{dim}={value}")
+        (c,) = candidate_claims(cand, step, df, "duckdb")
+        seg, base = con.execute(c.verification_sql).fetchone()
+    finally:
+        con.close()
+    return c.model_copy(update={"query": c.verification_sql, "verified_value": seg, "verified_baseline_value": base,
+                                "verdict": ValidationStatus.confirmed})
+
+
+def test_a_change_the_other_values_share_is_not_the_segments(tmp_path):
+    path = tmp_path / "p.duckdb"
+    _purchases(path)
+    echo, cause = _change_claim(path, "product", "coins_large"), _change_claim(path, "platform", "ios")
+    assert echo.metric == MetricKind.change and echo.verified_value > 2 * echo.verified_baseline_value
+    cfg = WarehouseConfig(kind="duckdb", settings={"path": str(path)})
+    wh = open_warehouse(cfg)
+    try:
+        tables = wh.list_tables()
+        ref = Refuter(Executor(wh, build_guard(wh, cfg, tables), cfg), tables)
+        r = ref.refute(echo)
+        assert r.outcome == "shared" and r.caveat, r.text
+        assert "not specific to product = 'coins_large'" in r.text and "NOT (" in r.sql
+        r = ref.refute(cause)
+        assert r.outcome == "survives", r.text  # the other platform did not move
+    finally:
+        wh.close()
+
+
+def test_a_change_of_a_total_is_not_stratified(stats_world):
+    from assay.validate.refute import _parse, _probe_of
+
+    claims, ref = stats_world
+    _, c = claims[0]
+    probe = _probe_of(_parse(c.query, "duckdb")).this.sql(dialect="duckdb")
+    total = c.model_copy(update={
+        "metric": MetricKind.change,
+        "query": f"""SELECT sum(n) FILTER (WHERE "channel" = 'paid') AS segment_value, sum(n) FILTER (WHERE NOT """
+                 f"""("channel" = 'paid')) AS baseline_value FROM ({probe}) AS p"""})
+    r = ref.refute(total)
+    assert r.outcome == "skipped" and "a total" in r.text
