@@ -69,7 +69,7 @@ class Shape:
     steps_used_share: float = 0.8    # share of the step budget used before the model calls done (0.83, 0.80)
     done_output_chars: float = 4_500  # the closing done call: the explorer's summary of what it found
     intro_chars: float = 60
-    leads_chars: float = 2_500       # the statistical leads section of the exploration prompt (explore/leads.py)
+    leads_chars: float = 3_500       # the leads section of the exploration prompt (2.6k, 4.8k on the demos)
     status_chars: float = 60
     digest_chars: float = 1_250      # one step in an analysis prompt
     analysis_output_chars: float = 7_000  # one area's insights with their structured claims

@@ -90,9 +90,11 @@ class LLMConfig(_Model):
 class AnalysisConfig(_Model):
     """How an LLM run is prepared. ``leads_probes``: the statistical scan run before the LLM explores (the
     statistical analyst's probes and detectors, no LLM); its strongest candidates open the explorer's prompt
-    as unverified leads. 0 (or ``off``) runs no scan."""
+    as unverified leads. 0 (or ``off``) runs no scan. The default is the statistical analyst's own default
+    budget (``max_steps``): its first probes profile each table (up to 12) and check joins (up to 6), so a
+    smaller budget leaves few probes that look at behaviour."""
 
-    leads_probes: int = 25
+    leads_probes: int = 40
 
     @field_validator("leads_probes", mode="before")
     @classmethod
@@ -100,7 +102,7 @@ class AnalysisConfig(_Model):
         if v is False or (isinstance(v, str) and v.strip().lower() in ("off", "false", "no", "none")):
             return 0  # YAML reads a bare off as False
         if v is True:
-            return 25
+            return 40
         return v
 
 

@@ -145,7 +145,7 @@ def test_the_leads_section_is_capped_and_says_what_leads_are():
 def test_leads_probes_is_checked_and_off_is_zero():
     base = {"id": "p", "warehouse": {"kind": "duckdb", "settings": {"path": "x.duckdb"}}}
     assert project_errors({**base, "analysis": {"leads_probes": False}})[0].analysis.leads_probes == 0
-    assert Project(id="p").analysis.leads_probes == 25
+    assert Project(id="p").analysis.leads_probes == 40
     _, errors = project_errors({**base, "analysis": {"leads_probes": -1}})
     assert any(e.startswith("analysis.leads_probes") for e in errors), errors
     _, errors = project_errors({**base, "analysis": {"lead_probes": 5}})
