@@ -227,6 +227,7 @@ _BOUNDS: list[tuple[str, float, bool]] = [
     ("llm.timeout_s", 0, True),
     ("llm.analysis_budget_tokens", 1, False),
     ("max_steps", 1, False),
+    ("analysis.leads_probes", 0, False),
     ("min_steps", 0, False),
 ]
 

@@ -69,6 +69,7 @@ class Shape:
     steps_used_share: float = 0.8    # share of the step budget used before the model calls done (0.83, 0.80)
     done_output_chars: float = 4_500  # the closing done call: the explorer's summary of what it found
     intro_chars: float = 60
+    leads_chars: float = 3_500       # the leads section of the exploration prompt (2.6k, 4.8k on the demos)
     status_chars: float = 60
     digest_chars: float = 1_250      # one step in an analysis prompt
     analysis_output_chars: float = 7_000  # one area's insights with their structured claims
@@ -106,6 +107,7 @@ class Estimate:
     shape_source: str = "defaults"
     warehouse: dict | None = None
     notes: list[str] = field(default_factory=list)
+    leads_queries: int = 0  # warehouse queries of the statistical leads scan (at most)
 
     @property
     def total(self) -> PhaseEstimate:
@@ -246,8 +248,10 @@ def calibrate(steps: list[ExplorationStep], area_logs: list, telemetry) -> Shape
 
 def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_prompt_chars: list[int],
              recommend_prompt_chars: int, max_steps: int, analyst: str, shape: Shape | None = None,
-             warehouse: dict | None = None) -> Estimate:
-    """The estimate from the rendered prompts' sizes and the conversation shape."""
+             warehouse: dict | None = None, leads_probes: int = 0) -> Estimate:
+    """The estimate from the rendered prompts' sizes and the conversation shape. ``leads_probes``: the
+    statistical leads scan's query budget (an LLM run only): queries on the warehouse, no LLM call, and a
+    longer exploration prompt."""
     shape = shape or Shape()
     model = project.llm.model or project.llm.provider
     prices = price_for(model, project.llm.prices)
@@ -258,6 +262,12 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
         est.phases = [PhaseEstimate(p, cost_usd=0.0) for p in ("exploration", "analysis", "verification",
                                                                 "recommendations")]
         return est
+    if leads_probes:
+        system_chars += int(shape.leads_chars)
+        est.leads_queries = leads_probes
+        est.notes.append(f"statistical leads (analysis.leads_probes): up to {leads_probes} probe queries on the "
+                         f"warehouse before the exploration, no LLM call; ~{tokens(shape.leads_chars):,} tokens "
+                         f"more in each exploration request")
     ex = exploration_estimate(system_chars, max_steps, shape)
     picked = min(limits.ANALYSIS_AREA_TOP_K, steps_used(max_steps, shape))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN

@@ -87,6 +87,25 @@ class LLMConfig(_Model):
     settings: dict[str, Any] = Field(default_factory=dict)
 
 
+class AnalysisConfig(_Model):
+    """How an LLM run is prepared. ``leads_probes``: the statistical scan run before the LLM explores (the
+    statistical analyst's probes and detectors, no LLM); its strongest candidates open the explorer's prompt
+    as unverified leads. 0 (or ``off``) runs no scan. The default is the statistical analyst's own default
+    budget (``max_steps``): its first probes profile each table (up to 12) and check joins (up to 6), so a
+    smaller budget leaves few probes that look at behaviour."""
+
+    leads_probes: int = 40
+
+    @field_validator("leads_probes", mode="before")
+    @classmethod
+    def _off(cls, v):
+        if v is False or (isinstance(v, str) and v.strip().lower() in ("off", "false", "no", "none")):
+            return 0  # YAML reads a bare off as False
+        if v is True:
+            return 40
+        return v
+
+
 class NotifyConfig(_Model):
     """Where a run's summary goes when it ends: a Slack-compatible incoming webhook. The URL is a
     secret: named by environment variable or Prefect Secret block, never stored."""
@@ -103,6 +122,7 @@ class Project(_Model):
     category: str | None = None
     warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    analysis: AnalysisConfig = Field(default_factory=AnalysisConfig)
     analyst: Literal["auto", "llm", "statistical"] = "auto"
     schedule: str | None = None  # cron
     timezone: str | None = None  # IANA time zone the cron is read in, e.g. Europe/Berlin (default UTC)
@@ -511,6 +531,8 @@ class Telemetry(_Model):
     output_tokens: int = 0
     cached_tokens: int = 0
     llm_calls: int = 0
+    leads_probes: int = 0  # queries the statistical leads scan ran before the exploration
+    leads: int = 0         # leads it gave the explorer
 
 
 class DiscoveryRun(_Model):
@@ -532,6 +554,7 @@ class DiscoveryRun(_Model):
     previous_context: str = ""
     exploration_finished: str | None = None  # done | max_steps | errors
     exploration_summary: str = ""
+    leads: str | None = None  # the leads section of the exploration prompt (None: not scanned yet; "": none)
     goal: str | None = None
     phases_done: list[str] = Field(default_factory=list)
     telemetry: Telemetry = Field(default_factory=Telemetry)

@@ -23,7 +23,8 @@ def run_areas(s: RunSession) -> list[AnalysisArea]:
 def exploration_prompt(s: RunSession) -> str:
     return render_exploration_prompt(s.project, s.pack, s.run.catalog, s.run.max_steps,
                                      previous_context=s.run.previous_context, goal=s.run.goal or "",
-                                     tools=bool(getattr(s.llm, "supports_tools", False)), areas=run_areas(s))
+                                     tools=bool(getattr(s.llm, "supports_tools", False)), areas=run_areas(s),
+                                     leads=s.run.leads or "")
 
 
 def areas_section(areas: list[AnalysisArea]) -> str:
@@ -41,7 +42,8 @@ def areas_section(areas: list[AnalysisArea]) -> str:
 
 def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, max_steps: int, *,
                               previous_context: str = "", goal: str = "", tools: bool = True,
-                              areas: list[AnalysisArea] | None = None) -> str:
+                              areas: list[AnalysisArea] | None = None, leads: str = "") -> str:
+    """``leads``: the statistical scan's section (explore/leads.py), after the areas; empty: none."""
     from .actions import actions_text
 
     cfg = project.warehouse
@@ -57,4 +59,4 @@ def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, 
     if "actions" not in pack.exploration:  # a pack written before {{ actions }}: the protocol is still described
         body = f"{body.strip()}\n\n## Actions (this is how to answer)\n{actions_text(tools)}"
     section = areas_section(pack.areas if areas is None else areas)
-    return "\n\n".join(p.strip() for p in (body, section, goal_section(goal), base) if p.strip())
+    return "\n\n".join(p.strip() for p in (body, section, leads, goal_section(goal), base) if p.strip())

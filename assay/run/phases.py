@@ -101,6 +101,9 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
             writer.close()
         summary = "statistical exploration"
     else:
+        from ..explore.leads import leads_section
+
+        leads_section(s)  # scanned once per run, before the first request; the prompt reads it from the run
         writer = RunWriter(s, on_step)
         explorer = Explorer(
             llm=s.llm,

@@ -66,7 +66,7 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
                 break
     est = estimate(project, system_chars=len(system), catalog_chars=len(catalog), area_prompt_chars=area_chars,
                    recommend_prompt_chars=rec_chars, max_steps=steps, analyst=analyst, shape=shape,
-                   warehouse=warehouse)
+                   warehouse=warehouse, leads_probes=project.analysis.leads_probes)
     if note:
         est.notes.append(note)
     from ..schema.describe import estimate_phase

@@ -253,6 +253,34 @@ def _count(s, sql: str | None) -> int | None:
     return int(val) if val is not None else None
 
 
+def detect_all(s, steps: list[ExplorationStep], on_error) -> list[D.Candidate]:
+    """Candidates from every successful probe step; a step whose detection fails is reported to
+    ``on_error(step_no, message)`` and skipped (one odd result must not sink the rest)."""
+    cands: list[D.Candidate] = []
+    for st in steps:
+        if st.ok and st.probe:
+            try:
+                with warnings.catch_warnings():  # tests on near-constant series: their p says so
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    cands += detect(s, st)
+            except Exception as exc:
+                on_error(st.step, f"{type(exc).__name__}: {exc}")
+    return cands
+
+
+def worth_reporting(cands: list[D.Candidate], goal: str) -> list[D.Candidate]:
+    """The candidates that are findings (not findings of no effect, not descriptions of the data)."""
+    # how rows spread over a dimension describes the data; it is a finding when a goal asks about it
+    findings = [c for c in cands if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
+    if not goal:  # unasked, a spread effect must be large to be worth a line
+        findings = [c for c in findings if c.kind != "group_effect" or c.effect >= D.MIN_UNASKED_EFFECT]
+        # ...and how many rows (or active entities) a month holds describes the data's volume, usually the
+        # base growing: a finding when a goal asks about it, as a spread is
+        findings = [c for c in findings if not volume_trend(c)]
+    # small reference tables (airports, products) describe the catalogue, not the question
+    return [c for c in findings if not (c.catalogue and (goal or c.kind == "group_effect"))]
+
+
 def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
     """Every scored candidate of the run, with its area (computed once, cached in the store)."""
     with _lock(s.run_id):
@@ -261,15 +289,8 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
         if items is not None:
             return [D.Candidate(**{k: v for k, v in c.items() if k != "area"}) for c in items], \
                 [c["area"] for c in items]
-        cands: list[D.Candidate] = []
-        for st in s.store.steps(s.run_id):
-            if st.ok and st.probe:
-                try:
-                    with warnings.catch_warnings():  # tests on near-constant series: their p says so
-                        warnings.simplefilter("ignore", RuntimeWarning)
-                        cands += detect(s, st)
-                except Exception as exc:  # one odd result must not sink the area
-                    s.store.log_candidate_error(s.run_id, st.step, f"{type(exc).__name__}: {exc}")
+        cands = detect_all(s, s.store.steps(s.run_id),
+                           lambda step, err: s.store.log_candidate_error(s.run_id, step, err))
         scored = D.score(cands)
         for c in scored:
             c.affected = _count(s, c.count_sql)
@@ -377,15 +398,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
     mine = [c for c, a in zip(scored, areas) if a == area.id]
     if goal:
         mine = cap_off_goal(rank_by_goal(s, goal, mine))
-    # how rows spread over a dimension describes the data; it is a finding when a goal asks about it
-    findings = [c for c in mine if c.kind != D.NO_EFFECT and (goal or c.kind not in D.DESCRIPTIVE_KINDS)]
-    if not goal:  # unasked, a spread effect must be large to be worth a line
-        findings = [c for c in findings if c.kind != "group_effect" or c.effect >= D.MIN_UNASKED_EFFECT]
-        # ...and how many rows (or active entities) a month holds describes the data's volume, usually the
-        # base growing: a finding when a goal asks about it, as a spread is
-        findings = [c for c in findings if not volume_trend(c)]
-    # small reference tables (airports, products) describe the catalogue, not the question
-    findings = [c for c in findings if not (c.catalogue and (goal or c.kind == "group_effect"))]
+    findings = worth_reporting(mine, goal)
     if goal:
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)

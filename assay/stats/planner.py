@@ -822,8 +822,10 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
     return step
 
 
-def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[ExplorationStep], None]) -> str:
-    """Plan and run probes up to ``max_steps``; resumes after the last persisted step."""
+def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[ExplorationStep], None],
+                          max_steps: int | None = None) -> str:
+    """Plan and run probes up to ``max_steps`` (the run's by default); resumes after the last persisted step."""
+    limit = s.run.max_steps if max_steps is None else max_steps
     from ..packs import goal_keywords
 
     goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
@@ -841,7 +843,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         if st.probe and st.probe.get("kind") == "profile" and st.ok and st.probe["table"] in by_fqn:
             profiles[st.probe["table"]] = _profile_from_row(by_fqn[st.probe["table"]], st.digest.all_rows[0])
     for t in planner.ranked_tables():
-        if n >= s.run.max_steps:
+        if n >= limit:
             return "max_steps"
         pr = planner.profile_probe(t)
         if portable(pr.sql, dialect) in done_sql or t.fqn in profiles:
@@ -856,7 +858,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         if st.probe and st.probe.get("kind") == "key_overlap" and st.ok and st.digest.all_rows:
             planner.learn_overlap(st.probe["table"], KeyOverlapMeta.of(st.probe), st.digest.all_rows[0])
     for pr in planner.overlap_probes(profiles):
-        if n >= s.run.max_steps:
+        if n >= limit:
             return "max_steps"
         sql = portable(pr.sql, dialect)
         if sql in done_sql:
@@ -868,7 +870,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         if step.ok and step.digest.all_rows:
             planner.learn_overlap(pr.table, pr.meta, step.digest.all_rows[0])
     for pr in planner.plan(profiles):
-        if n >= s.run.max_steps:
+        if n >= limit:
             return "max_steps"
         sql = portable(pr.sql, dialect)
         if sql in done_sql:

@@ -85,8 +85,16 @@ REAL_MODEL = {
     "demo-gaming-30-steps": ("gaming", ["Level 42 is a difficulty wall", "iOS purchase failures"]),
     "demo-ecommerce-30-steps-r4": ("ecommerce", ["Android checkout collapsed", "Paid social customers rarely buy"]),
     "demo-gaming-30-steps-r4": ("gaming", ["Level 42 is a hard wall", "iOS purchase failures jumped"]),
+    # Round 5 (2026-11-23, session 6: statistical leads in the explorer's first prompt, explore/leads.py) runs with
+    # LLM table descriptions on, as recorded (its first request describes the tables); the scan calls no model, so
+    # its leads (from the smaller demo here) change only the prompt's text
+    "demo-ecommerce-30-steps-leads": ("ecommerce", ["Android cart-to-purchase rate collapsed",
+                                                    "loses 56% of its carts to removal"]),
+    "demo-gaming-30-steps-leads": ("gaming", ["Level 42 is a difficulty wall", "iOS purchase failures jumped"]),
 }
-DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4"}
+DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
+             "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads"}
+QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22}  # as recorded (the model's done)
 
 
 @pytest.mark.parametrize("name", sorted(REAL_MODEL))
@@ -102,7 +110,7 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     result = run_discovery_inline(p.id, new_run_id())
     replay.replay_llm(p.llm).assert_consumed()  # every recorded answer asked for, in order
     steps = open_store(load_settings()).steps(result.run_id)
-    assert sum(1 for s in steps if s.action == StepAction.query) >= 24
+    assert sum(1 for s in steps if s.action == StepAction.query) >= QUERIES.get(name, 24)
     assert not any(s.refused and "information_schema" in (s.query or "").lower() for s in steps)
     assert result.run_type.value == "full" and not result.errors
     names = " | ".join(i.name for i in result.insights)
