@@ -48,6 +48,21 @@ _SERVICE_FIXTURES = {"pg_dsn": "postgres", "mongo_uri": "mongodb"}
 SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
 
 
+# the order files are handed to the xdist workers in (`make test` runs with `--dist loadfile
+# --no-loadscope-reorder`, so this order is kept): the files that each start a real Prefect server and run
+# deployments on it take minutes where most files take seconds, so they start first, one on each worker, and
+# the many short files fill in around them; handed out last (xdist's default order, by number of tests),
+# they ran alone at the end on one worker while the other sat idle. Then the tiers in their order.
+_FIRST_MARKERS = ("prefect_server",)
+_TIER_ORDER = {"unit": 1, "flow": 2, "integration": 3}
+
+
+def _start_rank(item) -> int:
+    if any(item.get_closest_marker(m) for m in _FIRST_MARKERS):
+        return 0
+    return next((rank for tier, rank in _TIER_ORDER.items() if item.get_closest_marker(tier)), 4)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         parts = Path(str(item.fspath)).parts
@@ -59,6 +74,12 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(marker)
         if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
             item.add_marker("services")
+    # a file is one unit of work under loadfile: it ranks as its earliest test; the sort is stable, so within
+    # a rank the collection order is kept
+    rank: dict[str, int] = {}
+    for item in items:
+        rank[str(item.fspath)] = min(rank.get(str(item.fspath), 9), _start_rank(item))
+    items.sort(key=lambda item: rank[str(item.fspath)])
 
 
 def pytest_sessionfinish(session, exitstatus):

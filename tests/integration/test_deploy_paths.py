@@ -10,9 +10,12 @@ import subprocess
 import time
 
 import httpx
+import pytest
 
 from tests.helpers import small_warehouse
 from tests.integration.test_prefect_server import BIN, server, sh  # noqa: F401, F811  (server: the fixture)
+
+pytestmark = pytest.mark.prefect_server
 
 def state(env, name):
     """A deployment as the server has it (read over its REST API: no Prefect import per poll)."""

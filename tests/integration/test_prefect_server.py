@@ -78,16 +78,28 @@ def sh(env, *args, timeout=300):
     return r.stdout
 
 
-LIST = """
-import asyncio, json
-from prefect.client.orchestration import get_client
-async def main():
-    async with get_client() as c:
-        deps = await c.read_deployments()
-        flows = {f.id: f.name for f in await c.read_flows()}
-        print(json.dumps([f"{flows[d.flow_id]}/{d.name}" for d in deps]))
-asyncio.run(main())
-"""
+# what the tests poll for, read over the server's REST API in this process: a `python -c` with the Prefect
+# client per poll cost ~2 s of CPU (importing prefect), every 2-3 s, for minutes
+def api_post(env, path: str, body: dict | None = None):
+    import httpx
+
+    r = httpx.post(env["PREFECT_API_URL"] + path, json=body or {}, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def api_get(env, path: str):
+    import httpx
+
+    r = httpx.get(env["PREFECT_API_URL"] + path, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def deployment_names(env) -> list[str]:
+    """Every deployment on the server, as flow/deployment."""
+    flows = {f["id"]: f["name"] for f in api_post(env, "/flows/filter")}
+    return [f"{flows[d['flow_id']]}/{d['name']}" for d in api_post(env, "/deployments/filter")]
 
 TRIGGER = """
 import sys, json
@@ -115,9 +127,9 @@ def test_served_deployments_run_to_completion(server):
         names = []
         deadline = time.time() + 120
         while time.time() < deadline and len(names) < 4:
-            time.sleep(2)
+            time.sleep(1)
             assert serving.poll() is None, (root / "serve.log").read_text()[-2000:]
-            names = json.loads(sh(env, sys.executable, "-c", LIST).strip().splitlines()[-1])
+            names = deployment_names(env)
         assert sorted(names) == ["assay-discovery/discover-srvtest", "assay-maintenance/maintenance",
                                  "assay-rerun-areas/rerun-areas", "assay-reverify/reverify"], names
 
@@ -151,7 +163,7 @@ def test_prefect_deploy_all_with_a_work_pool(server):
     r = subprocess.run([str(BIN / "prefect"), "--no-prompt", "deploy", "--all"], cwd=repo, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    names = json.loads(sh(env, sys.executable, "-c", LIST).strip().splitlines()[-1])
+    names = deployment_names(env)
     assert {"assay-discovery/discovery", "assay-rerun-areas/rerun-areas", "assay-maintenance/maintenance"} <= set(names)
 
     worker_log = open(root / "worker.log", "w")
@@ -164,16 +176,10 @@ def test_prefect_deploy_all_with_a_work_pool(server):
         _stop(worker)
 
 
-RUNS = """
-import asyncio, json, sys
-from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
-async def main():
-    async with get_client() as c:
-        runs = await c.read_flow_runs(deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[sys.argv[1]])))
-        print(json.dumps([{"state": r.state.type.value, "auto": r.auto_scheduled} for r in runs]))
-asyncio.run(main())
-"""
+def deployment_runs(env, deployment: str) -> list[dict]:
+    """The flow runs of a deployment (by its name): their state type and whether the scheduler made them."""
+    runs = api_post(env, "/flow_runs/filter", {"deployments": {"name": {"any_": [deployment]}}})
+    return [{"state": r["state"]["type"] if r.get("state") else None, "auto": r["auto_scheduled"]} for r in runs]
 
 
 DEPLOYMENT = """
@@ -204,9 +210,9 @@ def test_a_project_schedule_creates_flow_runs_that_run(server):
         runs: list[dict] = []
         deadline = time.time() + 200
         while time.time() < deadline:
-            time.sleep(3)
+            time.sleep(1)
             assert serving.poll() is None, (root / "serve-cron.log").read_text()[-2000:]
-            runs = json.loads(sh(env, sys.executable, "-c", RUNS, "discover-cronjob").strip().splitlines()[-1])
+            runs = deployment_runs(env, "discover-cronjob")
             if any(r["state"] == "COMPLETED" for r in runs):
                 break
         assert any(r["auto"] for r in runs), f"the scheduler created no run: {runs}"
