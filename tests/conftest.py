@@ -82,6 +82,29 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank[str(item.fspath)])
 
 
+# the flow tier as one unit of work: its files share a Prefect test harness (a server in a subprocess that
+# takes ~25 s of CPU to start), which a worker starts for the first flow file it runs; split over both workers,
+# the harness started twice
+_ONE_UNIT_DIRS = ("tests/flows/",)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with the flow tier's files as one unit and the units handed out in collection order
+    (the order pytest_collection_modifyitems gives; xdist would reorder them by number of tests)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class TierScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return next((d for d in _ONE_UNIT_DIRS if scope.startswith(d)), scope)
+
+    config.option.loadscopereorder = False
+    return TierScheduling(config, log)
+
+
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_SESSION_DIR, ignore_errors=True)
 

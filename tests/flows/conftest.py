@@ -6,8 +6,8 @@ import pytest
 
 
 # package scope: the harness (a Prefect server in a subprocess, whose services keep polling) stops when the
-# worker leaves tests/flows for the integration files, instead of using CPU until the session ends. The flow
-# files are handed out one after the other (tests/conftest.py orders them), so a worker starts it once.
+# worker leaves tests/flows for the integration files, instead of using CPU until the session ends. Under
+# xdist the flow files are one unit of work on one worker (tests/conftest.py), so it starts once.
 @pytest.fixture(scope="package", autouse=True)
 def prefect_harness():
     from prefect.testing.utilities import prefect_test_harness
