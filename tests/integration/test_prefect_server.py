@@ -61,7 +61,9 @@ def server(tmp_path_factory):
            "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
            "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false",
            # the scheduler looks every 60 s by default; the schedule test should not wait that long
-           "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2"}
+           "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
+           # nor for `assay serve`'s runner or a worker to look for runs to start (every 10 s by default)
+           "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_WORKER_QUERY_SECONDS": "1"}
     log = open(root / "server.log", "w")
     proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port),
                              "--no-ui"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -104,7 +106,7 @@ def deployment_names(env) -> list[str]:
 TRIGGER = """
 import sys, json
 from prefect.deployments import run_deployment
-fr = run_deployment(sys.argv[1], parameters=json.loads(sys.argv[2]), timeout=float(sys.argv[3]))
+fr = run_deployment(sys.argv[1], parameters=json.loads(sys.argv[2]), timeout=float(sys.argv[3]), poll_interval=1)
 print(json.dumps({"state": fr.state.type.value, "id": str(fr.id), "message": fr.state.message}))
 """
 
