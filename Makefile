@@ -35,10 +35,11 @@ demo: $(STAMP)
 	$(BIN)/assay demo
 
 # every test CI needs, in one pytest session on two workers (pytest-xdist; each worker has its own ASSAY_HOME
-# and PREFECT_HOME, see tests/conftest.py). A file stays on one worker (its module fixtures run once); files
-# are handed out in the order tests/conftest.py gives them (--no-loadscope-reorder: xdist's own order, by
-# number of tests, handed the few-test, minutes-long Prefect server files out last): the Prefect server files
-# first, then the unit, flow and integration tiers. The tiers alone: make test-unit, test-flow,
+# and PREFECT_HOME, see tests/conftest.py). A file stays on one worker (its module fixtures run once), and so
+# do files sharing an expensive session fixture (the flow tier's Prefect harness: tests/conftest.py); they are
+# handed out in the order tests/conftest.py gives (--no-loadscope-reorder: xdist's own order, by number of
+# tests, handed the few-test, minutes-long Prefect server files out last): the Prefect server files first,
+# then the unit, flow and integration tiers. The tiers alone: make test-unit, test-flow,
 # test-integration; `-m "not services"` leaves out what needs PostgreSQL, nx-27017, a Prefect server or
 # Chromium.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider

@@ -82,16 +82,22 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank[str(item.fspath)])
 
 
-# the flow tier as one unit of work: its files share a Prefect test harness (a server in a subprocess that
-# takes ~25 s of CPU to start), which a worker starts for the first flow file it runs; split over both workers,
-# the harness started twice
-_ONE_UNIT_DIRS = ("tests/flows/",)
+# files that share an expensive session fixture run on one worker, as one unit of work (a session fixture is
+# per worker: split over both, it ran twice). By path prefix -> unit name:
+# - the flow tier shares a Prefect test harness (a server in a subprocess, ~25 s of CPU to start);
+# - two files read the one statistical discovery of the gaming demo (``gaming_statistical``, 40 steps).
+_SHARED_UNITS = {
+    "tests/flows/": "tests/flows",
+    "tests/integration/test_statistical_demo.py": "gaming_statistical",
+    "tests/integration/test_report_browser.py": "gaming_statistical",
+}
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile`, with the flow tier's files as one unit and the units handed out in collection order
-    (the order pytest_collection_modifyitems gives; xdist would reorder them by number of tests)."""
+    """`--dist loadfile`, with the files of each _SHARED_UNITS entry as one unit, and the units handed out in
+    collection order (the order pytest_collection_modifyitems gives; xdist would reorder them by number of
+    tests)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -99,7 +105,7 @@ def pytest_xdist_make_scheduler(config, log):
     class TierScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            return next((d for d in _ONE_UNIT_DIRS if scope.startswith(d)), scope)
+            return next((unit for prefix, unit in _SHARED_UNITS.items() if scope.startswith(prefix)), scope)
 
     config.option.loadscopereorder = False
     return TierScheduling(config, log)
