@@ -53,13 +53,17 @@ SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
 # deployments on it take minutes where most files take seconds, so they start first, one on each worker, and
 # the many short files fill in around them; handed out last (xdist's default order, by number of tests),
 # they ran alone at the end on one worker while the other sat idle. Then the tiers in their order.
+# Among them, longest first (measured: bench/README.md, "Test suite time"), so that the two longest start
+# together on the two workers; a file carrying the marker that is not listed comes after these.
 _FIRST_MARKERS = ("prefect_server",)
+_LONGEST_FIRST = ("test_prefect_workers.py", "test_prefect_server.py", "test_deploy_paths.py")
 _TIER_ORDER = {"unit": 1, "flow": 2, "integration": 3}
 
 
-def _start_rank(item) -> int:
+def _start_rank(item) -> float:
     if any(item.get_closest_marker(m) for m in _FIRST_MARKERS):
-        return 0
+        name = Path(str(item.fspath)).name
+        return _LONGEST_FIRST.index(name) / len(_LONGEST_FIRST) if name in _LONGEST_FIRST else 0.99
     return next((rank for tier, rank in _TIER_ORDER.items() if item.get_closest_marker(tier)), 4)
 
 
@@ -76,7 +80,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("services")
     # a file is one unit of work under loadfile: it ranks as its earliest test; the sort is stable, so within
     # a rank the collection order is kept
-    rank: dict[str, int] = {}
+    rank: dict[str, float] = {}
     for item in items:
         rank[str(item.fspath)] = min(rank.get(str(item.fspath), 9), _start_rank(item))
     items.sort(key=lambda item: rank[str(item.fspath)])
