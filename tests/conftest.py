@@ -89,11 +89,14 @@ def pytest_collection_modifyitems(config, items):
 # files that share an expensive session fixture run on one worker, as one unit of work (a session fixture is
 # per worker: split over both, it ran twice). By path prefix -> unit name:
 # - the flow tier shares a Prefect test harness (a server in a subprocess, ~25 s of CPU to start);
-# - two files read the one statistical discovery of the gaming demo (``gaming_statistical``, 40 steps).
+# - two files read the one statistical discovery of the gaming demo (``gaming_statistical``, 40 steps);
+# - two files use the throw-away MariaDB server (``mysql_dsn``: mariadb-install-db, then a server start).
 _SHARED_UNITS = {
     "tests/flows/": "tests/flows",
     "tests/integration/test_statistical_demo.py": "gaming_statistical",
     "tests/integration/test_report_browser.py": "gaming_statistical",
+    "tests/integration/test_mysql.py": "mariadb",
+    "tests/integration/test_mysql_demo.py": "mariadb",
 }
 
 
