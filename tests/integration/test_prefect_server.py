@@ -99,9 +99,11 @@ def api_get(env, path: str):
 
 
 def deployment_names(env) -> list[str]:
-    """Every deployment on the server, as flow/deployment."""
+    """Every deployment on the server, as flow/deployment (deployments read first: a deployment's flow exists
+    before it does, so the flows read next name them all even while `assay serve` registers more)."""
+    deployments = api_post(env, "/deployments/filter")
     flows = {f["id"]: f["name"] for f in api_post(env, "/flows/filter")}
-    return [f"{flows[d['flow_id']]}/{d['name']}" for d in api_post(env, "/deployments/filter")]
+    return [f"{flows[d['flow_id']]}/{d['name']}" for d in deployments]
 
 TRIGGER = """
 import sys, json
