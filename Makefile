@@ -35,13 +35,16 @@ demo: $(STAMP)
 	$(BIN)/assay demo
 
 # every test CI needs, in one pytest session on two workers (pytest-xdist; each worker has its own ASSAY_HOME
-# and PREFECT_HOME, see tests/conftest.py). Files are handed out in order, so the unit and flow tiers run
-# first; a file stays on one worker (its module fixtures run once). The tiers alone: make test-unit,
-# test-flow, test-integration; `-m "not services"` leaves out what needs PostgreSQL, nx-27017, a Prefect
-# server or Chromium.
+# and PREFECT_HOME, see tests/conftest.py). A file stays on one worker (its module fixtures run once), and so
+# do files sharing an expensive session fixture (the flow tier's Prefect harness: tests/conftest.py); they are
+# handed out in the order tests/conftest.py gives (--no-loadscope-reorder: xdist's own order, by number of
+# tests, handed the few-test, minutes-long Prefect server files out last): the Prefect server files first,
+# then the unit, flow and integration tiers. The tiers alone: make test-unit, test-flow,
+# test-integration; `-m "not services"` leaves out what needs PostgreSQL, nx-27017, a Prefect server or
+# Chromium.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 WORKERS ?= 2
-XDIST = $(if $(filter 0 1,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
+XDIST = $(if $(filter 0 1,$(WORKERS)),,-n $(WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test: $(STAMP)
 	$(PYTEST) $(XDIST) tests/unit tests/flows tests/integration

@@ -48,6 +48,25 @@ _SERVICE_FIXTURES = {"pg_dsn": "postgres", "mongo_uri": "mongodb"}
 SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
 
 
+# the order files are handed to the xdist workers in (`make test` runs with `--dist loadfile
+# --no-loadscope-reorder`, so this order is kept): the files that each start a real Prefect server and run
+# deployments on it take minutes where most files take seconds, so they start first, one on each worker, and
+# the many short files fill in around them; handed out last (xdist's default order, by number of tests),
+# they ran alone at the end on one worker while the other sat idle. Then the tiers in their order.
+# Among them, longest first (measured: bench/README.md, "Test suite time"), so that the two longest start
+# together on the two workers; a file carrying the marker that is not listed comes after these.
+_FIRST_MARKERS = ("prefect_server",)
+_LONGEST_FIRST = ("test_prefect_workers.py", "test_prefect_server.py", "test_deploy_paths.py")
+_TIER_ORDER = {"unit": 1, "flow": 2, "integration": 3}
+
+
+def _start_rank(item) -> float:
+    if any(item.get_closest_marker(m) for m in _FIRST_MARKERS):
+        name = Path(str(item.fspath)).name
+        return _LONGEST_FIRST.index(name) / len(_LONGEST_FIRST) if name in _LONGEST_FIRST else 0.99
+    return next((rank for tier, rank in _TIER_ORDER.items() if item.get_closest_marker(tier)), 4)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         parts = Path(str(item.fspath)).parts
@@ -59,6 +78,44 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(marker)
         if any(item.get_closest_marker(m) for m in SERVICE_MARKERS):
             item.add_marker("services")
+    # a file is one unit of work under loadfile: it ranks as its earliest test; the sort is stable, so within
+    # a rank the collection order is kept
+    rank: dict[str, float] = {}
+    for item in items:
+        rank[str(item.fspath)] = min(rank.get(str(item.fspath), 9), _start_rank(item))
+    items.sort(key=lambda item: rank[str(item.fspath)])
+
+
+# files that share an expensive session fixture run on one worker, as one unit of work (a session fixture is
+# per worker: split over both, it ran twice). By path prefix -> unit name:
+# - the flow tier shares a Prefect test harness (a server in a subprocess, ~25 s of CPU to start);
+# - two files read the one statistical discovery of the gaming demo (``gaming_statistical``, 40 steps);
+# - two files use the throw-away MariaDB server (``mysql_dsn``: mariadb-install-db, then a server start).
+_SHARED_UNITS = {
+    "tests/flows/": "tests/flows",
+    "tests/integration/test_statistical_demo.py": "gaming_statistical",
+    "tests/integration/test_report_browser.py": "gaming_statistical",
+    "tests/integration/test_mysql.py": "mariadb",
+    "tests/integration/test_mysql_demo.py": "mariadb",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with the files of each _SHARED_UNITS entry as one unit, and the units handed out in
+    collection order (the order pytest_collection_modifyitems gives; xdist would reorder them by number of
+    tests)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class TierScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return next((unit for prefix, unit in _SHARED_UNITS.items() if scope.startswith(prefix)), scope)
+
+    config.option.loadscopereorder = False
+    return TierScheduling(config, log)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -10,9 +10,12 @@ import subprocess
 import time
 
 import httpx
+import pytest
 
 from tests.helpers import small_warehouse
 from tests.integration.test_prefect_server import BIN, server, sh  # noqa: F401, F811  (server: the fixture)
+
+pytestmark = pytest.mark.prefect_server
 
 def state(env, name):
     """A deployment as the server has it (read over its REST API: no Prefect import per poll)."""
@@ -24,9 +27,10 @@ def state(env, name):
 
 def names(env):
     api = env["PREFECT_API_URL"]
+    # deployments first: a deployment's flow exists before it does, so the flows read next name them all
+    deployments = httpx.post(f"{api}/deployments/filter", json={}, timeout=30).json()
     flows = {f["id"]: f["name"] for f in httpx.post(f"{api}/flows/filter", json={}, timeout=30).json()}
-    return [f"{flows[d['flow_id']]}/{d['name']}" for d in httpx.post(f"{api}/deployments/filter", json={},
-                                                                        timeout=30).json()]
+    return [f"{flows[d['flow_id']]}/{d['name']}" for d in deployments]
 
 
 def _project(env, root, pid, extra=""):

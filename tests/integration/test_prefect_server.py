@@ -61,7 +61,9 @@ def server(tmp_path_factory):
            "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
            "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false",
            # the scheduler looks every 60 s by default; the schedule test should not wait that long
-           "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2"}
+           "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
+           # nor for `assay serve`'s runner or a worker to look for runs to start (every 10 s by default)
+           "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_WORKER_QUERY_SECONDS": "1"}
     log = open(root / "server.log", "w")
     proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port),
                              "--no-ui"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -78,21 +80,35 @@ def sh(env, *args, timeout=300):
     return r.stdout
 
 
-LIST = """
-import asyncio, json
-from prefect.client.orchestration import get_client
-async def main():
-    async with get_client() as c:
-        deps = await c.read_deployments()
-        flows = {f.id: f.name for f in await c.read_flows()}
-        print(json.dumps([f"{flows[d.flow_id]}/{d.name}" for d in deps]))
-asyncio.run(main())
-"""
+# what the tests poll for, read over the server's REST API in this process: a `python -c` with the Prefect
+# client per poll cost ~2 s of CPU (importing prefect), every 2-3 s, for minutes
+def api_post(env, path: str, body: dict | None = None):
+    import httpx
+
+    r = httpx.post(env["PREFECT_API_URL"] + path, json=body or {}, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def api_get(env, path: str):
+    import httpx
+
+    r = httpx.get(env["PREFECT_API_URL"] + path, timeout=30)
+    r.raise_for_status()
+    return r.json()
+
+
+def deployment_names(env) -> list[str]:
+    """Every deployment on the server, as flow/deployment (deployments read first: a deployment's flow exists
+    before it does, so the flows read next name them all even while `assay serve` registers more)."""
+    deployments = api_post(env, "/deployments/filter")
+    flows = {f["id"]: f["name"] for f in api_post(env, "/flows/filter")}
+    return [f"{flows[d['flow_id']]}/{d['name']}" for d in deployments]
 
 TRIGGER = """
 import sys, json
 from prefect.deployments import run_deployment
-fr = run_deployment(sys.argv[1], parameters=json.loads(sys.argv[2]), timeout=float(sys.argv[3]))
+fr = run_deployment(sys.argv[1], parameters=json.loads(sys.argv[2]), timeout=float(sys.argv[3]), poll_interval=1)
 print(json.dumps({"state": fr.state.type.value, "id": str(fr.id), "message": fr.state.message}))
 """
 
@@ -115,9 +131,9 @@ def test_served_deployments_run_to_completion(server):
         names = []
         deadline = time.time() + 120
         while time.time() < deadline and len(names) < 4:
-            time.sleep(2)
+            time.sleep(1)
             assert serving.poll() is None, (root / "serve.log").read_text()[-2000:]
-            names = json.loads(sh(env, sys.executable, "-c", LIST).strip().splitlines()[-1])
+            names = deployment_names(env)
         assert sorted(names) == ["assay-discovery/discover-srvtest", "assay-maintenance/maintenance",
                                  "assay-rerun-areas/rerun-areas", "assay-reverify/reverify"], names
 
@@ -151,7 +167,7 @@ def test_prefect_deploy_all_with_a_work_pool(server):
     r = subprocess.run([str(BIN / "prefect"), "--no-prompt", "deploy", "--all"], cwd=repo, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    names = json.loads(sh(env, sys.executable, "-c", LIST).strip().splitlines()[-1])
+    names = deployment_names(env)
     assert {"assay-discovery/discovery", "assay-rerun-areas/rerun-areas", "assay-maintenance/maintenance"} <= set(names)
 
     worker_log = open(root / "worker.log", "w")
@@ -164,16 +180,10 @@ def test_prefect_deploy_all_with_a_work_pool(server):
         _stop(worker)
 
 
-RUNS = """
-import asyncio, json, sys
-from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
-async def main():
-    async with get_client() as c:
-        runs = await c.read_flow_runs(deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[sys.argv[1]])))
-        print(json.dumps([{"state": r.state.type.value, "auto": r.auto_scheduled} for r in runs]))
-asyncio.run(main())
-"""
+def deployment_runs(env, deployment: str) -> list[dict]:
+    """The flow runs of a deployment (by its name): their state type and whether the scheduler made them."""
+    runs = api_post(env, "/flow_runs/filter", {"deployments": {"name": {"any_": [deployment]}}})
+    return [{"state": r["state"]["type"] if r.get("state") else None, "auto": r["auto_scheduled"]} for r in runs]
 
 
 DEPLOYMENT = """
@@ -204,9 +214,9 @@ def test_a_project_schedule_creates_flow_runs_that_run(server):
         runs: list[dict] = []
         deadline = time.time() + 200
         while time.time() < deadline:
-            time.sleep(3)
+            time.sleep(1)
             assert serving.poll() is None, (root / "serve-cron.log").read_text()[-2000:]
-            runs = json.loads(sh(env, sys.executable, "-c", RUNS, "discover-cronjob").strip().splitlines()[-1])
+            runs = deployment_runs(env, "discover-cronjob")
             if any(r["state"] == "COMPLETED" for r in runs):
                 break
         assert any(r["auto"] for r in runs), f"the scheduler created no run: {runs}"
