@@ -39,6 +39,7 @@ def test_demo_mysql_registers_a_mysql_project(loaded, mysql_dsn):
     assert open_store(load_settings()).get_project("demo-ecommerce").warehouse.kind == "duckdb"  # not asked for
 
 
+@pytest.mark.timeout(1800)  # a fresh process: imports, the embedder, Prefect's server; 2 busy cores stretch each
 def test_assay_discover_runs_on_mariadb(loaded, tmp_path):
     """The real `assay discover` command in its own process, as a user runs it after `assay demo --mysql`:
     the embedded defaults (Prefect's ephemeral server, the statistical analyst: no LLM is configured), the
@@ -46,7 +47,7 @@ def test_assay_discover_runs_on_mariadb(loaded, tmp_path):
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect"), ASSAY_HOME=os.environ["ASSAY_HOME"],
                PYTHONPATH=os.pathsep.join([str(ROOT)] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
     r = subprocess.run([sys.executable, "-c", "from assay.cli import main; main()", "discover", "demo-gaming",
-                        "--max-steps", str(STEPS)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+                        "--max-steps", str(STEPS)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=1700)
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
     assert "analyst: statistical" in r.stdout and "· full ·" in r.stdout, r.stdout[-2000:]
     settings = load_settings()

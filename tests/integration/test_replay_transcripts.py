@@ -106,7 +106,11 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
                 warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / f"{which}.duckdb"),
                                                                    "llm_descriptions": name in DESCRIBED}),
                 llm=LLMConfig(provider="replay", model=name))
-    open_store(load_settings()).save_project(p)
+    store = open_store(load_settings())
+    store.save_project(p)
+    # table descriptions are cached by the tables' content: another transcript's run on the same demo would
+    # answer this one's first request (the description pass) from the cache, and the replay would start a turn late
+    store.db.table_notes.delete_many({})
     result = run_discovery_inline(p.id, new_run_id())
     replay.replay_llm(p.llm).assert_consumed()  # every recorded answer asked for, in order
     steps = open_store(load_settings()).steps(result.run_id)
