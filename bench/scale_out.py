@@ -367,6 +367,65 @@ def load_figure(args, svc: Services) -> dict:
             "peak_concurrent_statements": peak_concurrency(lines), "limit": 2, "wall_s": wall}
 
 
+def index_figures(root: Path, mongo_uri: str | None) -> dict:
+    """The choice of a shared index without a Qdrant server, measured: the same collection (``n`` vectors of
+    384 floats, as all-MiniLM-L6-v2 writes) in Qdrant local mode and in the store (tinymongo, MongoDB): the
+    first search of a process (it loads the collection), a search after it, a search after another process
+    wrote, and a write of 50 points."""
+    import numpy as np
+    import tinymongo
+    from qdrant_client import QdrantClient
+
+    from assay.vectors.index import VectorIndex
+    from assay.vectors.store_index import StoreIndex
+
+    rng = np.random.default_rng(1)
+    out = {}
+    for n in (300, 3000):
+        items = [(f"k{i}", rng.normal(size=384).astype(np.float32).tolist(), {"step": i}) for i in range(n)]
+        q = rng.normal(size=384).tolist()
+        kinds = {"qdrant-local": lambda: VectorIndex(QdrantClient(path=str(root / f"qd{n}")), local=True),
+                 "store-tinymongo": lambda: StoreIndex(tinymongo.TinyMongoClient(str(root / f"tm{n}"),
+                                                                                 backend="sqlite")["a"])}
+        if mongo_uri:
+            import pymongo
+
+            kinds["store-mongodb"] = lambda: StoreIndex(pymongo.MongoClient(mongo_uri)[f"ix{n}"], backend="mongodb")
+        for kind, make in kinds.items():
+            idx = make()
+            idx.ensure("c", 384)
+            t = time.perf_counter()
+            for i in range(0, n, 256):
+                idx.upsert("c", items[i:i + 256])
+            load_s = time.perf_counter() - t
+            if kind == "qdrant-local":
+                idx.close()
+                t = time.perf_counter()
+                idx = make()  # what a second process pays to open the folder (the first must have closed it)
+                open_s = time.perf_counter() - t
+            else:
+                other = make()  # another process's view of the same store
+                t = time.perf_counter()
+                other.search("c", q, 10)
+                open_s = time.perf_counter() - t
+            t = time.perf_counter()
+            for _ in range(20):
+                idx.search("c", q, 10)
+            warm_ms = (time.perf_counter() - t) / 20 * 1000
+            t = time.perf_counter()
+            idx.upsert("c", items[:50])
+            write50_ms = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            idx.search("c", q, 10)
+            after_write_ms = (time.perf_counter() - t) * 1000
+            out[f"{kind} n={n}"] = {"write_all_s": round(load_s, 2), "first_search_or_open_s": round(open_s, 3),
+                                    "search_ms": round(warm_ms, 2), "write_50_ms": round(write50_ms, 1),
+                                    "search_after_a_write_ms": round(after_write_ms, 1)}
+            print(kind, n, json.dumps(out[f"{kind} n={n}"]), flush=True)
+            idx.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--delay", type=float, default=4.0, help="seconds each analysis answer takes")
@@ -378,6 +437,7 @@ def main() -> None:
     ap.add_argument("--load-steps", type=int, default=6)
     ap.add_argument("--load-limit", type=int, default=4, help="flow runs each of the two workers runs at once")
     ap.add_argument("--load-timeout", type=float, default=3600)
+    ap.add_argument("--index", action="store_true", help="only the index figures (Qdrant local vs the store)")
     args = ap.parse_args()
     try:
         args.workers = [int(x) for x in args.workers.split(",") if x.strip()]
@@ -395,6 +455,10 @@ def main() -> None:
     py_s = time.perf_counter() - t0
     figures = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="minutes"), "commit": commit,
                "load_avg_start": os.getloadavg(), "python_c_pass_s": round(py_s, 3), "delay_s": args.delay}
+    if args.index:
+        figures["index"] = index_figures(root, os.environ.get("BENCH_MONGODB_URI"))
+        print(json.dumps(figures, indent=1, default=str))
+        return
     svc = Services(root)
     try:
         if not args.skip_scale:

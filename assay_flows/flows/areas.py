@@ -119,6 +119,12 @@ async def run_areas_as_flow_runs(run_id: str, areas: list[str], rerun: bool = Fa
     run = store.get_run(run_id)
     store.update_run(run_id, area_runs={**run.area_runs, **{a: {"flow_run": record[a]["flow_run"], "state": st.name}
                                                              for a, st in states.items()}})
+    failed = []
     for a in areas:
-        logger.info("area %s: flow run %s ended %s", a, record[a]["flow_run"][:8], states[a].name)
-    return [a for a in areas if not states[a].is_completed()]
+        saved = store.area_done(run_id, a) is not None
+        logger.info("area %s: flow run %s ended %s%s", a, record[a]["flow_run"][:8], states[a].name,
+                    "" if states[a].is_completed() or not saved else " after its insights were saved (kept)")
+        # the store is the record: an area whose process died after saving its insights is not failed
+        if not states[a].is_completed() and not saved:
+            failed.append(a)
+    return failed

@@ -222,8 +222,12 @@ def test_a_killed_worker_loses_nothing_and_its_areas_are_retried_on_their_own_fl
         parent_worker = ppid(db.runs.find_one({"_id": run_id})["pid"])
         victim = b if parent_worker == a.proc.pid else a
         survivor = a if victim is b else b
-        lost = sorted(d["area"] for d in db.area_runs.find({"run_id": run_id, "ppid": victim.proc.pid}))
+        on_victim = list(db.area_runs.find({"run_id": run_id, "ppid": victim.proc.pid}))
+        lost = sorted(d["area"] for d in on_victim)
         assert lost, "the other worker runs no area"
+        # the host goes: the worker and the flow processes it started (each in its own session)
+        for d in on_victim:
+            os.kill(d["pid"], signal.SIGKILL)
         victim.kill()
         same_answers.hold_after_barrier = False
         same_answers.release.set()
