@@ -154,7 +154,7 @@ def small_warehouse(path: Path) -> Path:
     con = duckdb.connect(str(path))
     con.execute("""
         CREATE TABLE customers AS SELECT i AS customer_id, CASE WHEN i % 3 = 0 THEN 'paid' ELSE 'organic' END
-            AS channel, DATE '2025-01-01' + (i % 300) AS signed_up FROM range(1, 2001) t(i);
+            AS channel, DATE '2025-01-01' + CAST(i % 300 AS INTEGER) AS signed_up FROM range(1, 2001) t(i);
         CREATE TABLE orders AS SELECT i AS order_id, 1 + (i % 2000) AS customer_id, (i % 17) * 3.5 AS amount,
             TIMESTAMP '2025-01-01' + INTERVAL (i) HOUR AS ordered_at,
             CASE WHEN i % 5 = 0 THEN 'returned' ELSE 'completed' END AS status FROM range(1, 20001) t(i);
@@ -174,6 +174,10 @@ def pack_with_areas(root: Path, n: int) -> Path:
     base = data["areas"]
     data["areas"] = [{**a, "id": f"{a['id']}{i // len(base) or ''}", "name": f"{a['name']} {i // len(base) or ''}".strip()}
                      for i, a in ((i, base[i % len(base)]) for i in range(n))]
+    for a, i in zip(data["areas"], range(n)):
+        own = dst / "prompts" / f"analysis_{base[i % len(base)]['id']}.md"
+        if own.exists() and not (dst / "prompts" / f"analysis_{a['id']}.md").exists():
+            shutil.copy(own, dst / "prompts" / f"analysis_{a['id']}.md")
     data["name"] = f"bench{n}"
     data.pop("categories", None)
     (dst / "pack.yaml").write_text(yaml.safe_dump(data, sort_keys=False))

@@ -41,6 +41,18 @@ def poll_s() -> float:
 
 
 WAITING_LOG_S = 60.0  # how often a discovery says that areas still wait for a worker
+SUBMIT_RETRY_S = (1.0, 3.0, 10.0, 30.0)  # a busy server (SQLite "database is locked", a 5xx, a timeout)
+
+
+def _api_hiccup(exc: BaseException) -> bool:
+    """A Prefect API error worth trying again: the server busy or unreachable for a moment, not a refusal."""
+    import httpx
+
+    if isinstance(exc, (httpx.TransportError, TimeoutError, ConnectionError)):
+        return True
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    return status is not None and (status >= 500 or status == 429)
 
 
 def placement_here() -> Placement:
@@ -69,9 +81,17 @@ async def submit_areas(run_id: str, areas: list[str], rerun: bool) -> dict[str, 
     parent, attempt = str(current_flow_run.id), current_flow_run.run_count
 
     async def one(area: str):
-        return await run_deployment(AREA_DEPLOYMENT, parameters={"run_id": run_id, "area": area, "rerun": rerun},
-                                    timeout=0, idempotency_key=f"{parent}-{attempt}-{area}",
-                                    flow_run_name=f"{run_id[:8]}-{area}", tags=["assay", "area"])
+        for wait in (*SUBMIT_RETRY_S, None):
+            try:  # the same idempotency key on every attempt: a retried submission never makes a second run
+                return await run_deployment(AREA_DEPLOYMENT, parameters={"run_id": run_id, "area": area,
+                                                                         "rerun": rerun},
+                                            timeout=0, idempotency_key=f"{parent}-{attempt}-{area}",
+                                            flow_run_name=f"{run_id[:8]}-{area}", tags=["assay", "area"])
+            except Exception as exc:
+                if wait is None or not _api_hiccup(exc):
+                    raise
+                log.warning("submitting area %s: %s; again in %.0f s", area, exc, wait)
+                await asyncio.sleep(wait)
 
     runs = await asyncio.gather(*(one(a) for a in areas))
     return {str(fr.id): a for fr, a in zip(runs, areas)}
@@ -96,7 +116,14 @@ async def run_areas_as_flow_runs(run_id: str, areas: list[str], rerun: bool = Fa
         while len(final) < len(ids):
             await asyncio.sleep(poll_s())
             open_ids = [UUID(i) for i in ids if i not in final]
-            for fr in await client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=open_ids))):
+            try:
+                seen = await client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=open_ids)))
+            except Exception as exc:  # a busy server: ask again at the next poll
+                if not _api_hiccup(exc):
+                    raise
+                logger.warning("reading the area flow runs: %s; asking again", exc)
+                continue
+            for fr in seen:
                 fid, st = str(fr.id), fr.state
                 area = ids[fid]
                 if st is None:

@@ -92,12 +92,12 @@ async def _phases(store, run_id: str, logger, placement=None):
         await schema_task(run_id)
         run = store.get_run(run_id)
         await exploration_task(run_id, run.max_steps)
+        failed = await run_areas(run_id, store.get_run(run_id).areas, placement=placement)
     except Exception as exc:
         fail_run(store, run_id, str(exc))
         await save_task(run_id, error=str(exc))
         await publish_report(run_id)
         raise
-    failed = await run_areas(run_id, store.get_run(run_id).areas, placement=placement)
     await recommendations_task(run_id)
     summary = await save_task(run_id)
     await publish_report(run_id)
