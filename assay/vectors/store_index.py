@@ -83,32 +83,42 @@ class StoreIndex:
     def upsert(self, name: str, items: list[tuple[str, list[float], dict[str, Any]]]) -> None:
         if not items:
             return
-        docs = [{"_id": _point_id(name, k), "collection": name, "key": k, "vector": _pack(v),
-                 "payload": dict(p)} for k, v, p in items]
+        self._write(name, [{"_id": _point_id(name, k), "collection": name, "key": k, "vector": _pack(v),
+                            "payload": dict(p)} for k, v, p in items])
+        self._touch(name, len(items[0][1]))
+
+    def _write(self, name: str, docs: list[dict]) -> None:
         if self.backend == "mongodb":
             from pymongo import ReplaceOne
 
             self.points.bulk_write([ReplaceOne({"_id": d["_id"]}, d, upsert=True) for d in docs], ordered=False)
         else:
-            for d in docs:
-                self.points.replace_one({"_id": d["_id"]}, d, upsert=True)
-        self._touch(name, len(items[0][1]))
+            # tinymongo: replace_one and insert_one re-read the collection per write (O(n) each); one delete and
+            # one insert_many (SQLite enforces the ids) keep a schema of thousands of tables a matter of seconds
+            self.points.delete_many({"_id": {"$in": [d["_id"] for d in docs]}})
+            self.points.insert_many(docs)
 
     def delete(self, name: str, keys: list[str]) -> None:
         if not keys:
             return
-        for k in keys:
-            self.points.delete_one({"_id": _point_id(name, k)})
+        self.points.delete_many({"_id": {"$in": [_point_id(name, k) for k in keys]}})
         self._touch(name)
 
     def set_payloads(self, name: str, updates: dict[str, dict[str, Any]]) -> None:
         """Merge new payload fields into existing points, by key, without touching their vectors."""
         if not updates:
             return
+        got = self._load(name)
+        if got is None:
+            return
+        docs = []
         for k, p in updates.items():
-            doc = self.points.find_one({"_id": _point_id(name, k)}, {"payload": 1})
-            if doc is not None:
-                self.points.update_one({"_id": _point_id(name, k)}, {"$set": {"payload": {**doc["payload"], **p}}})
+            if k in got.raw:
+                payload = {x: v for x, v in got.payloads[k].items() if x != "_key"}
+                docs.append({"_id": _point_id(name, k), "collection": name, "key": k, "vector": _pack(got.raw[k]),
+                             "payload": {**payload, **p}})
+        if docs:
+            self._write(name, docs)
         self._touch(name)
 
     def drop(self, name: str) -> bool:
