@@ -311,8 +311,16 @@ def scale_figures(args, svc: Services, analyst: Analyst) -> dict:
 START_MANY = """
 import asyncio, json, sys
 from prefect.deployments import run_deployment
+async def one(p):
+    for wait in (1, 3, 10, 30, None):  # the SQLite-backed server answers 503 when it is busy
+        try:
+            return await run_deployment(f"assay-discovery/discover-{p}", timeout=0, idempotency_key=f"load-{p}")
+        except Exception:
+            if wait is None:
+                raise
+            await asyncio.sleep(wait)
 async def main():
-    runs = await asyncio.gather(*(run_deployment(f"assay-discovery/discover-{p}", timeout=0) for p in sys.argv[1:]))
+    runs = await asyncio.gather(*(one(p) for p in sys.argv[1:]))
     print(json.dumps([str(r.id) for r in runs]))
 asyncio.run(main())
 """
@@ -351,7 +359,11 @@ def load_figure(args, svc: Services) -> dict:
         ids = json.loads(sh(env, sys.executable, "-c", START_MANY, *names).strip().splitlines()[-1])
         deadline = time.time() + args.load_timeout
         while time.time() < deadline:
-            states = json.loads(sh(env, sys.executable, "-c", STATES, *ids).strip().splitlines()[-1])
+            try:
+                states = json.loads(sh(env, sys.executable, "-c", STATES, *ids).strip().splitlines()[-1])
+            except SystemExit:  # the server busy for a moment
+                time.sleep(5)
+                continue
             if all(s[0] in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED") for s in states.values()):
                 break
             time.sleep(5)
