@@ -94,7 +94,11 @@ def check_vectors(settings: Settings) -> tuple[str, str]:
 
     idx = open_index(settings)
     names = idx.collections()
-    where = f"Qdrant server {settings.qdrant_url}" if settings.qdrant_url else f"Qdrant local {settings.qdrant_path}"
+    from .vectors.index import index_key
+
+    kind, _ = index_key(settings)
+    where = {"server": f"Qdrant server {settings.qdrant_url}", "local": f"Qdrant local {settings.qdrant_path}",
+             "store": "vectors in the store (ASSAY_VECTOR_INDEX=store; shared by every process)"}[kind]
     return OK, f"{where} · {len(names)} collections"
 
 

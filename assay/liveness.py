@@ -84,14 +84,52 @@ def gone_because(run: DiscoveryRun, now: dt.datetime | None = None, host: str | 
     heartbeat (written by a version without one, or run inline) is never judged."""
     if run.status not in (RunStatus.running, RunStatus.pending) or run.heartbeat_at is None:
         return None
+    return _silence(run.host, run.pid, run.heartbeat_at, run.heartbeat_s, now, host)
+
+
+def _silence(where: str | None, pid: int | None, beat_at: dt.datetime, every_s: float | None,
+             now: dt.datetime | None = None, host: str | None = None) -> str | None:
     now = now or utcnow()
     host = host or socket.gethostname()
-    if run.host == host and run.pid and not pid_alive(run.pid):
-        return f"its process ({run.host} pid {run.pid}) stopped without ending it"
-    silent = (now - _aware(run.heartbeat_at)).total_seconds()
-    if silent > STALE_AFTER * (run.heartbeat_s or heartbeat_s()) + 1:
-        return f"no heartbeat from {run.host} pid {run.pid} for {silent:.0f} s"
+    if where == host and pid and not pid_alive(pid):
+        return f"its process ({where} pid {pid}) stopped without ending it"
+    silent = (now - _aware(beat_at)).total_seconds()
+    if silent > STALE_AFTER * (every_s or heartbeat_s()) + 1:
+        return f"no heartbeat from {where} pid {pid} for {silent:.0f} s"
     return None
+
+
+class AreaHeartbeat(Heartbeat):
+    """While an area runs as its own flow run (on any worker): its host, pid, parent pid (the worker that
+    started it) and a heartbeat, in the store, so the discovery waiting for it sees a killed worker."""
+
+    def __init__(self, store, run_id: str, area: str, flow_run_id: str, every_s: float | None = None):
+        super().__init__(store, run_id, every_s)
+        self.area, self.flow_run_id = area, flow_run_id
+        self._thread.name = f"heartbeat-{run_id[:8]}-{area}"
+
+    def beat(self) -> None:
+        try:
+            self.store.beat_area(self.run_id, self.area, heartbeat_at=utcnow())
+        except Exception as exc:
+            log.debug("heartbeat of area %s of run %s: %s", self.area, self.run_id, exc)
+
+    def __enter__(self) -> AreaHeartbeat:
+        self.store.beat_area(self.run_id, self.area, flow_run=self.flow_run_id, host=socket.gethostname(),
+                             pid=os.getpid(), ppid=os.getppid(), heartbeat_at=utcnow(), heartbeat_s=self.every_s)
+        self._thread.start()
+        return self
+
+
+def area_gone_because(beat: dict | None, flow_run_id: str, now: dt.datetime | None = None,
+                      host: str | None = None) -> str | None:
+    """Why the area flow run ``flow_run_id`` (seen running) has no live process, or None while it may be alive
+    or has not yet said where it runs."""
+    if not beat or beat.get("flow_run") != flow_run_id or not beat.get("heartbeat_at"):
+        return None
+    at = beat["heartbeat_at"]
+    at = dt.datetime.fromisoformat(at) if isinstance(at, str) else at
+    return _silence(beat.get("host"), beat.get("pid"), at, beat.get("heartbeat_s"), now, host)
 
 
 def reap_gone_runs(store, now: dt.datetime | None = None) -> list[DiscoveryRun]:

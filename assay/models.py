@@ -565,6 +565,8 @@ class DiscoveryRun(_Model):
     pid: int | None = None
     heartbeat_at: dt.datetime | None = None
     heartbeat_s: float | None = None  # the beat its process keeps (the reader judges silence by it)
+    # areas run as their own flow runs (a work pool): {area: {"flow_run": id, "state": Prefect state name}}
+    area_runs: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class AreaLog(_Model):

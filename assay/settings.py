@@ -21,6 +21,7 @@ class Settings:
     embedding_model: str | None
     anthropic_api_key: str | None
     result_storage: str | None = None  # ASSAY_RESULT_STORAGE (see result_storage_target)
+    vector_index: str | None = None  # ASSAY_VECTOR_INDEX (see vector_index_kind)
 
     @property
     def store_path(self) -> Path:
@@ -54,7 +55,32 @@ def load_settings() -> Settings:
         embedding_model=os.environ.get("ASSAY_EMBEDDING_MODEL") or None,
         anthropic_api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
         result_storage=os.environ.get("ASSAY_RESULT_STORAGE", "").strip() or None,
+        vector_index=os.environ.get("ASSAY_VECTOR_INDEX", "").strip().lower() or None,
     )
+
+
+VECTOR_INDEX_KINDS = ("server", "store", "local")
+
+
+def vector_index_kind(settings: Settings) -> str:
+    """Where the step and schema vectors live:
+
+    - ``server``: the Qdrant server at ``QDRANT_URL`` (any number of processes and hosts);
+    - ``store``: documents of the result store, searched in memory by each process
+      (``assay.vectors.store_index``): every process that reaches the store shares them, so a work pool
+      with MongoDB needs no Qdrant server. The default when ``MONGODB_URI`` is set;
+    - ``local``: Qdrant local mode under ``$ASSAY_HOME/qdrant``: one process at a time. The embedded default.
+
+    ``ASSAY_VECTOR_INDEX=store|local`` chooses without a server; ``QDRANT_URL`` wins over both."""
+    if settings.qdrant_url:
+        return "server"
+    kind = settings.vector_index
+    if kind is None:
+        return "store" if settings.mongodb_uri else "local"
+    if kind not in ("store", "local"):
+        raise ConfigError(f"ASSAY_VECTOR_INDEX={kind!r}: use 'store' (vectors in the result store, shared by "
+                          "every process) or 'local' (Qdrant local mode, one process); or set QDRANT_URL")
+    return kind
 
 
 _BLOCK_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*/[A-Za-z0-9][\w.-]*")

@@ -172,7 +172,7 @@ class Store:
     def delete_run(self, run_id: str) -> None:
         """A run and everything it wrote: steps, areas, candidates, recommendations, result, feedback."""
         with self._lock:
-            for col in ("steps", "areas", "candidates_errors", "feedback"):
+            for col in ("steps", "areas", "area_runs", "candidates_errors", "feedback"):
                 self.db[col].delete_many({"run_id": run_id})
             for col in ("candidates", "recommendations", "results", "runs"):
                 self.db[col].delete_many({"_id": run_id})
@@ -208,6 +208,15 @@ class Store:
                 if self.area_done(run_id, area) is not None:
                     return False
         return False
+
+    def beat_area(self, run_id: str, area: str, **fields: Any) -> None:
+        """Where an area running as its own flow run lives (host, pid, flow run) and its last heartbeat."""
+        doc = {"run_id": run_id, "area": area,
+               **{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in fields.items()}}
+        self.db.area_runs.update_one({"_id": f"{run_id}:{area}"}, {"$set": doc}, upsert=True)
+
+    def area_beat(self, run_id: str, area: str) -> dict | None:
+        return _strip(self.db.area_runs.find_one({"_id": f"{run_id}:{area}"}))
 
     def area_done(self, run_id: str, area: str) -> AreaLog | None:
         """The log of the area's stored success, or None (never analysed, or failed)."""

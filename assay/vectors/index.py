@@ -2,7 +2,9 @@
 
 Local mode (a folder, one process) is the embedded default; ``QDRANT_URL``
 points at a server. Local mode is not thread-safe, so every call through a
-local client is serialised by one lock; a server client needs none.
+local client is serialised by one lock; a server client needs none. Without a
+server, ``ASSAY_VECTOR_INDEX=store`` (the default with ``MONGODB_URI``) keeps the
+vectors in the result store, which every process shares (``store_index.py``).
 """
 
 from __future__ import annotations
@@ -190,14 +192,31 @@ def _open_local(settings: Settings, *, wait_s: float | None = None, log_every_s:
             time.sleep(0.5)
 
 
+def index_key(settings: Settings) -> tuple[str, str]:
+    """(kind, where) of the index these settings open (``assay.settings.vector_index_kind``)."""
+    from ..settings import vector_index_kind
+
+    kind = vector_index_kind(settings)
+    where = {"server": settings.qdrant_url, "store": settings.mongodb_uri or str(settings.store_path),
+             "local": str(settings.qdrant_path)}[kind]
+    return kind, where
+
+
 def open_index(settings: Settings) -> VectorIndex:
     """The process-wide index (local folders admit one client per process)."""
-    key = settings.qdrant_url or str(settings.qdrant_path)
+    kind, where = index_key(settings)
+    key = f"{kind}:{where}"
     with _LOCK:
         idx = _INDEXES.get(key)
         if idx is not None:
             return idx
-        if settings.qdrant_url:
+        if kind == "store":
+            from ..store import open_store
+            from .store_index import StoreIndex
+
+            store = open_store(settings)
+            idx = StoreIndex(store.db, backend=store.backend)
+        elif kind == "server":
             client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
             idx = VectorIndex(client, local=False)
         else:

@@ -83,6 +83,47 @@ def use_slots(factory: SlotFactory | None) -> Iterator[None]:
         _factory.reset(token)
 
 
+def _trace_path() -> str | None:
+    return os.environ.get("ASSAY_QUERY_TRACE") or None
+
+
+@contextmanager
+def traced(kind: str) -> Iterator[None]:
+    """With ``ASSAY_QUERY_TRACE=FILE``: one line per statement (pid, kind, start, end: epoch seconds) appended
+    to FILE, written when it ends, by every process. How many statements a warehouse ran at once, counted
+    at the engine call (``bench/scale_out.py --load``), not by the slots that bound them."""
+    path = _trace_path()
+    if path is None:
+        yield
+        return
+    import time
+
+    start = time.time()
+    try:
+        yield
+    finally:
+        line = f"{os.getpid()} {kind} {start:.6f} {time.time():.6f}\n".encode()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)  # one short write with O_APPEND: lines of processes never interleave
+        finally:
+            os.close(fd)
+
+
+def peak_concurrency(lines) -> int:
+    """The most statements of a trace that ran at the same moment."""
+    events = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 4:
+            events += [(float(parts[2]), 1), (float(parts[3]), -1)]
+    now = peak = 0
+    for _, d in sorted(events, key=lambda e: (e[0], e[1])):  # an end before a start at the same instant
+        now += d
+        peak = max(peak, now)
+    return peak
+
+
 class SlottedWarehouse:
     """A warehouse whose every statement (queries, samples, the catalog, cost estimates) takes a slot.
     Everything else is the wrapped adapter's."""
@@ -99,19 +140,19 @@ class SlottedWarehouse:
         return getattr(self._inner, name)
 
     def query(self, sql: str, *, row_cap: int, timeout_s: float):
-        with slot(self._cfg):
+        with slot(self._cfg), traced("query"):
             return self._inner.query(sql, row_cap=row_cap, timeout_s=timeout_s)
 
     def sample_rows(self, table: TableInfo, n: int = 3) -> list[dict]:
-        with slot(self._cfg):
+        with slot(self._cfg), traced("sample_rows"):
             return self._inner.sample_rows(table, n)
 
     def list_tables(self) -> list[TableInfo]:
-        with slot(self._cfg):
+        with slot(self._cfg), traced("list_tables"):
             return self._inner.list_tables()
 
     def explain_cost(self, sql: str):
-        with slot(self._cfg):
+        with slot(self._cfg), traced("explain_cost"):
             return self._inner.explain_cost(sql)
 
     def __repr__(self) -> str:

@@ -4,6 +4,8 @@
   schedule read in its time zone (``schedule``, ``timezone`` in the project YAML); one at a time, queued.
 - ``assay-discovery/discovery``: a discovery of any project, filled in on the run form (no schedule).
 - ``assay-rerun-areas/rerun-areas``: re-run some analysis areas of an existing run.
+- ``assay-area/area``: one analysis area of a run. A discovery on a work pool submits each of its areas here,
+  so the pool's workers share them (``assay_flows/flows/areas.py``); a failed one is retried on its own.
 - ``assay-maintenance/maintenance``: orphaned step collections and old runs, daily.
 
 The same names are made by `assay serve` (one process, no work pool), by `assay deploy --pool P` (the
@@ -23,6 +25,7 @@ from prefect.schedules import Cron
 from assay.config import cron_error, timezone_error
 from assay.settings import load_settings
 from assay.store import open_store
+from assay_flows.flows.area import AREA_DEPLOYMENT, area_flow
 from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
 from assay_flows.flows.maintenance import MaintenanceParams, maintenance_flow
 from assay_flows.flows.rerun import rerun_flow
@@ -31,6 +34,7 @@ from assay_flows.flows.reverify import reverify_flow
 MAINTENANCE_CRON = "17 3 * * *"
 DISCOVERY, RERUN, MAINTENANCE = "discovery", "rerun-areas", "maintenance"
 REVERIFY = "reverify"
+AREA = AREA_DEPLOYMENT.split("/")[1]
 
 # one discovery of a project at a time; a second one (a schedule firing while a manual run is on) waits its
 # turn instead of colliding with the first on the warehouse and the local index
@@ -85,6 +89,9 @@ def discovery_deployments(warn=lambda line: print(line, file=sys.stderr), *, mod
 
 def operations_deployments(*, module_path: bool = False):
     return [
+        area_flow.to_deployment(name=AREA, tags=["assay"], **_kw(module_path),
+                                description="One analysis area of a run (a discovery on a work pool submits each "
+                                            "area here; Retry a failed one on its own)"),
         rerun_flow.to_deployment(name=RERUN, tags=["assay"], **_kw(module_path),
                                  description="Analyse some areas of a finished run again from its exploration"),
         reverify_flow.to_deployment(name=REVERIFY, tags=["assay"], **_kw(module_path),

@@ -1,8 +1,7 @@
-"""The discovery flow: eight phases, one subflow per analysis area."""
+"""The discovery flow: eight phases; each analysis area a subflow, or a flow run of its own on a work pool
+(``areas.py``)."""
 
 from __future__ import annotations
-
-import asyncio
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run as current_flow_run
@@ -28,7 +27,7 @@ from assay_flows.tasks.phases import (
     schema_task,
 )
 
-from .area import area_flow
+from .areas import placement_here, run_areas
 from .hooks import END_HOOKS
 from .runstate import mirror, run_state
 
@@ -42,12 +41,6 @@ class DiscoveryParams(BaseModel):
     areas: list[str] | None = Field(default=None, description="Only these analysis areas (default: all enabled)")
     goal: str | None = Field(default=None, description="What this run should find out (default: the project's goal)")
     estimate_only: bool = Field(default=False, description="Only predict tokens and cost; run nothing")
-
-
-async def run_areas(run_id: str, areas: list[str], rerun: bool = False) -> list[str]:
-    """Fan the areas out concurrently; returns the areas that failed."""
-    states = await asyncio.gather(*(area_flow(run_id, a, rerun=rerun, return_state=True) for a in areas))
-    return [a for a, st in zip(areas, states) if not st.is_completed()]
 
 
 def run_name() -> str:
@@ -71,17 +64,19 @@ async def discovery_flow(params: DiscoveryParams, run_id: SkipJsonSchema[str | N
     store = open_store(load_settings())
     try:
         project = store.get_project(params.project)
+        placement = placement_here()  # a setting it refuses fails the run before it starts
         create_run(store, project, run_id=run_id, max_steps=params.max_steps,
                    min_steps=params.min_steps, areas=params.areas,
                    flow_run_id=str(current_flow_run.id), goal=params.goal)
     except UserError as exc:
         return Failed(message=str(exc))
-    logger.info("run %s of project %s; %s", run_id, params.project, store.get_run(run_id).analyst_note)
+    logger.info("run %s of project %s; %s; %s", run_id, params.project, store.get_run(run_id).analyst_note,
+                placement)
     with Heartbeat(store, run_id):  # a run whose process dies is seen as crashed (assay/liveness.py)
-        return await _phases(store, run_id, logger)
+        return await _phases(store, run_id, logger, placement)
 
 
-async def _phases(store, run_id: str, logger):
+async def _phases(store, run_id: str, logger, placement=None):
     try:  # the boot-time sweep: collections of runs killed before their hooks ran
         from assay.vectors.index import open_index
 
@@ -97,12 +92,12 @@ async def _phases(store, run_id: str, logger):
         await schema_task(run_id)
         run = store.get_run(run_id)
         await exploration_task(run_id, run.max_steps)
+        failed = await run_areas(run_id, store.get_run(run_id).areas, placement=placement)
     except Exception as exc:
         fail_run(store, run_id, str(exc))
         await save_task(run_id, error=str(exc))
         await publish_report(run_id)
         raise
-    failed = await run_areas(run_id, store.get_run(run_id).areas)
     await recommendations_task(run_id)
     summary = await save_task(run_id)
     await publish_report(run_id)

@@ -17,12 +17,9 @@ from assay.run.lifecycle import prepare_rerun
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.embedder import warm_up
-from assay_flows.tasks.artifacts import publish_report
-from assay_flows.tasks.phases import recommendations_task, save_task
 
-from .discovery import run_areas
-from .hooks import drop_run_collection_of, notify_run_id
-from .runstate import mirror
+from .areas import placement_here, run_areas
+from .finish import save_again
 
 
 class RerunParams(BaseModel):
@@ -38,20 +35,20 @@ async def rerun_flow(params: RerunParams):
     store = open_store(load_settings())
     try:
         run = prepare_rerun(store, params.run, params.areas)
+        placement = placement_here()
     except UserError as exc:
         return Failed(message=str(exc))
-    get_run_logger().info("re-running %s of run %s", ", ".join(params.areas), run.id)
+    logger = get_run_logger()
+    logger.info("re-running %s of run %s; %s", ", ".join(params.areas), run.id, placement)
     with Heartbeat(store, run.id):
         try:
-            failed = await run_areas(run.id, list(dict.fromkeys(params.areas)), rerun=True)
-            await recommendations_task(run.id)
-            summary = await save_task(run.id)
-            await publish_report(run.id)
-        finally:
+            failed = await run_areas(run.id, list(dict.fromkeys(params.areas)), rerun=True, placement=placement)
+        except BaseException:
+            from .hooks import drop_run_collection_of
+
             drop_run_collection_of(run.id)
-    notify_run_id(run.id)
-    # the discovery's own flow run now says what the run says (a Partial made whole is Completed)
-    await mirror(store.get_run(run.id), message=f"rerun of {', '.join(params.areas)}: {summary['run_type']}")
+            raise
+        summary = await save_again(run.id, f"rerun of {', '.join(params.areas)}")
     if failed:
         return Failed(message=f"{len(failed)} area(s) failed again: {', '.join(failed)}", data=summary)
     return {"run_id": run.id, **summary}

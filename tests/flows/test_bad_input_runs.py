@@ -80,3 +80,16 @@ def test_flow_run_is_named_after_project_and_run(tmp_path):
             return (await c.read_flow_run(state.state_details.flow_run_id)).name
 
     assert asyncio.run(name()) == "named-run-abcdef01"
+
+
+def test_areas_forced_onto_a_pool_with_the_local_index_fail_before_the_run_with_one_line(tmp_path, monkeypatch):
+    """``ASSAY_AREA_RUNS=deployment`` needs an index other processes can open: with Qdrant local mode the run is
+    refused before it explores (one line), and the CLI exits non-zero."""
+    db = small_warehouse(tmp_path / "w.duckdb")
+    _save("forced-areas", settings={"path": str(db)})
+    monkeypatch.setenv("ASSAY_AREA_RUNS", "deployment")
+    monkeypatch.delenv("ASSAY_VECTOR_INDEX", raising=False)
+    r = _cli_discover("forced-areas")
+    errors = [x for x in r.output.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1 and "Qdrant local mode admits one process" in errors[0], r.output
+    assert all(run.project_id != "forced-areas" for run in open_store(load_settings()).list_runs(limit=200))

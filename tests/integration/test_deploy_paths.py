@@ -79,7 +79,8 @@ def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):
         except subprocess.TimeoutExpired:
             os.killpg(serving.pid, signal.SIGKILL)
     log = log_path.read_text()
-    for name in ("assay-maintenance/maintenance", "assay-discovery/discover-berlin", "assay-rerun-areas/rerun-areas"):
+    for name in ("assay-maintenance/maintenance", "assay-discovery/discover-berlin", "assay-rerun-areas/rerun-areas",
+                 "assay-area/area"):
         s = state(env, name)
         assert s["pool"] == "assay" and not s["paused"], (name, s)
     assert "assay-maintenance/maintenance: runs on work pool 'assay'; not served here" in log, log[-2000:]

@@ -130,11 +130,11 @@ def test_served_deployments_run_to_completion(server):
     try:
         names = []
         deadline = time.time() + 120
-        while time.time() < deadline and len(names) < 4:
+        while time.time() < deadline and len(names) < 5:
             time.sleep(1)
             assert serving.poll() is None, (root / "serve.log").read_text()[-2000:]
             names = deployment_names(env)
-        assert sorted(names) == ["assay-discovery/discover-srvtest", "assay-maintenance/maintenance",
+        assert sorted(names) == ["assay-area/area", "assay-discovery/discover-srvtest", "assay-maintenance/maintenance",
                                  "assay-rerun-areas/rerun-areas", "assay-reverify/reverify"], names
 
         done = trigger(env, "assay-discovery/discover-srvtest")
@@ -168,7 +168,8 @@ def test_prefect_deploy_all_with_a_work_pool(server):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     names = deployment_names(env)
-    assert {"assay-discovery/discovery", "assay-rerun-areas/rerun-areas", "assay-maintenance/maintenance"} <= set(names)
+    assert {"assay-discovery/discovery", "assay-area/area", "assay-rerun-areas/rerun-areas",
+            "assay-maintenance/maintenance"} <= set(names)
 
     worker_log = open(root / "worker.log", "w")
     worker = subprocess.Popen([str(BIN / "prefect"), "worker", "start", "--pool", "assay"], cwd=repo, env=env,
