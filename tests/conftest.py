@@ -56,7 +56,8 @@ SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
 # Among them, longest first (measured: bench/README.md, "Test suite time"), so that the two longest start
 # together on the two workers; a file carrying the marker that is not listed comes after these.
 _FIRST_MARKERS = ("prefect_server",)
-_LONGEST_FIRST = ("test_prefect_workers.py", "test_prefect_server.py", "test_deploy_paths.py")
+_LONGEST_FIRST = ("test_prefect_workers.py", "test_prefect_scale_out.py", "test_prefect_server.py",
+                  "test_deploy_paths.py")
 _TIER_ORDER = {"unit": 1, "flow": 2, "integration": 3}
 
 

@@ -39,6 +39,8 @@ from tests.integration.test_prefect_workers import (  # noqa: F401  (fixtures)
     server,
 )
 
+pytestmark = pytest.mark.prefect_server  # a real Prefect server, two workers, MongoDB
+
 REPO = Path(__file__).resolve().parents[2]
 AREAS = 3  # the ecommerce pack's areas: revenue, conversion, retention
 
