@@ -44,6 +44,11 @@ def test_assay_discover_runs_on_mariadb(loaded, tmp_path):
     """The real `assay discover` command in its own process, as a user runs it after `assay demo --mysql`:
     the embedded defaults (Prefect's ephemeral server, the statistical analyst: no LLM is configured), the
     project the demo registered, the MariaDB warehouse. A full run, with verified insights."""
+    from assay.vectors.index import _close_all
+
+    # this test process (another user's process, as far as the command knows) may hold the local vector folder
+    # from earlier tests; the command would wait for it, as a second run waits for the first (README)
+    _close_all()
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect"), ASSAY_HOME=os.environ["ASSAY_HOME"],
                PYTHONPATH=os.pathsep.join([str(ROOT)] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
     r = subprocess.run([sys.executable, "-c", "from assay.cli import main; main()", "discover", "demo-gaming",
