@@ -61,6 +61,12 @@ def main() -> None:
     ap.add_argument("--llm-model", default=os.environ.get("ASSAY_LLM_MODEL", ""))
     ap.add_argument("--embedding-model", default=None)
     ap.add_argument("--scripted", action="store_true")
+    ap.add_argument("--shard", default="", metavar="K/N",
+                    help="describe only the K-th of N contiguous slices of the describable tables, and skip the "
+                         "recall figures (several shards run at once, each through its own model; see --notes-out)")
+    ap.add_argument("--notes-out", type=Path, default=None, help="write the descriptions (by content hash) to FILE")
+    ap.add_argument("--notes-in", type=Path, nargs="*", default=[],
+                    help="load descriptions written by --notes-out before the pass (the pass then asks only for the rest)")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="assay-describe-") as d:
@@ -77,6 +83,8 @@ def main() -> None:
         from assay.vectors import open_index
         from assay.vectors.embedder import get_schema_embedder
 
+        from assay.schema.describe import content_hash, describable
+
         if args.scripted:
             llm = scripted_llm()
         else:
@@ -86,6 +94,25 @@ def main() -> None:
         settings = load_settings()
         store = open_store(settings)
         tables = subset(args.tables)
+        for f in args.notes_in:
+            store.put_table_notes(json.loads(f.read_text()), model="notes-in")
+        if args.shard:
+            k, n = (int(x) for x in args.shard.split("/"))
+            todo = describable(tables)
+            size = -(-len(todo) // n)
+            part = todo[k * size:(k + 1) * size]
+            stats = DescribeStats()
+            t0 = time.perf_counter()
+            notes = describe_tables(llm, part, store, group=args.group, stats=stats)
+            if args.notes_out:
+                args.notes_out.write_text(json.dumps({content_hash(t): notes[t.fqn] for t in part if t.fqn in notes},
+                                                     indent=1, ensure_ascii=False))
+            for e in stats.errors[:3]:
+                print(f"# describe error: {e}", file=sys.stderr)
+            print(f"shard: {args.shard}\nshard_tables: {len(part)}\ndescribe_calls: {stats.calls}\n"
+                  f"describe_tables_written: {stats.written}\ndescribe_failed: {stats.failed}\n"
+                  f"describe_cached: {stats.cached}\ndescribe_s: {time.perf_counter() - t0:.1f}")
+            return
         sets = {s: json.loads((ROOT / "bench" / "data" / f).read_text()) for s, f in SETS}
         idx = SchemaIndex(open_index(settings), get_schema_embedder(args.embedding_model), "describe-bench")
 
@@ -135,6 +162,9 @@ def main() -> None:
         describe_tables(llm, tables, store, group=args.group, stats=again)
         figures["rerun_calls"] = again.calls
         figures["rerun_cached"] = again.cached
+        if args.notes_out:
+            args.notes_out.write_text(json.dumps({content_hash(t): notes[t.fqn] for t in describable(tables)
+                                                  if t.fqn in notes}, indent=1, ensure_ascii=False))
     for k, v in figures.items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
 
