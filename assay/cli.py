@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import threading
@@ -343,6 +344,25 @@ def _log_to_file(path: Path):
     return restore
 
 
+class _ProgressNotes(logging.Handler):
+    """Log records that carry ``extra={"progress": text}`` (a wait the person should see, such as the local
+    vector store held by another process) become the progress line's note while they are fresh; the
+    record itself still goes to the run's log."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self._note, self._until = "", 0.0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = getattr(record, "progress", None)
+        if text:
+            self._note = str(text)
+            self._until = time.monotonic() + float(getattr(record, "progress_for_s", 35.0))
+
+    def current(self) -> str:
+        return self._note if time.monotonic() < self._until else ""
+
+
 def _watch_flow(run_id: str | None, start) -> dict:
     """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress.
     Logs go to the run's log file; a failure is one line and the log's path. With ``run_id`` None the
@@ -380,25 +400,32 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None)
     store = _store()
     th = threading.Thread(target=target, daemon=True)
     th.start()
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TextColumn("[dim]{task.fields[note]}"), TimeElapsedColumn(), console=err,
-                  transient=True) as prog:
-        task = prog.add_task("starting Prefect", total=1, note="")
-        while th.is_alive():
-            th.join(0.5)
-            if run_id is None and known.is_set():
-                run_id = result["run_id"]
-                if move_log is not None:
-                    log_path = run_log_path(run_id)
-                    move_log(log_path)
-            if run_id is None:
-                continue
-            try:
-                run = store.get_run(run_id)
-            except UserError:
-                continue
-            prog.update(task, description=run.phase.value, total=run.max_steps,
-                        completed=min(run.steps_done, run.max_steps), note=run.analyst)
+    notes = _ProgressNotes()
+    logging.getLogger("assay").addHandler(notes)
+    try:
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TextColumn("[dim]{task.fields[note]}"), TimeElapsedColumn(), console=err,
+                      transient=True) as prog:
+            task = prog.add_task("starting Prefect", total=1, note="")
+            while th.is_alive():
+                th.join(0.5)
+                if run_id is None and notes.current():
+                    prog.update(task, note=notes.current())
+                if run_id is None and known.is_set():
+                    run_id = result["run_id"]
+                    if move_log is not None:
+                        log_path = run_log_path(run_id)
+                        move_log(log_path)
+                if run_id is None:
+                    continue
+                try:
+                    run = store.get_run(run_id)
+                except UserError:
+                    continue
+                prog.update(task, description=run.phase.value, total=run.max_steps,
+                            completed=min(run.steps_done, run.max_steps), note=notes.current() or run.analyst)
+    finally:
+        logging.getLogger("assay").removeHandler(notes)
     if run_id is None and result.get("run_id"):
         run_id = result["run_id"]
         if move_log is not None:

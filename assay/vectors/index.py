@@ -187,7 +187,9 @@ def _open_local(settings: Settings, *, wait_s: float | None = None, log_every_s:
             if time.monotonic() >= next_say:
                 log.warning("waiting for the local vector store %s: another assay process is using it "
                             "(%.0fs so far; set QDRANT_URL to share a Qdrant server instead)",
-                            settings.qdrant_path, waited)
+                            settings.qdrant_path, waited,
+                            extra={"progress": f"waiting for the local vector store, in use by another assay "
+                                               f"process ({waited:.0f}s)", "progress_for_s": log_every_s + 5})
                 next_say = time.monotonic() + log_every_s
             time.sleep(0.5)
 

@@ -50,3 +50,23 @@ def test_it_gives_up_with_one_clear_line(tmp_path):
         assert "QDRANT_URL" in str(e.value) and "\n" not in str(e.value)
     finally:
         holder.kill()
+
+
+def test_the_wait_reaches_the_cli_progress_line(tmp_path):
+    """The waiting line went only to the run's log: a person watching `assay discover` saw nothing. The
+    CLI's progress handler turns it into the progress bar's note while it is fresh."""
+    from assay.cli import _ProgressNotes
+
+    notes = _ProgressNotes()
+    logging.getLogger("assay").addHandler(notes)
+    holder = _hold(tmp_path, 3)
+    try:
+        assert notes.current() == ""
+        client = _open_local(SimpleNamespace(qdrant_path=tmp_path), wait_s=60, log_every_s=1)
+        client.close()
+    finally:
+        logging.getLogger("assay").removeHandler(notes)
+        holder.wait(10)
+    assert notes.current().startswith("waiting for the local vector store, in use by another assay process")
+    notes._until = 0.0  # a stale note (the wait is over) leaves the line to the run's own note
+    assert notes.current() == ""
