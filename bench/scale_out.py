@@ -186,10 +186,31 @@ def pack_with_areas(root: Path, n: int) -> Path:
     return dst
 
 
+def postgres_database(dsn: str) -> tuple[str, callable]:
+    """A new, empty database for the Prefect server on the PostgreSQL at ``dsn`` (the production backend:
+    a SQLite server answers 503 to many writers at once), its SQLAlchemy URL and a function that drops it."""
+    import psycopg
+
+    name = f"prefect_bench_{os.getpid()}"
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        c.execute(f'CREATE DATABASE "{name}"')
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
+    url = (f"postgresql+asyncpg://{info.get('user', 'postgres')}@{info.get('host', '127.0.0.1')}:"
+           f"{info.get('port', 5432)}/{name}")
+
+    def drop() -> None:
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return url, drop
+
+
 class Services:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, prefect_db: str = "sqlite"):
         self.root = root
         self.procs: list[subprocess.Popen] = []
+        self.drop_db = None
         nx = shutil.which("nx-27017") or str(BIN / "nx-27017")
         mport, pport = free_port(), free_port()
         (root / "nx").mkdir(exist_ok=True)
@@ -206,8 +227,13 @@ class Services:
         for k in ("QDRANT_URL", "ASSAY_VECTOR_INDEX", "ASSAY_AREA_RUNS"):
             self.env.pop(k, None)
         log = open(root / "server.log", "w")
+        server_env = dict(self.env)
+        if prefect_db != "sqlite":
+            url, self.drop_db = postgres_database(prefect_db)
+            server_env["PREFECT_API_DATABASE_CONNECTION_URL"] = url
+        self.prefect_db = "sqlite" if prefect_db == "sqlite" else "postgresql"
         self.procs.append(subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",
-                                            str(pport), "--no-ui"], env=self.env, stdout=log,
+                                            str(pport), "--no-ui"], env=server_env, stdout=log,
                                            stderr=subprocess.STDOUT, start_new_session=True))
         deadline = time.time() + 300
         while time.time() < deadline:
@@ -232,6 +258,9 @@ class Services:
     def close(self) -> None:
         for p in reversed(self.procs):
             stop(p)
+        if self.drop_db is not None:
+            self.drop_db()
+            self.drop_db = None
 
 
 READ_AREAS = """
@@ -335,7 +364,7 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 async def main():
     async with get_client() as c:
         runs = await c.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[UUID(i) for i in sys.argv[1:]])))
-        print(json.dumps({str(r.id): [r.state.type.value, r.state.name] for r in runs}))
+        print(json.dumps({str(r.id): [r.state.type.value, r.state.name, (r.state.message or "")[:160]] for r in runs}))
 asyncio.run(main())
 """
 
@@ -379,7 +408,9 @@ def load_figure(args, svc: Services) -> dict:
     runs = {d["_id"]: d.get("run_type") for d in client.get_default_database().runs.find({"project_id": {"$in": names}})}
     client.close()
     lines = trace.read_text().splitlines() if trace.exists() else []
-    return {"discoveries": len(ids), "final_states": sorted({f"{s[0]}/{s[1]}" for s in states.values()}),
+    failures = sorted({s[2] for s in states.values() if s[0] != "COMPLETED"})
+    return {"prefect_db": svc.prefect_db, "discoveries": len(ids),
+            "final_states": sorted({f"{s[0]}/{s[1]}" for s in states.values()}), "failures": failures[:5],
             "run_types": {k: list(runs.values()).count(k) for k in set(runs.values())},
             "statements": len(lines), "processes": len({x.split()[0] for x in lines}),
             "peak_concurrent_statements": peak_concurrency(lines), "limit": 2, "wall_s": wall}
@@ -455,6 +486,9 @@ def main() -> None:
     ap.add_argument("--load-steps", type=int, default=6)
     ap.add_argument("--load-limit", type=int, default=4, help="flow runs each of the two workers runs at once")
     ap.add_argument("--load-timeout", type=float, default=3600)
+    ap.add_argument("--prefect-db", default="sqlite", metavar="sqlite|DSN",
+                    help="the Prefect server's database: its default SQLite, or a PostgreSQL DSN to create a "
+                         "throw-away database on (e.g. postgresql://postgres@127.0.0.1:5432/postgres)")
     ap.add_argument("--index", action="store_true", help="only the index figures (Qdrant local vs the store)")
     args = ap.parse_args()
     try:
@@ -477,7 +511,7 @@ def main() -> None:
         figures["index"] = index_figures(root, os.environ.get("BENCH_MONGODB_URI"))
         print(json.dumps(figures, indent=1, default=str))
         return
-    svc = Services(root)
+    svc = Services(root, args.prefect_db)
     try:
         if not args.skip_scale:
             figures["scale"] = scale_figures(args, svc, analyst)
