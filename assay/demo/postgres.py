@@ -22,7 +22,7 @@ _CHUNK = 1 << 20
 
 
 def load_into_postgres(duckdb_path: Path, dsn: str, schema: str) -> dict[str, int]:
-    src = duckdb.connect(str(duckdb_path), read_only=True)
+    src = duckdb.connect(str(duckdb_path), read_only=True, config={"enable_progress_bar": False})
     counts = {}
     try:
         tables = [r[0] for r in src.execute(
@@ -31,10 +31,13 @@ def load_into_postgres(duckdb_path: Path, dsn: str, schema: str) -> dict[str, in
             csv = Path(tmp) / "t.csv"
             with pg.transaction():
                 pg.execute(psql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(psql.Identifier(schema)))
+                columns: dict[str, list[tuple[str, str]]] = {}  # one catalog query, not one per table
+                for t, c, ty in src.execute(
+                        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                        "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position").fetchall():
+                    columns.setdefault(t, []).append((c, ty))
                 for t in tables:
-                    cols = src.execute(
-                        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
-                        "ORDER BY ordinal_position", [t]).fetchall()
+                    cols = columns[t]
                     target = psql.SQL("{}.{}").format(psql.Identifier(schema), psql.Identifier(t))
                     pg.execute(psql.SQL("DROP TABLE IF EXISTS {}").format(target))
                     pg.execute(psql.SQL("CREATE TABLE {} ({})").format(target, psql.SQL(", ").join(
