@@ -22,7 +22,8 @@ _CHUNK = 1 << 20
 
 
 def load_into_postgres(duckdb_path: Path, dsn: str, schema: str) -> dict[str, int]:
-    src = duckdb.connect(str(duckdb_path), read_only=True, config={"enable_progress_bar": False})
+    src = duckdb.connect(str(duckdb_path), read_only=True)
+    src.execute("SET enable_progress_bar = false")
     counts = {}
     try:
         tables = [r[0] for r in src.execute(
