@@ -100,10 +100,10 @@ def measure(prefix: str, cfg, settings, sets: dict[str, list], model: str | None
     embedder.embed(texts)
     baseline, baseline_cpu = time.perf_counter() - t0, time.process_time() - c0
     load_after = os.getloadavg()[0]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     tables = discover_schema(store, project, wh, refresh=True)
     again = idx.sync(tables, join_hints(tables))
-    unchanged = time.perf_counter() - t0
+    unchanged, unchanged_cpu = time.perf_counter() - t0, time.process_time() - c0
     wh.close()
     cat = render_catalog(tables)
     schema = tables[0].schema_name
@@ -114,7 +114,7 @@ def measure(prefix: str, cfg, settings, sets: dict[str, list], model: str | None
             f"{prefix}_full_build_cpu_s": full_cpu, f"{prefix}_embed_baseline_cpu_s": baseline_cpu,
             f"{prefix}_full_build_cpu_over_baseline_cpu": full_cpu / baseline_cpu,
             f"{prefix}_load_average_1min_before_after": f"{load_before:.1f} / {load_after:.1f}",
-            f"{prefix}_unchanged_reindex_s": unchanged,
+            f"{prefix}_unchanged_reindex_s": unchanged, f"{prefix}_unchanged_reindex_cpu_s": unchanged_cpu,
             f"{prefix}_tables": len(tables), f"{prefix}_embedded_on_build": first.embedded,
             f"{prefix}_embedded_on_reindex": again.embedded, f"{prefix}_catalog_tokens": cat.tokens,
             f"{prefix}_catalog_budget_tokens": cat.budget_tokens,
