@@ -10,6 +10,8 @@ then re-runs the pass to show that the cache answers it (0 calls).
     python bench/schema_describe.py --tables 150 --group 25 [--llm-model NAME] [--scripted]
 
 ``--scripted`` answers with the glossary's reading of each name (no model: checks the plumbing).
+``--no-llm`` answers nothing: only the descriptions loaded by ``--notes-in`` are indexed, the other
+tables stay undescribed (``describe_failed`` counts them), as a project whose model failed them would.
 Prints ``name: value`` lines: describe_calls, describe_tables_written, describe_failed, describe_s,
 describe_input_tokens, describe_output_tokens, describe_cost_usd (list prices, when the model is
 known), rerun_calls, recall_at_10_<set>[_<lang>]_{plain,described}.
@@ -54,6 +56,13 @@ def scripted_llm():
     return ScriptedLLM(answer, model="scripted")
 
 
+def silent_llm():
+    """An LLM that describes no table (its answer is an empty JSON object)."""
+    from assay.llm.scripted import ScriptedLLM
+
+    return ScriptedLLM(lambda req: "{}", model="none")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tables", type=int, default=150)
@@ -61,6 +70,7 @@ def main() -> None:
     ap.add_argument("--llm-model", default=os.environ.get("ASSAY_LLM_MODEL", ""))
     ap.add_argument("--embedding-model", default=None)
     ap.add_argument("--scripted", action="store_true")
+    ap.add_argument("--no-llm", action="store_true", help="describe nothing beyond --notes-in")
     ap.add_argument("--shard", default="", metavar="K/N",
                     help="describe only the K-th of N contiguous slices of the describable tables, and skip the "
                          "recall figures (several shards run at once, each through its own model; see --notes-out)")
@@ -85,7 +95,9 @@ def main() -> None:
 
         from assay.schema.describe import content_hash, describable
 
-        if args.scripted:
+        if args.no_llm:
+            llm = silent_llm()
+        elif args.scripted:
             llm = scripted_llm()
         else:
             llm = build_llm(LLMConfig(provider="auto", model=args.llm_model))
@@ -145,6 +157,7 @@ def main() -> None:
         notes = describe_tables(llm, tables, store, group=args.group, stats=stats)
         figures.update(describe_s=time.perf_counter() - t0, describe_calls=stats.calls,
                        describe_tables_written=stats.written, describe_failed=stats.failed,
+                       describe_cached=stats.cached,
                        describe_input_tokens=stats.input_tokens, describe_output_tokens=stats.output_tokens)
         prices = price_for(getattr(llm, "model", "") or "")
         c = cost(PhaseEstimate("d", input_tokens=stats.input_tokens, output_tokens=stats.output_tokens), prices)

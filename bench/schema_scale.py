@@ -10,7 +10,8 @@ on the same texts, same run) and their ratio, unchanged_reindex_s, tables,
 embedded_on_reindex, catalog_tokens, catalog_budget_tokens, catalog_tables_left_out,
 search_recall_at_10 (dev set) and search_recall_at_10_<set> for every other set in bench/data,
 each also per language (``..._<set>_<lang>``, languages from bench/data/erp_query_languages.json),
-model_load_s (a fresh model's first embedding) and search_warm_s (median latency of a search once
+full_build_cpu_s and embed_baseline_cpu_s (this process's CPU seconds, which the
+machine's load does not inflate), discover_s, model_load_s (a fresh model's first embedding) and search_warm_s (median latency of a search once
 the model is loaded). PostgreSQL figures need 127.0.0.1:5432 (ASSAY_TEST_PG_DSN to override).
 
 The model is the schema search's default unless ``--model NAME`` (or ASSAY_SCHEMA_EMBEDDING_MODEL)
@@ -83,29 +84,37 @@ def measure(prefix: str, cfg, settings, sets: dict[str, list], model: str | None
     model_load = time.perf_counter() - t0
     embedder.embed_one("warm up")  # the model load is start-up cost, not build cost
     idx = SchemaIndex(open_index(settings), embedder, project.id)
-    t0 = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
     wh = open_warehouse(cfg)
     tables = discover_schema(store, project, wh, refresh=True)
+    discover = time.perf_counter() - t0
     first = idx.sync(tables, join_hints(tables))
-    full = time.perf_counter() - t0
+    full, full_cpu = time.perf_counter() - t0, time.process_time() - c0
     # baseline, same run: the model alone embedding each table's full text once (no discovery, no
     # name vectors, no upsert): full_build_s over it is the product's overhead, whatever the machine's speed
     from assay.schema.discovery import table_text
 
     texts = [table_text(t) for t in tables]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     embedder.embed(texts)
-    baseline = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    baseline, baseline_cpu = time.perf_counter() - t0, time.process_time() - c0
+    load_after = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
     tables = discover_schema(store, project, wh, refresh=True)
     again = idx.sync(tables, join_hints(tables))
-    unchanged = time.perf_counter() - t0
+    unchanged, unchanged_cpu = time.perf_counter() - t0, time.process_time() - c0
     wh.close()
     cat = render_catalog(tables)
     schema = tables[0].schema_name
     out = {f"{prefix}_model": embedder.name, f"{prefix}_model_load_s": model_load,
            f"{prefix}_full_build_s": full, f"{prefix}_embed_baseline_s": baseline,
-            f"{prefix}_full_build_over_baseline": full / baseline, f"{prefix}_unchanged_reindex_s": unchanged,
+            f"{prefix}_full_build_over_baseline": full / baseline, f"{prefix}_discover_s": discover,
+            # this process's CPU seconds: what the build costs whatever the other processes on the machine do
+            f"{prefix}_full_build_cpu_s": full_cpu, f"{prefix}_embed_baseline_cpu_s": baseline_cpu,
+            f"{prefix}_full_build_cpu_over_baseline_cpu": full_cpu / baseline_cpu,
+            f"{prefix}_load_average_1min_before_after": f"{load_before:.1f} / {load_after:.1f}",
+            f"{prefix}_unchanged_reindex_s": unchanged, f"{prefix}_unchanged_reindex_cpu_s": unchanged_cpu,
             f"{prefix}_tables": len(tables), f"{prefix}_embedded_on_build": first.embedded,
             f"{prefix}_embedded_on_reindex": again.embedded, f"{prefix}_catalog_tokens": cat.tokens,
             f"{prefix}_catalog_budget_tokens": cat.budget_tokens,
@@ -157,7 +166,10 @@ def main() -> None:
 
             from assay.demo.postgres import load_into_postgres
 
+            t0 = time.perf_counter()
             load_into_postgres(db, PG_DSN, schema)
+            print(f"postgres_load_s: {time.perf_counter() - t0:.1f}  (copying the warehouse in: not part of any figure)",
+                  flush=True)
             figures.update(measure("postgres", WarehouseConfig(kind="postgres", settings={"dsn": PG_DSN},
                                                                schemas=[schema]), settings, sets, args.model))
         except Exception as exc:  # PostgreSQL is optional for this benchmark

@@ -40,6 +40,26 @@ class VectorIndex:
         self.client = client
         self.local = local
         self._lock = threading.RLock() if local else None
+        self._tuned: dict[str, Any] = {}  # collection -> the storage connection already tuned
+
+    def _fast_commits(self, name: str) -> None:
+        """Local mode commits its SQLite file once per point, each commit an fsync: 2,000 table vectors took
+        50 s of a 128 s schema build on this machine's disk. Write-ahead logging with ``synchronous=NORMAL``
+        commits without an fsync and still never corrupts the file; a crash may lose the last writes, which
+        the next sync re-embeds (a point without its hash is a changed table). No-op for a server client,
+        or if the client's internals differ from the ones known here (then commits stay as they were)."""
+        if not self.local:
+            return
+        try:
+            conn = self.client._client.collections[name].storage.storage
+        except (AttributeError, KeyError, TypeError):
+            return
+        if self._tuned.get(name) is conn:
+            return
+        with contextlib.suppress(Exception):
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._tuned[name] = conn
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
@@ -73,12 +93,14 @@ class VectorIndex:
             for k, v, p in items
         ]
         with self._guard():
+            self._fast_commits(name)
             self.client.upsert(name, points=points, wait=True)
 
     def delete(self, name: str, keys: list[str]) -> None:
         if not keys:
             return
         with self._guard():
+            self._fast_commits(name)
             self.client.delete(name, points_selector=models.PointIdsList(points=[point_id(k) for k in keys]))
 
     def search(self, name: str, vector: list[float], top_k: int, min_score: float | None = None) -> list[Hit]:
@@ -119,6 +141,7 @@ class VectorIndex:
         ops = [models.SetPayloadOperation(set_payload=models.SetPayload(payload=p, points=[point_id(k)]))
                for k, p in updates.items()]
         with self._guard():
+            self._fast_commits(name)
             for i in range(0, len(ops), 500):
                 self.client.batch_update_points(name, update_operations=ops[i:i + 500], wait=True)
 

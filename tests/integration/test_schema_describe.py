@@ -111,3 +111,20 @@ def test_estimate_counts_only_uncached_tables(store):
     assert estimate_phase(p, tables, store, "llm").calls == 1
     assert estimate_phase(p, tables, store, "statistical") is None
     assert content_hash(tables[0]) != content_hash(tables[0].model_copy(update={"description": "x"}))
+
+
+def test_bench_no_llm_indexes_only_the_notes_loaded(store):
+    """bench/schema_describe.py --no-llm: the notes loaded from a shard file describe their tables, and the
+    rest stay undescribed (no made-up text stands in for a missing description)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from schema_describe import silent_llm
+
+    tables = [t(f"nollm_{i}", ["a", f"b{i}"]) for i in range(4)]
+    store.put_table_notes({content_hash(tables[0]): "Loaded from a shard."}, model="notes-in")
+    stats = DescribeStats()
+    got = describe_tables(silent_llm(), tables, store, group=2, stats=stats)
+    assert got == {tables[0].fqn: "Loaded from a shard."}
+    assert (stats.cached, stats.written, stats.failed, stats.calls) == (1, 0, 3, 2)

@@ -85,8 +85,13 @@ def test_areas_results_feedback_schema(store):
     store.add_feedback(Feedback(project_id="p1", run_id="r1", insight_id="churn-1", rating="dislike", comment="no"))
     fb = store.feedback("p1")
     assert len(fb) == 1 and fb[0].rating == "dislike"
-    store.put_schema("k1", "p1", [TableInfo(schema="main", name="orders", row_count=5)])
+    assert store.put_schema("k1", "p1", [TableInfo(schema="main", name="orders", row_count=5)])
     assert store.get_schema("k1")[0].fqn == "main.orders" and store.get_schema("k2") is None
+    # an unchanged re-discovery writes nothing; any change (here the row count) is written
+    assert not store.put_schema("k1", "p1", [TableInfo(schema="main", name="orders", row_count=5)])
+    assert store.put_schema("k1", "p1", [TableInfo(schema="main", name="orders", row_count=6)])
+    assert store.get_schema("k1")[0].row_count == 6
+    assert not store.put_schema("k1", "p1", [TableInfo(schema="main", name="orders", row_count=6)])
     assert store.drop_schema_cache("p1") == 1
 
 
