@@ -108,9 +108,12 @@ def main() -> None:
 
     rec_file = Path(args.recorded) if args.recorded else None
     saved = json.loads(rec_file.read_text()) if rec_file and rec_file.is_file() else {}
+    demos: dict = {}
     for name in args.transcripts.split(","):
         which = TRANSCRIPTS[name]
-        db, truth = generate(which, home / "demo", scale=args.scale)
+        if which not in demos:  # one warehouse per demo (the replays only read it)
+            demos[which] = generate(which, home / "demo", scale=args.scale)
+        db, truth = demos[which]
         t = json.loads(Path(truth).read_text())
         pid = f"real-{name}"
         store.save_project(Project(id=pid, pack=t["pack"], category=t["category"], max_steps=30,
