@@ -57,28 +57,29 @@ class Shape:
     """Sizes (characters) of the parts of the calls a discovery makes.
 
     The defaults describe a real model at work (measured on the recorded real-model runs of
-    tests/fixtures/transcripts, see bench/README.md "estimate against a real model"): per exploration
+    tests/fixtures/transcripts, see bench/README.md "estimate against a real model": fitted on the round-4
+    runs, the prompts the product sends today; rounds 2 and 5 held out): per exploration
     *step*, a call carrying ``steps_per_call`` steps (models ask for two or three queries at once), a model
     that ends with ``done`` before the budget runs out, and insights whose claims are re-derived one call
     each. A project's own finished LLM run replaces them (``calibrate``)."""
 
     turn_chars: float = 1_800        # one step in the conversation: the action, its projected result, the status
     summary_line_chars: float = 600  # one folded step in the summary block (its figures and the model's note)
-    explore_output_chars: float = 1_000  # one step's action with the model's reasoning
-    steps_per_call: float = 2.5      # steps one exploration call asks for (1.9 and 3.0 in the recorded runs)
-    steps_used_share: float = 0.8    # share of the step budget used before the model calls done (0.83, 0.80)
+    explore_output_chars: float = 755  # one step's action with the model's reasoning (in a batched call)
+    steps_per_call: float = 3.9      # steps one exploration call asks for (round 4: 4.1 and 3.6; round 2: 1.9, 3.0)
+    steps_used_share: float = 0.95   # share of the step budget used before the model calls done (round 4: 0.97)
     done_output_chars: float = 4_500  # the closing done call: the explorer's summary of what it found
     intro_chars: float = 60
     leads_chars: float = 3_500       # the leads section of the exploration prompt (2.6k, 4.8k on the demos)
     status_chars: float = 60
-    digest_chars: float = 1_250      # one step in an analysis prompt
-    analysis_output_chars: float = 7_000  # one area's insights with their structured claims
-    insights_per_area: float = 2.6
-    verify_calls_per_insight: float = 3.8  # one blind re-derivation per claim, and the count check
-    verify_extra_chars: float = 700  # evidence and the claim, beside the prompt and the catalog
-    verify_output_chars: float = 520
+    digest_chars: float = 1_675      # one step in an analysis prompt (segment-by-time results are long)
+    analysis_output_chars: float = 9_100  # one area's insights (at most MAX_INSIGHTS_PER_AREA) with their claims
+    insights_per_area: float = 2.8
+    verify_calls_per_insight: float = 4.1  # one blind re-derivation per claim, and the count check
+    verify_extra_chars: float = 1_300  # evidence and the claim, beside the prompt and the catalog
+    verify_output_chars: float = 545
     recommend_output_chars: float = 9_500
-    insight_json_chars: float = 6_000  # a verified insight as the recommendations prompt carries it
+    insight_json_chars: float = 4_400  # a verified insight as the recommendations prompt carries it
     source: str = "defaults"
     # calibrated from a previous run: measured usage of one area (analysis and verification) and of
     # the recommendations call, as (calls, input, cached, output) tokens
