@@ -147,6 +147,13 @@ class Profile:
                 out.setdefault("hour", c.name)
         return out
 
+    def is_label_key(self, col: str) -> bool:
+        """A key-named column holding a few labels repeated over many rows (caller_id = 'David Loo' in 500
+        incidents): whom or what a row is about, a segment like any other. Numeric keys never are."""
+        d = self.distinct.get(col, 0)
+        return kind_of(self._type(col)) == "string" and 1 < d <= MAX_DIM_CARDINALITY and self.rows >= 10 * d \
+            and not self.is_text(col)
+
     def kinds(self) -> dict[str, str]:
         return {c.name: kind_of(c.type) for c in self.table.columns}
 
@@ -174,7 +181,8 @@ class Profile:
         for c in self.table.columns:
             k = kind_of(c.type)
             d = self.distinct.get(c.name, 0)
-            if looks_like_pii(c.name) or c.name == self.pk or is_counter(c.name) or is_id(c.name) \
+            if looks_like_pii(c.name) or c.name == self.pk or is_counter(c.name) \
+                    or (is_id(c.name) and not self.is_label_key(c.name)) \
                     or C.is_calendar_part(c.name):  # month, hour: the season probes' business
                 continue
             if k in ("string", "bool") and 1 < d <= MAX_DIM_CARDINALITY and not self.is_text(c.name):

@@ -104,3 +104,21 @@ def test_detector_status_switch_wording():
     # statuses that overlap over the period are the business, not an artifact
     df["first_at"] = pd.to_datetime(["1992-01-02", "1992-03-01"])
     assert D.status_switch(df, {"dim": "l_linestatus", "time": "l_shipdate"}, 6, "lineitem", REF) == []
+
+
+def test_planner_incidents_label_key_and_crosstab_wording():
+    """caller_id holds six callers' names over 500 incidents: a segment (breakdown, monthly series), not a key;
+    sys_id (one value a row) stays an identifier."""
+    p = profile("incidents", [("number", "VARCHAR"), ("sys_id", "VARCHAR"), ("caller_id", "VARCHAR"),
+                              ("category", "VARCHAR"), ("opened_at", "TIMESTAMP"), ("closed_at", "TIMESTAMP")], 500,
+                {"number": 500, "sys_id": 500, "caller_id": 6, "category": 5, "opened_at": 500, "closed_at": 490},
+                avg_len={"number": 13.0, "sys_id": 32.0, "caller_id": 10.0, "category": 8.0})
+    probes = plan([p], goal="incidents raised by callers", keywords=["caller", "incidents"])
+    check("planner_incidents", [x for x in probes if '"caller_id"' in x["sql"]][:6])
+    assert "caller_id" in p.dims() and "sys_id" not in p.dims()
+    assert not any(x["sql"].startswith('SELECT "sys_id"') for x in probes)
+    rows = [("Database", "Database", 60), ("Database", "Service Desk", 40), ("Hardware", "Service Desk", 80),
+            ("Hardware", "Network", 20), ("Network", "Network", 55), ("Network", "Service Desk", 45)]
+    df = pd.DataFrame(rows, columns=["category", "assignment_group", "n"])
+    check("detector_crosstab", wording(D.crosstab_concentration(df, {"dims": ["category", "assignment_group"]}, 3,
+                                                                "incidents", REF)))

@@ -22,7 +22,7 @@ from .relations import MIN_CORRELATION, concentration, correlations, retention_o
 from .scoring import GOAL_RELEVANT, LOW_SUPPORT_ROWS, NO_EFFECT_RELEVANT, _base_severity, score, severity
 from .segments import (DEFINITION_ETA2, MIN_DURATION_SEGMENT_N, MIN_EFFECT_GROUP_N, MIN_UNASKED_EFFECT, ROBUST_Z,
                        crosstab_concentration, dominant_segment, duration_outliers, group_effects, kruskal_effects,
-                       kruskal_from_ranks, mean_outliers, segment_outliers)
+                       kruskal_from_ranks, mean_outliers, same_label, segment_outliers)
 from .series import PERIOD_MIN_REL, duration_series, segment_series_changes, segment_trends, series_changes
 from .significance import (CHANGE_MIN_SIDE, anova_effect, anova_p, benjamini_hochberg, change_point, correlation_p,
                            cramers_v, departs_in_its_direction, gini_from_ranks, robust_z, step_beats_line, trend,
@@ -40,6 +40,6 @@ __all__ = [
     "detect_probe", "dominant_segment", "duration_outliers", "duration_series", "end_before_start",
     "funnel_outliers", "funnel_pairs", "gini_from_ranks", "group_effects", "mean_outliers", "no_effect",
     "null_reason", "null_status_reason", "kruskal_effects", "kruskal_from_ranks", "quality_from_profile", "rate_series_changes", "departs_in_its_direction", "retention_outliers",
-    "robust_z", "score", "segment_outliers", "segment_series_changes", "segment_trends", "series_changes",
+    "robust_z", "same_label", "score", "segment_outliers", "segment_series_changes", "segment_trends", "series_changes",
     "severity", "status_switch", "step_beats_line", "trend", "two_prop_p",
 ]

@@ -341,6 +341,8 @@ def crosstab_concentration(df: pd.DataFrame, meta: CrosstabMeta | dict, step: in
                 share_rest = x_rest / n_rest if n_rest else 0.0
             if share_in < 1.5 * share_rest or share_in - share_rest < 0.1 or x < 10:
                 continue
+            if same_label(a, b):
+                continue  # Database incidents in the Database group: two columns naming one thing, a tautology
             p = two_prop_p(x, n_a, x_rest, n_rest)
             out.append(Candidate(
                 kind=Kind.CROSSTAB,
@@ -356,6 +358,12 @@ def crosstab_concentration(df: pd.DataFrame, meta: CrosstabMeta | dict, step: in
                 area_text=f"{table} {outer} {a} {inner} {b}",
             ))
     return out
+
+
+def same_label(a, b) -> bool:
+    """Two dimensions' values that are one label (category Database, assignment group Database)."""
+    x, y = str(a).strip().lower(), str(b).strip().lower()
+    return bool(x) and x == y
 
 
 SKEWED = 0.5  # |Pearson's second skewness| 3 (mean - median) / sd from which a mean misleads

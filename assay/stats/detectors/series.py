@@ -100,6 +100,12 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
     return out
 
 
+def departs_alone(rel: float, typical: float) -> bool:
+    """A segment's trend is its own unless the typical other segment moves the same way at least half as
+    much (everything grew); the others falling while it climbs is the work moving to it, its finding."""
+    return typical * rel <= 0 or abs(typical) <= 0.5 * abs(rel)
+
+
 def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int, table: str, ref: str,
                    skip: set) -> list[Candidate]:
     """A segment whose monthly series climbs (or falls) steadily while the typical segment's does not."""
@@ -128,7 +134,7 @@ def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int
         if seg in skip or not others:
             continue
         typical = float(np.median(others))
-        if abs(rel) < 0.5 or p >= 0.001 or abs(rel - typical) < 0.5 or abs(typical) > 0.5 * abs(rel):
+        if abs(rel) < 0.5 or p >= 0.001 or abs(rel - typical) < 0.5 or not departs_alone(rel, typical):
             continue
         word = "increasing" if slope > 0 else "decreasing"
         col = wide[seg].dropna()
