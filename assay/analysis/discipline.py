@@ -61,7 +61,8 @@ _INSIGHTS_CONTRACT = """\
 - Report an insight only when a result above shows it. When no result above is evidence for this area, return an
   empty list: an area with nothing to say says nothing.
 - An insight is a finding someone could act on: a segment that differs from its baseline, a change over time, a
-  concentration, or a data problem. A result that shows no difference, the size or mix of the data, or growth
+  concentration, or a data problem. A result that shows no difference (that something does not help, does not
+  change or does not differ), the size or mix of the data, or growth
   that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
   act on (a few percent relative to its baseline) or a segment too small to matter. Report at most {max_insights}
   insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer

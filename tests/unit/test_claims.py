@@ -475,3 +475,15 @@ def test_the_share_rule_says_the_whole_is_the_period_s_rows():
     assert "For a share, the condition selects the part only" in CLAIM_PROMPT
     assert "the segment's condition bounds all of segment_value (a rate's numerator and denominator), the " \
            "baseline's all of" not in CLAIM_PROMPT
+
+
+def test_the_contract_asks_for_material_findings_and_calls_a_non_difference_context():
+    """Round 5's gaming run reported "boosters do not help" twice and a product's small revenue: the contract names
+    both as context and asks for the most material findings first, fewer when fewer are material."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+
+    text = " ".join(INSIGHTS_CONTRACT.split())
+    assert "no difference (that something does not help, does not change or does not differ)" in text
+    assert "the most material first (the largest effect on the most entities), and fewer when fewer are material" \
+        in text
+    assert "a gap too small to act on" in text and "a segment too small to matter" in text
