@@ -1,8 +1,8 @@
 """One insight per finding: the same finding reported by several areas is merged.
 
 After every area is analysed, two insights describe the same finding when their headline claims
-measure the same metric on the same segment, when one's leading comparison (segment against baseline) is
-one the other also makes, or when their texts are closer than
+measure the same metric on the same segment, when each one's leading comparison (segment against baseline)
+is one the other also makes, or when their texts are closer than
 ``SAME_FINDING_COSINE`` (measured by ``bench/findings.py``). A group keeps the insight of the area
 that fits it best (its text against the area's description); the others' areas are listed in
 ``also_relevant_to``. Pure: the same insights in, the same insights out.
@@ -50,10 +50,11 @@ def comparisons(i: Insight) -> list[tuple]:
 
 
 def restates(a: Insight, b: Insight) -> bool:
-    """One insight's leading comparison is a comparison the other also makes: the same effect, reported twice
-    (an area restating another's finding as one of its numbers)."""
+    """Each insight's leading comparison is one the other also makes: the same effect, reported twice. One way
+    only is not enough: an insight may cite another finding's comparison as its cause (a usage rise citing a
+    cohort's retention jump) and still be its own finding."""
     ca, cb = comparisons(a), comparisons(b)
-    return bool(ca and cb) and (ca[0] in cb or cb[0] in ca)
+    return bool(ca and cb) and ca[0] in cb and cb[0] in ca
 
 
 def insight_text(i: Insight) -> str:
