@@ -1,7 +1,8 @@
 """One insight per finding: the same finding reported by several areas is merged.
 
 After every area is analysed, two insights describe the same finding when their headline claims
-measure the same metric on the same segment, or when their texts are closer than
+measure the same metric on the same segment, when each one's leading comparison (segment against baseline)
+is one the other also makes, or when their texts are closer than
 ``SAME_FINDING_COSINE`` (measured by ``bench/findings.py``). A group keeps the insight of the area
 that fits it best (its text against the area's description); the others' areas are listed in
 ``also_relevant_to``. Pure: the same insights in, the same insights out.
@@ -41,6 +42,21 @@ def finding_key(i: Insight) -> tuple | None:
     return _norm(c.segment_sql or c.segment), c.metric.value, _norm(c.measure)
 
 
+def comparisons(i: Insight) -> list[tuple]:
+    """(segment, baseline, metric, measure) of each claim that compares a segment with a baseline, in order."""
+    return [(_norm(c.segment_sql or c.segment), _norm(c.baseline_sql or c.baseline), c.metric.value, _norm(c.measure))
+            for c in i.claims if c.measure != AFFECTED and c.measure and (c.baseline_sql or c.baseline)
+            and (c.segment_sql or c.segment)]
+
+
+def restates(a: Insight, b: Insight) -> bool:
+    """Each insight's leading comparison is one the other also makes: the same effect, reported twice. One way
+    only is not enough: an insight may cite another finding's comparison as its cause (a usage rise citing a
+    cohort's retention jump) and still be its own finding."""
+    ca, cb = comparisons(a), comparisons(b)
+    return bool(ca and cb) and ca[0] in cb and cb[0] in ca
+
+
 def insight_text(i: Insight) -> str:
     return f"{i.name}. {i.description}"
 
@@ -67,7 +83,8 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
 
     for a in range(len(insights)):
         for b in range(a + 1, len(insights)):
-            if (keys[a] is not None and keys[a] == keys[b]) or sims[a, b] >= threshold:
+            if (keys[a] is not None and keys[a] == keys[b]) or sims[a, b] >= threshold \
+                    or restates(insights[a], insights[b]):
                 parent[find(b)] = find(a)
     groups: dict[int, list[int]] = {}
     for n in range(len(insights)):

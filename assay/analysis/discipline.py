@@ -31,14 +31,21 @@ CLAIM_DISCIPLINE = """\
 - Scope superlatives to the queried window ("highest in the queried period"), never "ever" or "all-time".
 - Make no claim about periods, segments or tables that were not queried.
 - If a result contradicts a finding, say so and explain why the finding still holds, or drop the finding.
-- affected_count is the number of entities (players, users, customers, orders, ...) the finding is about, as the results show it; leave it null when the results do not give one."""
+- affected_count is the number of entities (players, users, customers, orders, ...) that show the finding's outcome
+  within its segment, as the results show it: for a rate (churn, failure, drop-off, cancellation) the segment's
+  entities that have the outcome (of 4,000 accounts on a plan that cancel at 25%, the 1,000 that cancelled, not the
+  4,000); for a concentration the entities of the top group; for a data problem the rows that have it; for a change
+  or a gap in a measure that no single entity has or lacks (revenue fell, visits are shorter) the entities the
+  measure covers in the segment and period. The segment's size is a separate count claim. Leave affected_count
+  null when the results do not give one."""
 
 _INSIGHTS_CONTRACT = """\
 ## Numbers as claims
 - affected_entity says what affected_count counts, in the schema's terms: customers, orders, order items, events,
   players, sessions, purchases, ... ("customers" for count(DISTINCT customer_id), "order items" for rows of
   order_items). A count of events is not a count of customers. State affected_count also as a claim of its own
-  (metric count, its entity, and the segment and period it counts), so it is checked against what it counts.
+  (metric count, its entity, and the segment and period it counts, the outcome's condition included in segment and
+  segment_sql), so it is checked against what it counts.
 - claims: every headline number of the insight, one claim per comparison, each with metric (count | rate | share |
   average | change), measure (what is measured), entity (what is counted or averaged over), segment and baseline
   in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
@@ -54,10 +61,12 @@ _INSIGHTS_CONTRACT = """\
 - Report an insight only when a result above shows it. When no result above is evidence for this area, return an
   empty list: an area with nothing to say says nothing.
 - An insight is a finding someone could act on: a segment that differs from its baseline, a change over time, a
-  concentration, or a data problem. A result that shows no difference, the size or mix of the data, or growth
-  that only follows the base growing is context for a finding, not an insight of its own. Report at most
-  {max_insights} insights for this area, the most important first; one insight per finding (the same effect seen
-  in several results is one insight citing them all).
+  concentration, or a data problem. A result that shows no difference (that something does not help, does not
+  change or does not differ), the size or mix of the data, or growth
+  that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
+  act on (a few percent relative to its baseline) or a segment too small to matter. Report at most {max_insights}
+  insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer
+  are material; one insight per finding (the same effect seen in several results is one insight citing them all).
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:

@@ -89,7 +89,7 @@ def scan(s, probes: int) -> tuple[list[Lead], int]:
     ex = _CachingExecutor(s.executor)
     ss = _ScanSession(s, ex)
     steps: list[ExplorationStep] = []
-    explore_statistically(ss, [], steps.append, max_steps=probes)
+    explore_statistically(ss, [], steps.append, max_steps=probes, behaviour_first=True)
     failed = [st for st in steps if not st.ok]
     if steps and len(failed) == len(steps):
         raise RuntimeError(f"every probe failed ({failed[0].error})")

@@ -830,9 +830,44 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
     return step
 
 
+# Behaviour first, for a scan on a small budget (the LLM explorer's leads): the probes that show how entities
+# behave (outcome rates by segment, retention, concentration over entities, a measure by each dimension, changes)
+# before the ones that describe the data's shape (seasonality, correlations between columns, mixes, rank tests).
+BEHAVIOUR_KINDS = ("retention", "concentration", "breakdown", "joined_breakdown", "funnel", "rate_series",
+                   "duration_breakdown", "status_switch", "end_before_start", "series", "segment_series",
+                   "duration_series", "null_reason")
+
+
+def breadth_first(probes: list[Probe]) -> list[Probe]:
+    """The plan reordered so a small budget reaches every kind of behaviour and every table: round-robin over the
+    behaviour kinds (in ``BEHAVIOUR_KINDS`` order), each kind's own queue round-robin over its tables (the plan's
+    order kept within a table); then the other kinds the same way. The same probes, in another order."""
+
+    def by_table(group: list[Probe]) -> list[Probe]:
+        tables: dict[str, list[Probe]] = {}
+        for pr in group:
+            tables.setdefault(pr.table, []).append(pr)
+        return _interleave(list(tables.values()))
+
+    kinds: dict[str, list[Probe]] = {}
+    for pr in probes:
+        kinds.setdefault(pr.kind, []).append(pr)
+    first = [by_table(kinds.pop(k)) for k in BEHAVIOUR_KINDS if k in kinds]
+    rest = [by_table(group) for group in kinds.values()]  # in the plan's order of first appearance
+    return _interleave(first) + _interleave(rest)
+
+
+def _interleave(queues: list[list[Probe]]) -> list[Probe]:
+    out: list[Probe] = []
+    for i in range(max((len(q) for q in queues), default=0)):
+        out += [q[i] for q in queues if i < len(q)]
+    return out
+
+
 def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[ExplorationStep], None],
-                          max_steps: int | None = None) -> str:
-    """Plan and run probes up to ``max_steps`` (the run's by default); resumes after the last persisted step."""
+                          max_steps: int | None = None, behaviour_first: bool = False) -> str:
+    """Plan and run probes up to ``max_steps`` (the run's by default); resumes after the last persisted step.
+    ``behaviour_first``: the plan in ``breadth_first`` order (a scan whose budget is small against the plan)."""
     limit = s.run.max_steps if max_steps is None else max_steps
     from ..packs import goal_keywords
 
@@ -877,7 +912,8 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         sink(step)
         if step.ok and step.digest.all_rows:
             planner.learn_overlap(pr.table, pr.meta, step.digest.all_rows[0])
-    for pr in planner.plan(profiles):
+    plan = planner.plan(profiles)
+    for pr in (breadth_first(plan) if behaviour_first else plan):
         if n >= limit:
             return "max_steps"
         sql = portable(pr.sql, dialect)

@@ -96,6 +96,12 @@ def claim_definition(claim: Claim) -> dict:
     return {k: v for k, v in d.items() if v}
 
 
+def _is_segment(words: str | None, insight_segment: str | None) -> bool:
+    """A claim's segment in words is the insight's (case and spacing aside)."""
+    a, b = " ".join((words or "").lower().split()), " ".join((insight_segment or "").lower().split())
+    return bool(a) and a == b
+
+
 def render_evidence(insight: Insight, steps: dict[int, ExplorationStep], numbers: list[int] | None = None) -> str:
     parts = []
     for n in (numbers if numbers is not None else insight.source_steps):
@@ -129,9 +135,13 @@ Write ONE SQL query that returns a single row with the columns:
 - segment_value: the metric computed on the segment (its condition is given in words and as SQL),
 - baseline_value: the same metric computed on the baseline (leave this column out when there is no baseline).
 Apply the stated segment_sql, baseline_sql and period_sql conditions as they are written (table qualifiers may be
-added); the period bounds the whole computation (numerator and denominator, segment and baseline), and
-the segment's condition bounds all of segment_value (a rate's numerator and denominator), the baseline's all of
-baseline_value; a share's whole is the period's rows, not the segment's. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
+added); the period bounds the whole computation (numerator and denominator, segment and baseline).
+For a rate, an average or a count, the segment's condition bounds all of segment_value (a rate's numerator and
+denominator) and the baseline's all of baseline_value. For a share, the condition selects the part only: its
+whole is all of the period's rows (segment_value = the segment's part of that whole, baseline_value = the
+baseline's part of it). Rates and shares are fractions between 0 and 1. An average is over the stated entity.
+An affected count whose segment says "only those that show the finding" counts the segment's entities that have
+the finding's outcome (for a low or falling rate of a good outcome, those without it): add that condition.
 For a change, segment_value is the metric in the later period and baseline_value in the earlier one; when the
 baseline is another period (its condition is on the period's own column), the stated period bounds segment_value
 only and the baseline's condition bounds baseline_value.
@@ -203,12 +213,22 @@ class Verifier:
                           value=float(n), source_steps=list(insight.source_steps),
                           verification_sql=insight.verification_sql)
         else:
-            # the population the insight is about: the claim that counts the same entity, else its headline claim
+            # the entities that show the finding's outcome within its segment: the segment (and period) of the
+            # claim that measures that outcome on the same entity (a rate of it), else of the claim that
+            # counts the same entity, else of the headline claim; the outcome is said in words, the verifier adds
+            # its condition (the segment's size is not the affected count)
             entity = insight.affected_entity or (insight.claims[0].entity if insight.claims else None)
             same = [c for c in insight.claims if entity and normalize_entity(c.entity) == normalize_entity(entity)]
-            first = (same or insight.claims or [Claim()])[0]
+            # (a share's segment is its part: there the segment is what the finding counts)
+            rates = [c for c in same if c.metric == MetricKind.rate and c.segment_sql]
+            outcome = next((c for c in rates if _is_segment(c.segment, insight.segment)), rates[0] if rates else None)
+            first = outcome or (same or insight.claims or [Claim()])[0]
+            segment = first.segment or insight.segment or ""
+            if outcome is not None:
+                segment = (f"{segment}: only those that show the finding ({insight.name or 'as the insight says'}), "
+                           f"judged by its {outcome.measure or 'rate'}")
             claim = Claim(metric=MetricKind.count, measure=AFFECTED, entity=entity,
-                          segment=first.segment or insight.segment or "", segment_sql=first.segment_sql,
+                          segment=segment, segment_sql=first.segment_sql,
                           period=first.period, period_sql=first.period_sql, value=float(n),
                           source_steps=list(first.source_steps))
         if not insight.verification_sql:  # the statistical analyst computed its count by SQL, not from a step

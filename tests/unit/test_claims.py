@@ -424,3 +424,66 @@ def test_a_change_against_an_earlier_period_is_not_bound_by_the_later_period():
     # a baseline that is another segment in the same period: the period bounds both sides, as before
     other = dict(stated, baseline="platform <> 'android'")
     assert any("period" in m for m in partial_conditions(sql, other, "duckdb", "change"))
+
+
+def test_the_affected_count_is_checked_as_the_segment_s_entities_with_the_outcome_not_the_segment(world):
+    """Real models sized a finding by its whole segment (every customer of a channel) where the finding is about
+    those with the outcome (the ones who churned). The contract asks for the latter; the verifier checks the
+    affected count as those of the segment that show the finding (the segment of the claim that measures its
+    outcome rate, not the first claim's), so the segment's size is not confirmed as the affected count."""
+    from assay.analysis.discipline import CLAIM_DISCIPLINE
+
+    assert "that show the finding's outcome" in CLAIM_DISCIPLINE and "separate count claim" in CLAIM_DISCIPLINE
+    # android: 50 customers, 14 of them bought (customer_id 0..13)
+    rate_sql = ("SELECT count(DISTINCT customer_id) FILTER (WHERE event_type = 'purchase') * 1.0 / "
+                "count(DISTINCT customer_id) AS segment_value FROM events WHERE platform = 'android'")
+    outcome_sql = ("SELECT count(DISTINCT customer_id) AS segment_value FROM events WHERE platform = 'android' AND "
+                   "customer_id NOT IN (SELECT customer_id FROM events WHERE event_type = 'purchase')")
+    total = json.dumps({"query": "SELECT count(DISTINCT customer_id) AS segment_value FROM events"})
+
+    def android(count):
+        claims = [Claim(metric="count", measure="customers", entity="customers", segment="all customers", value=100,
+                        source_steps=[7]),
+                  Claim(metric="rate", measure="share of customers who bought", entity="customers",
+                        segment="android", segment_sql="platform = 'android'", value=0.28, source_steps=[7])]
+        return Insight(id="conversion-2", area="conversion", name="Only 28% of android customers buy",
+                       description="72% of android customers never bought", segment="android", claims=claims,
+                       affected_count=count, affected_entity="customers", source_steps=[7])
+
+    llm = ReplayLLM({"verify": [total, json.dumps({"query": rate_sql}), json.dumps({"query": outcome_sql})]})
+    ins = android(36)
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.confirmed
+    count = ins.claims[-1]
+    assert count.measure == "affected count" and count.segment_sql == "platform = 'android'"  # the outcome's claim
+    assert count.segment.startswith("android: only those that show the finding (Only 28% of android customers buy)")
+    assert count.verified_value == 36 and count.verdict == ValidationStatus.confirmed
+    assert "only those that show the finding" in llm.calls[2].messages[0].content  # the verifier is told
+    assert "only those that show the finding" in llm.calls[2].system[0].text  # and how to count them
+    # the segment's size as the affected count: the warehouse counts 36 with the outcome, not 50
+    llm = ReplayLLM({"verify": [total, json.dumps({"query": rate_sql}), json.dumps({"query": outcome_sql})]})
+    ins = android(50)
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.adjusted
+    assert ins.claims[-1].verdict == ValidationStatus.adjusted and ins.claims[-1].verified_value == 36
+
+
+def test_the_share_rule_says_the_whole_is_the_period_s_rows():
+    """The verifier prompt had said the segment bounds all of segment_value and, one clause later, that a share's
+    whole is not the segment: a model reported the two as contradictory. Each metric now has one rule."""
+    from assay.validate.verify import CLAIM_PROMPT
+
+    assert "For a rate, an average or a count, the segment's condition bounds all of segment_value" in CLAIM_PROMPT
+    assert "For a share, the condition selects the part only" in CLAIM_PROMPT
+    assert "the segment's condition bounds all of segment_value (a rate's numerator and denominator), the " \
+           "baseline's all of" not in CLAIM_PROMPT
+
+
+def test_the_contract_asks_for_material_findings_and_calls_a_non_difference_context():
+    """Round 5's gaming run reported "boosters do not help" twice and a product's small revenue: the contract names
+    both as context and asks for the most material findings first, fewer when fewer are material."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+
+    text = " ".join(INSIGHTS_CONTRACT.split())
+    assert "no difference (that something does not help, does not change or does not differ)" in text
+    assert "the most material first (the largest effect on the most entities), and fewer when fewer are material" \
+        in text
+    assert "a gap too small to act on" in text and "a segment too small to matter" in text

@@ -121,3 +121,33 @@ def test_run_merges_areas_and_says_which_area_had_no_evidence(tmp_path):
     assert "[confirmed] share · share of orders" in shown and "claimed 33.0%; warehouse 33.0%" in shown
     assert "also relevant to" in shown
     assert "conversion: no explored step carries evidence" in md and "conversion: no explored step" in shown
+
+
+def test_an_area_restating_another_s_comparisons_is_the_same_finding(embedder):
+    """A real model reported "boosters do not help" in two areas, each leading with one comparison and also making
+    the other's. The headline keys differ, the texts are not near-identical: the shared leading comparisons make
+    them one finding. An insight that cites another's comparison as its cause, leading with its own (round 6: a
+    usage rise citing a cohort's retention jump), stays; so does one that only shares a segment."""
+    def cmp(measure, value, base, metric="rate", seg="channel = 'x'", baseline="channel <> 'x'"):
+        return Claim(metric=metric, measure=measure, segment=seg, segment_sql=seg, baseline="others",
+                     baseline_sql=baseline, value=value, baseline_value=base)
+
+    size = Claim(metric="count", measure="customers of channel x", segment_sql="channel = 'x'", value=4000)
+    churn = ins("retention-1", "retention", "Channel x customers leave 3x faster", size,
+                cmp("share gone within 7 days", 0.73, 0.23),
+                cmp("sessions per customer", 7.3, 16.9, "average", baseline="channel = 'organic'"))
+    usage = ins("revenue-2", "revenue", "Channel x customers use the product half as much",
+                cmp("Sessions per customer", 7.3, 16.9, "average", baseline="channel='organic'"),
+                cmp("share gone within 7 days", 0.73, 0.23))
+    spend = ins("revenue-3", "revenue", "Channel x customers spend the most",
+                cmp("revenue per customer", 3.7, 2.7, "average", baseline="channel = 'search'"))
+    out = merge_findings([churn, usage, spend], AREAS, embedder.embed)
+    assert len(out) == 2 and "revenue-3" in [i.id for i in out]
+    kept = next(i for i in out if i.id != "revenue-3")
+    assert set(kept.merged_from + [kept.id]) == {"retention-1", "revenue-2"}
+    # one way only: the other insight leads with its own comparison and cites this one's as its cause
+    cause = ins("revenue-4", "revenue", "Weekly sessions per customer doubled since August",
+                cmp("weekly sessions per customer", 3.4, 1.9, "change", seg="week = '2026-10-19'",
+                    baseline="week = '2026-08-03'"),
+                cmp("share gone within 7 days", 0.73, 0.23))
+    assert len(merge_findings([churn, cause], AREAS, embedder.embed)) == 2

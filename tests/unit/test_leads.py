@@ -83,7 +83,7 @@ def test_the_first_prompt_shows_the_leads_within_the_probe_budget(demo_dir, stat
     assert "ran 12 automatic probe queries" in first and "Check or dismiss each one with your own queries" in first
     lines = run.leads.splitlines()
     assert lines[2].startswith("1. ") and lines[3].startswith("   numbers: ")
-    assert lines[4].startswith(("   probe SQL: SELECT", "   count SQL: SELECT"))
+    assert lines[4].startswith(("   probe SQL: SELECT", "   probe SQL: WITH", "   count SQL: SELECT"))
     assert all(run.leads in _explore_system(r) for r in explore)  # every request keeps them (stable prefix)
     # the budget: at most 12 queries, each counted once (a probe re-read by the detectors is not re-run)
     assert 0 < len(statistical_queries) <= 12 and len(set(statistical_queries)) == len(statistical_queries)
@@ -162,3 +162,65 @@ def test_the_estimate_counts_the_scan():
     ex_off, ex_on = off.phases[0], on.phases[0]
     assert ex_on.calls == ex_off.calls and ex_on.input_tokens > ex_off.input_tokens
     assert estimate(p, **{**kw, "analyst": "statistical"}, leads_probes=25).leads_queries == 0
+
+
+def test_breadth_first_reaches_every_behaviour_kind_and_table_before_a_second_probe_of_any():
+    from assay.stats.planner import BEHAVIOUR_KINDS, Probe, breadth_first
+
+    def pr(kind, table, n):
+        return Probe(kind, table, f"{kind} {table} {n}", f"SELECT {n}")
+
+    # a depth-first plan: every season and breakdown probe of one table, then the others, behaviour last
+    plan = ([pr("season", "a", i) for i in range(3)] + [pr("breakdown", "a", i) for i in range(3)]
+            + [pr("breakdown", "b", i) for i in range(2)] + [pr("crosstab", "b", 0)]
+            + [pr("retention", "u", i) for i in range(3)] + [pr("concentration", "b", 0)]
+            + [pr("joined_breakdown", "a", 0), pr("joined_breakdown", "a", 1), pr("joined_breakdown", "b", 0)])
+    order = breadth_first(plan)
+    assert sorted(p.purpose for p in order) == sorted(p.purpose for p in plan)  # the same probes
+    kinds = [p.kind for p in order]
+    # one of each behaviour kind, in the stated order, before a second of any
+    assert kinds[:4] == ["retention", "concentration", "breakdown", "joined_breakdown"]
+    assert [k for k in BEHAVIOUR_KINDS if k in kinds[:4]] == kinds[:4]
+    # within a kind, the tables take turns (the plan's order kept within a table)
+    assert [p.purpose for p in order if p.kind == "breakdown"] == ["breakdown a 0", "breakdown b 0", "breakdown a 1",
+                                                                   "breakdown b 1", "breakdown a 2"]
+    assert [p.purpose for p in order if p.kind == "joined_breakdown"][:2] == ["joined_breakdown a 0",
+                                                                              "joined_breakdown b 0"]
+    # the data's shape (seasons, mixes) only after every behaviour probe
+    last_behaviour = max(i for i, k in enumerate(kinds) if k in BEHAVIOUR_KINDS)
+    assert all(i > last_behaviour for i, k in enumerate(kinds) if k in ("season", "crosstab"))
+    assert breadth_first([]) == []
+
+
+def test_the_scan_reaches_retention_concentration_and_each_table_s_segments_within_a_small_budget(demo_dir,
+                                                                                                   monkeypatch):
+    """The leads scan spends its budget on behaviour: on a warehouse with an entity table and three activity tables,
+    20 probes reach retention by segment, the concentration of a measure over entities and a measure of each
+    activity table by the entity's segments; the seasonality probes wait (the statistical analyst's own plan, run
+    on its full budget, keeps its order)."""
+    import assay.stats.planner as planner
+
+    kinds: list[tuple[str, str]] = []
+    real = planner.run_probe
+
+    def spy(executor, probe, *a, **kw):
+        kinds.append((probe.kind, probe.table))
+        return real(executor, probe, *a, **kw)
+
+    monkeypatch.setattr(planner, "run_probe", spy)
+    truth = json.loads((demo_dir / "gaming_truth.json").read_text())
+    p = Project(id="leads-breadth", pack=truth["pack"], category=truth["category"], analyst="llm", max_steps=2,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "gaming.duckdb"),
+                                                                   "llm_descriptions": False}),
+                llm=LLMConfig(provider="scripted", model="leadstest"), analysis={"leads_probes": 20})
+    store = open_store(load_settings())
+    store.save_project(p)
+    REQUESTS.clear()
+    run_discovery_inline(p.id, new_run_id())
+    assert len(kinds) == 20
+    got = {k for k, _ in kinds}
+    assert {"retention", "concentration", "joined_breakdown", "breakdown"} <= got, kinds
+    assert "season" not in got and "crosstab" not in got and "correlation" not in got
+    profiles = [i for i, (k, _) in enumerate(kinds) if k == "profile"]
+    assert profiles == list(range(len(profiles)))  # the profiles the plan is made from, then only behaviour
+    assert len({t for k, t in kinds if k == "joined_breakdown"}) >= 2  # more than one activity table by segment
