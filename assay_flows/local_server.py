@@ -193,6 +193,11 @@ def stop(home: Path | None = None, timeout: float = 15.0) -> int | None:
     if _alive(home):
         with contextlib.suppress(ProcessLookupError):
             os.kill(st["pid"], signal.SIGKILL)
+        while _alive(home) and time.monotonic() < deadline + 5:
+            time.sleep(0.1)
+    if not _alive(home) and (_read_state(home) or {}).get("pid") == st["pid"]:
+        with contextlib.suppress(OSError):
+            (home / STATE).unlink()
     return st["pid"]
 
 
@@ -229,6 +234,12 @@ def serve() -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         sys.exit("another assay local Prefect server is running in this PREFECT_HOME")
+
+    def leave(signum, frame):  # also after uvicorn, which re-raises the signal it stopped on: end through finally
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGINT, leave)
     idle_s = float(os.environ.get("ASSAY_PREFECT_SERVER_IDLE") or DEFAULT_IDLE_S)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -236,8 +247,17 @@ def serve() -> None:
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/api"
     tmp = home / f".{STATE}.{os.getpid()}"
     tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "idle_s": idle_s, "started": time.time()}))
-    tmp.replace(home / STATE)  # written before the app is up: clients wait for /health
+    try:
+        tmp.replace(home / STATE)  # written before the app is up: clients wait for /health
+        _run(sock, idle_s)
+    finally:
+        st = _read_state(home)
+        if st and st.get("pid") == os.getpid():
+            with contextlib.suppress(OSError):
+                (home / STATE).unlink()
 
+
+def _run(sock: socket.socket, idle_s: float) -> None:
     import asyncio
 
     import uvicorn
@@ -259,13 +279,7 @@ def serve() -> None:
         finally:
             task.cancel()
 
-    try:
-        asyncio.run(main())
-    finally:
-        st = _read_state(home)
-        if st and st.get("pid") == os.getpid():
-            with contextlib.suppress(OSError):
-                (home / STATE).unlink()
+    asyncio.run(main())
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ e = get_embedder()
 texts = json.loads(sys.argv[1])
 v = e.embed(texts)
 np.save(sys.argv[2], v)
-print(json.dumps({"hits": e.hits, "misses": e.misses, "loaded": is_loaded(e), "torch": "torch" in sys.modules,
+print(json.dumps({"hits": getattr(e, "hits", None), "misses": getattr(e, "misses", None), "loaded": is_loaded(e), "torch": "torch" in sys.modules,
                   "dim": e.dim}))
 """
 
