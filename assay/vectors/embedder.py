@@ -39,7 +39,7 @@ SCHEMA_DEFAULT_MODEL = USE_MODEL
 # one `assay serve`, or two Embedder instances) leave it half-initialised ("partially initialized module
 # 'torch' has no attribute 'Tensor'"), and that failed a scheduled run.
 _LOAD_LOCK = threading.Lock()
-# Held while torch and sentence-transformers import, and while scipy.stats imports (assay/stats/__init__.py):
+# Held while torch imports, and while scipy.stats imports (assay/stats/__init__.py):
 # scipy looks at sys.modules["torch"] as it initialises, and a half-imported torch there raises.
 IMPORT_LOCK = threading.Lock()
 
@@ -83,12 +83,12 @@ class Embedder:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-            with IMPORT_LOCK:
-                from transformers.utils import logging as hf_logging
-
-                hf_logging.disable_progress_bar()
+            with IMPORT_LOCK:  # torch half-imported is what scipy must not see; once imported, it is safe
                 import torch
-                from sentence_transformers import SentenceTransformer
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
 
             # one intra-op thread: embedding runs beside the exploration loop, which needs a core too
             torch.set_num_threads(int(os.environ.get("ASSAY_TORCH_THREADS", "1")))
