@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from assay.models import Project, WarehouseConfig
 from assay.settings import load_settings
 from assay.store import open_store
@@ -29,8 +31,11 @@ print(json.dumps({"torch": "torch" in sys.modules, "st": "sentence_transformers"
 """
 
 
+@pytest.mark.timeout(1800)  # a discovery, then a fresh process: imports and Prefect; 2 busy cores stretch both
 def test_a_statistical_rerun_needs_no_model(tmp_path):
     from prefect.settings import PREFECT_API_URL
+
+    from assay.vectors.index import _close_all
 
     db = small_warehouse(tmp_path / "w.duckdb")
     p = Project(id="rerun-nomodel", pack="ecommerce", max_steps=8,
@@ -40,6 +45,7 @@ def test_a_statistical_rerun_needs_no_model(tmp_path):
     state = asyncio.run(discovery_flow(DiscoveryParams(project=p.id), run_id="nomodel1", return_state=True))
     assert state.is_completed(), state.message
     before = {i.name for i in store.get_result("nomodel1").insights if i.area == "revenue"}
+    _close_all()  # this process holds the local vector folder: the rerun would wait for it, as a second run waits
     env = dict(os.environ, PREFECT_API_URL=PREFECT_API_URL.value(), ASSAY_PREFECT_SERVER="ephemeral")
     r = subprocess.run([sys.executable, "-c", RERUN, "nomodel1"], env=env, capture_output=True, text=True,
                        timeout=600)
