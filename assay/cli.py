@@ -255,13 +255,14 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
     from .vectors.embedder import warm_up
 
     warm_up()  # torch and the model load while Prefect imports and its server starts
-    server = _start_ephemeral_server()
+    server = _PrefectServer()
     from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
     from assay_flows.flows.runstate import run_with_id
 
     params = DiscoveryParams(project=project, max_steps=max_steps, min_steps=min_steps, areas=areas, goal=goal)
     server.join()
-    return _watch_flow(None, lambda ready: run_with_id(discovery_flow, {"params": params}, ready))
+    return _watch_flow(None, lambda ready: run_with_id(discovery_flow, {"params": params}, ready),
+                       settings=server.flow_settings)
 
 
 def _start_ephemeral_server():
@@ -289,6 +290,58 @@ def _start_ephemeral_server():
     thread = threading.Thread(target=start, name="assay-prefect-server", daemon=True)
     thread.start()
     return thread
+
+
+class _PrefectServer:
+    """The Prefect API a command's flow talks to, started before Prefect is imported.
+
+    By default the local server that later commands reuse (``assay_flows/local_server.py``): found or
+    started here, its URL put in ``PREFECT_API_URL`` before Prefect reads its settings, and ``join()``
+    waits for it to answer. ``PREFECT_API_URL`` (environment or profile) wins, ``ASSAY_PREFECT_SERVER=
+    ephemeral`` keeps one ephemeral server per command, and so does a process where Prefect is already
+    imported (its settings are read). If the local server does not answer in time, ``flow_settings()``
+    puts the flow on an ephemeral server instead: the command goes on, one line says why."""
+
+    def __init__(self) -> None:
+        from assay_flows import local_server
+
+        self.url: str | None = None
+        self.proc = None
+        self.fallback = False
+        self.thread = None
+        mode = os.environ.get("ASSAY_PREFECT_SERVER", "local").strip().lower()
+        if mode == "local" and "prefect" not in sys.modules and not local_server.configured_api_url():
+            self.url, self.proc = local_server.begin(self._timeout())
+        if self.url:
+            os.environ["PREFECT_API_URL"] = self.url
+        else:
+            self.thread = _start_ephemeral_server()
+
+    @staticmethod
+    def _timeout() -> float:
+        return float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS") or 90)
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+            return
+        from assay_flows import local_server
+
+        if not local_server.wait(self.url, self._timeout(), self.proc):
+            self.fallback = True
+            err.print(f"[dim]the local Prefect server ({self.url}) did not answer; this command uses an "
+                      f"ephemeral one (log: {local_server.prefect_home() / local_server.LOG})[/]",
+                      highlight=False, soft_wrap=True)
+
+    def flow_settings(self):
+        """Enter in the thread that runs the flow."""
+        import contextlib
+
+        if not self.fallback:
+            return contextlib.nullcontext()
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        return temporary_settings(restore_defaults={PREFECT_API_URL})
 
 
 def _prefect_env() -> None:
@@ -363,20 +416,21 @@ class _ProgressNotes(logging.Handler):
         return self._note if time.monotonic() < self._until else ""
 
 
-def _watch_flow(run_id: str | None, start) -> dict:
+def _watch_flow(run_id: str | None, start, settings=None) -> dict:
     """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress.
     Logs go to the run's log file; a failure is one line and the log's path. With ``run_id`` None the
     run's id is its flow run's: ``start(ready)`` calls ``ready(run_id)`` once the flow run exists."""
     log_path = run_log_path(run_id or f"starting-{os.getpid()}")
     restore = _log_to_file(log_path)
     try:
-        return _watch_flow_logged(run_id, start, log_path, restore.move)
+        return _watch_flow_logged(run_id, start, log_path, restore.move, settings)
     finally:
         restore()
 
 
-def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None) -> dict:
+def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None, settings=None) -> dict:
     import asyncio
+    import contextlib
     import logging
 
     from .models import RunStatus
@@ -392,7 +446,8 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None)
 
     def target() -> None:
         try:
-            state = asyncio.run(start(ready) if id_from_flow_run else start())
+            with (settings or contextlib.nullcontext)():
+                state = asyncio.run(start(ready) if id_from_flow_run else start())
             result["state"] = state
         except BaseException as exc:  # reported by the main thread
             result["error"] = exc
@@ -489,15 +544,16 @@ def rerun(
     store = _store()
     rid = check_rerun(store, run, area).id  # one line before Prefect starts
     _prefect_env()
-    from .vectors.embedder import warm_up
+    from .vectors.embedder import warm_up_if_cold
 
-    warm_up()  # torch and the model load while Prefect imports and its server starts
-    server = _start_ephemeral_server()
+    # the discovery's vectors are cached: no model (no torch) unless this host never embedded with it
+    warm_up_if_cold()
+    server = _PrefectServer()
     from assay_flows.flows.rerun import RerunParams, rerun_flow
 
     params = RerunParams(run=rid, areas=area)
     server.join()
-    done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True))
+    done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True), settings=server.flow_settings)
     if not done["state"].is_completed():
         err.print(f"[red]{done['state'].message}[/]", soft_wrap=True)
     show_result(rid)
@@ -927,6 +983,29 @@ def deploy(pool: str = typer.Option(..., "--pool", help="Prefect work pool (`pre
     for name in deploy_to_pool(pool, warn=lambda line: err.print(line, highlight=False, soft_wrap=True)):
         out.print(f"{name} on work pool {pool}", highlight=False, soft_wrap=True)
     out.print(f"start a worker: prefect worker start --pool {pool}", highlight=False, soft_wrap=True)
+
+
+@app.command("local-server")
+@_guarded
+def local_server_cmd(action: str = typer.Argument("status", help="status | stop")) -> None:
+    """The local Prefect server that `assay discover` and `assay rerun` start and later commands reuse
+    (in this PREFECT_HOME; it exits by itself after ASSAY_PREFECT_SERVER_IDLE seconds unused)."""
+    from assay_flows import local_server
+
+    if action not in ("status", "stop"):
+        fail("action must be 'status' or 'stop'")
+    home = local_server.prefect_home()
+    if action == "stop":
+        pid = local_server.stop(home)
+        out.print(f"stopped the local Prefect server (pid {pid})" if pid else "no local Prefect server running",
+                  highlight=False)
+        return
+    st = local_server.status(home)
+    if st is None:
+        out.print(f"no local Prefect server running in {home}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+    out.print(f"{st['url']} · pid {st['pid']} · exits after {st['idle_s']:.0f} s unused · log "
+              f"{home / local_server.LOG}", highlight=False, soft_wrap=True)
 
 
 @app.command()

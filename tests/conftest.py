@@ -19,6 +19,9 @@ os.environ["PREFECT_HOME"] = str(_SESSION_DIR / "prefect")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+# a command run by a test uses one ephemeral server, as before: a local server outliving it would keep
+# running after the session (tests/flows/test_local_server.py sets ASSAY_PREFECT_SERVER=local itself)
+os.environ["ASSAY_PREFECT_SERVER"] = "ephemeral"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.pop("MONGODB_URI", None)
 os.environ.pop("QDRANT_URL", None)

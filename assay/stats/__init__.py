@@ -1,10 +1,10 @@
 """The statistical analyst (no LLM): planner, detectors, analyst."""
 
-import importlib.util as _util
-
 # scipy.stats looks at sys.modules["torch"] while it initialises: when another thread is importing torch at
 # that moment (the embedder loading in the background), scipy meets a half-initialised module and raises
-# AttributeError. Importing torch here first waits for that import to finish (or does it once, in this
-# thread). torch comes with sentence-transformers, which every run loads anyway.
-if _util.find_spec("torch") is not None:
-    import torch  # noqa: F401
+# AttributeError. scipy.stats imports here under the lock the embedder holds while torch imports, so one
+# waits for the other; torch itself is not imported (a rerun that reads its vectors from the cache needs none).
+from ..vectors.embedder import IMPORT_LOCK as _IMPORT_LOCK
+
+with _IMPORT_LOCK:
+    import scipy.stats  # noqa: F401

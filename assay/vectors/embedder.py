@@ -12,7 +12,11 @@ Names (``ASSAY_EMBEDDING_MODEL``, ``ASSAY_SCHEMA_EMBEDDING_MODEL``):
 - ``st:<model or path>``, or any other name: a sentence-transformers model (a local path, or a name in the
   Hugging Face cache: nothing is downloaded at run time).
 
-Every model is loaded once per process, lazily (importing sentence-transformers costs several seconds).
+Every model is loaded once per process, lazily (importing sentence-transformers costs several seconds), and
+only for texts it has not embedded before: ``get_embedder`` keeps each vector in a disk cache
+(``$ASSAY_HOME/embeddings.sqlite``, keyed by model name and text; ``ASSAY_EMBEDDING_CACHE=0`` turns it off).
+A rerun or an area flow run embeds the texts its discovery embedded (step texts, area queries, candidate
+names), so on the same host it never imports torch nor loads the model (issue #20 item 8).
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ SCHEMA_DEFAULT_MODEL = USE_MODEL
 # one `assay serve`, or two Embedder instances) leave it half-initialised ("partially initialized module
 # 'torch' has no attribute 'Tensor'"), and that failed a scheduled run.
 _LOAD_LOCK = threading.Lock()
+# Held while torch imports, and while scipy.stats imports (assay/stats/__init__.py):
+# scipy looks at sys.modules["torch"] as it initialises, and a half-imported torch there raises.
+IMPORT_LOCK = threading.Lock()
 
 
 @runtime_checkable
@@ -76,11 +83,12 @@ class Embedder:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            with IMPORT_LOCK:  # torch half-imported is what scipy must not see; once imported, it is safe
+                import torch
+            from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()
-            import torch
-            from sentence_transformers import SentenceTransformer
 
             # one intra-op thread: embedding runs beside the exploration loop, which needs a core too
             torch.set_num_threads(int(os.environ.get("ASSAY_TORCH_THREADS", "1")))
@@ -251,7 +259,134 @@ def get_schema_embedder(configured: str | None = None) -> TextEmbedder:
 
 @lru_cache(maxsize=8)
 def _embedder(name: str) -> TextEmbedder:
-    return make_embedder(name)
+    model = make_embedder(name)
+    if os.environ.get("ASSAY_EMBEDDING_CACHE", "1").strip().lower() in ("0", "off", "false", "no"):
+        return model
+    return CachedEmbedder(model)
+
+
+CACHE_FILE = "embeddings.sqlite"
+CACHE_MAX_ROWS = 500_000  # ~0.8 GB of 384-float vectors at most; the oldest go first
+
+
+class CachedEmbedder:
+    """A model behind a disk cache of its vectors: a text embedded once by this model (in any process of
+    this ``ASSAY_HOME``) is read back, and the model is loaded only for texts it has never embedded. The
+    cache never fails a caller: if it cannot be read or written, the model embeds."""
+
+    def __init__(self, model: TextEmbedder, path=None):
+        from pathlib import Path
+
+        self.model = model
+        self.name = model.name
+        self.path = Path(path) if path else None  # None: $ASSAY_HOME/embeddings.sqlite, read at each use
+        self.hits = 0
+        self.misses = 0
+
+    def _db(self):
+        import sqlite3
+        from pathlib import Path
+
+        path = self.path
+        if path is None:
+            home = Path(os.environ.get("ASSAY_HOME") or Path.home() / ".assay").expanduser()
+            home.mkdir(parents=True, exist_ok=True)
+            path = home / CACHE_FILE
+        con = sqlite3.connect(str(path), timeout=15)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, key TEXT NOT NULL, vec BLOB NOT NULL,"
+                    " PRIMARY KEY (model, key))")
+        return con
+
+    @staticmethod
+    def _key(text: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _load(self):
+        return self.model._load()
+
+    def cached_dim(self) -> int | None:
+        try:
+            con = self._db()
+            try:
+                row = con.execute("SELECT length(vec) FROM vectors WHERE model = ? LIMIT 1", (self.name,)).fetchone()
+            finally:
+                con.close()
+        except Exception:  # noqa: BLE001 - no cache: the model answers
+            return None
+        return row[0] // 4 if row else None
+
+    @property
+    def dim(self) -> int:
+        return self.cached_dim() or self.model.dim
+
+    def _get(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        try:
+            con = self._db()
+            try:
+                for i in range(0, len(keys), 500):
+                    part = keys[i:i + 500]
+                    rows = con.execute(f"SELECT key, vec FROM vectors WHERE model = ? AND key IN "
+                                       f"({','.join('?' * len(part))})", (self.name, *part)).fetchall()
+                    found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+            finally:
+                con.close()
+        except Exception:  # noqa: BLE001
+            return {}
+        return found
+
+    def _put(self, new: dict[str, np.ndarray]) -> None:
+        try:
+            con = self._db()
+            try:
+                with con:
+                    con.executemany("INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
+                                    [(self.name, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in new.items()])
+                    (n,) = con.execute("SELECT count(*) FROM vectors").fetchone()
+                    if n > CACHE_MAX_ROWS:
+                        con.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors ORDER BY rowid "
+                                    "LIMIT ?)", (n - CACHE_MAX_ROWS,))
+            finally:
+                con.close()
+        except Exception:  # noqa: BLE001 - a read-only or busy cache only costs the next caller a recompute
+            pass
+
+    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [self._key(t) for t in texts]
+        found = self._get(list(dict.fromkeys(keys)))
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            kw = {} if batch_size is None else {"batch_size": batch_size}
+            vecs = self.model.embed(missing, **kw)
+            new = {self._key(t): np.asarray(v, dtype=np.float32) for t, v in zip(missing, vecs)}
+            self._put(new)
+            found.update(new)
+        return np.vstack([found[k] for k in keys]).astype(np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def is_loaded(embedder: TextEmbedder) -> bool:
+    """Whether the model behind ``embedder`` has been loaded in this process."""
+    inner = getattr(embedder, "model", embedder)
+    return getattr(inner, "_model", None) is not None
+
+
+def warm_up_if_cold(model: str | None = None) -> threading.Thread | None:
+    """``warm_up`` only where the cache holds nothing of the model (a host that never ran it): a rerun or an
+    area flow run reads its discovery's vectors back and needs no model (and no torch) at all."""
+    e = get_embedder(model)
+    if isinstance(e, CachedEmbedder) and e.cached_dim():
+        return None
+    return warm_up(model)
 
 
 def warm_up(model: str | None = None) -> threading.Thread:

@@ -27,9 +27,9 @@ async def area_flow(run_id: str, area: str, rerun: bool = False) -> dict:
     from assay.liveness import AreaHeartbeat
     from assay.settings import load_settings
     from assay.store import open_store
-    from assay.vectors.embedder import warm_up
+    from assay.vectors.embedder import warm_up_if_cold
 
-    warm_up()
+    warm_up_if_cold()  # the discovery's vectors are cached on this host: no model needed
     store = open_store(load_settings())
     with AreaHeartbeat(store, run_id, area, str(current_flow_run.id)):
         out = await task(run_id, area, redo=rerun)

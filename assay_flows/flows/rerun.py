@@ -16,7 +16,7 @@ from assay.liveness import Heartbeat
 from assay.run.lifecycle import prepare_rerun
 from assay.settings import load_settings
 from assay.store import open_store
-from assay.vectors.embedder import warm_up
+from assay.vectors.embedder import warm_up_if_cold
 
 from .areas import placement_here, run_areas
 from .finish import save_again
@@ -31,7 +31,7 @@ class RerunParams(BaseModel):
 
 @flow(name="assay-rerun-areas", flow_run_name="{params.run}: {params.areas}", log_prints=True)
 async def rerun_flow(params: RerunParams):
-    warm_up()  # the picker's embedder loads while Prefect starts the area subflows
+    warm_up_if_cold()  # its discovery's vectors are cached; a host that never embedded loads the model now
     store = open_store(load_settings())
     try:
         run = prepare_rerun(store, params.run, params.areas)

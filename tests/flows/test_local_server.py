@@ -1,0 +1,153 @@
+"""The local Prefect server that later commands reuse (issue #20 item 8): the first command starts it, a
+second one connects to it, a dead one is replaced, an idle one exits, and a user's own server
+(``PREFECT_API_URL``, environment or profile) always wins. Each command is its own process, as the CLI is,
+with its own PREFECT_HOME; every server started here is stopped by the test."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from assay_flows import local_server
+
+# what `assay discover`/`rerun` do before the flow starts, then one API call through Prefect's own client
+COMMAND = textwrap.dedent("""
+    import asyncio, json, os, sys
+    from assay.cli import _PrefectServer
+
+    server = _PrefectServer()
+    server.join()
+    with server.flow_settings():
+        from prefect.settings import PREFECT_API_URL
+        from prefect.client.orchestration import get_client
+
+        async def main():
+            async with get_client() as c:
+                await c.hello()
+                return str(c.api_url)
+        api_url = PREFECT_API_URL.value()
+        used = PREFECT_API_URL.value() and asyncio.run(main())
+    print(json.dumps({"url": server.url, "started": server.proc is not None, "fallback": server.fallback,
+                      "used": used, "api_url": api_url}))
+""")
+
+
+def _env(home: Path, **extra: str) -> dict:
+    env = dict(os.environ, PREFECT_HOME=str(home), PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240", ASSAY_PREFECT_SERVER="local")
+    for k in ("PREFECT_API_URL", "PREFECT_PROFILES_PATH", "PREFECT_PROFILE", "ASSAY_PREFECT_SERVER_IDLE"):
+        env.pop(k, None)
+    env.update(extra)
+    return env
+
+
+def _command(home: Path, **extra: str) -> dict:
+    r = subprocess.run([sys.executable, "-c", COMMAND], env=_env(home, **extra), capture_output=True, text=True,
+                       timeout=400)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _record(home: Path) -> dict | None:
+    p = home / local_server.STATE
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def _gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                return True
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = tmp_path / "prefect"
+    yield h
+    st = _record(h)
+    if st:  # never leave a server behind a test
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(st["pid"], signal.SIGKILL)
+
+
+def test_a_second_command_reuses_the_server_and_stop_ends_it(home):
+    first = _command(home)
+    assert first["started"] and not first["fallback"]
+    assert first["used"].rstrip("/") == first["url"].rstrip("/")
+    pid = _record(home)["pid"]
+    second = _command(home)
+    assert not second["started"] and second["url"] == first["url"]  # nothing started: the same server
+    assert second["used"].rstrip("/") == first["url"].rstrip("/")
+    assert _record(home)["pid"] == pid
+    r = subprocess.run([str(Path(sys.executable).parent / "assay"), "local-server", "status"],
+                       env=_env(home), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and first["url"] in r.stdout, r.stdout + r.stderr
+    r = subprocess.run([str(Path(sys.executable).parent / "assay"), "local-server", "stop"],
+                       env=_env(home), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and f"pid {pid}" in r.stdout, r.stdout + r.stderr
+    assert _gone(pid, 20) and _record(home) is None
+
+
+def test_a_dead_server_is_replaced_and_an_idle_one_exits(home):
+    first = _command(home)
+    old = _record(home)
+    os.kill(old["pid"], signal.SIGKILL)  # a crash: its record stays behind, stale
+    assert _gone(old["pid"], 20) and _record(home) == old
+    second = _command(home, ASSAY_PREFECT_SERVER_IDLE="3")
+    assert second["started"] and not second["fallback"]
+    new = _record(home)
+    assert new["pid"] != old["pid"] and second["used"].rstrip("/") == new["url"].rstrip("/") != first["url"]
+    assert _gone(new["pid"], 60), "an idle server must exit by itself"
+    assert _record(home) is None
+
+
+def test_a_server_that_does_not_answer_leaves_the_command_on_an_ephemeral_one(home):
+    # a live server process (it holds the lock) whose port never answers: the command waits its start-up
+    # timeout, no longer, and runs on an ephemeral server instead
+    home.mkdir(parents=True)
+    (home / local_server.STATE).write_text(json.dumps({"url": "http://127.0.0.1:9/api", "pid": 1, "idle_s": 60}))
+    with open(home / local_server.LOCK, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, "-c", COMMAND.replace("used = PREFECT_API_URL.value() and", "used = 0 and")],
+                           env=_env(home, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="3"),
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["fallback"] and out["api_url"] is None  # the flow's client starts an ephemeral server
+    assert "did not answer" in r.stderr
+    assert time.monotonic() - t0 < 60
+
+
+def test_a_configured_server_wins(home, tmp_path):
+    script = ("import json; from assay.cli import _PrefectServer; s = _PrefectServer(); "
+              "print(json.dumps({'url': s.url, 'ephemeral': s.thread is not None}))")
+    r = subprocess.run([sys.executable, "-c", script], env=_env(home, PREFECT_API_URL="http://127.0.0.1:9/api"),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1])["url"] is None
+    assert _record(home) is None and not (home / local_server.LOG).exists()  # nothing started
+    # set in the active Prefect profile instead of the environment: it wins too
+    profiles = tmp_path / "profiles.toml"
+    profiles.write_text('active = "team"\n[profiles.team]\nPREFECT_API_URL = "http://127.0.0.1:9/api"\n')
+    r = subprocess.run([sys.executable, "-c", script], env=_env(home, PREFECT_PROFILES_PATH=str(profiles)),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1])["url"] is None
+    assert _record(home) is None and not (home / local_server.LOG).exists()
