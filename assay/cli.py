@@ -332,6 +332,11 @@ class _PrefectServer:
             err.print(f"[dim]the local Prefect server ({self.url}) did not answer; this command uses an "
                       f"ephemeral one (log: {local_server.prefect_home() / local_server.LOG})[/]",
                       highlight=False, soft_wrap=True)
+        elif self.proc is not None:  # this command started it: say that a process stays behind, and how to end it
+            idle_min = float(os.environ.get("ASSAY_PREFECT_SERVER_IDLE") or local_server.DEFAULT_IDLE_S) / 60
+            err.print(f"[dim]started a local Prefect server at {self.url}; later commands reuse it, and it stops "
+                      f"after {idle_min:.0f} min unused (now: assay local-server stop)[/]",
+                      highlight=False, soft_wrap=True)
 
     def flow_settings(self):
         """Enter in the thread that runs the flow."""

@@ -55,7 +55,7 @@ def _command(home: Path, **extra: str) -> dict:
     r = subprocess.run([sys.executable, "-c", COMMAND], env=_env(home, **extra), capture_output=True, text=True,
                        timeout=400)
     assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return {**json.loads(r.stdout.strip().splitlines()[-1]), "stderr": r.stderr}
 
 
 def _record(home: Path) -> dict | None:
@@ -93,6 +93,9 @@ def test_a_second_command_reuses_the_server_and_stop_ends_it(home):
     pid = _record(home)["pid"]
     second = _command(home)
     assert not second["started"] and second["url"] == first["url"]  # nothing started: the same server
+    # the command that leaves a process behind says so, and how to end it; the one that reuses it says nothing
+    assert "started a local Prefect server" in first["stderr"] and "assay local-server stop" in first["stderr"]
+    assert "started a local Prefect server" not in second["stderr"]
     assert second["used"].rstrip("/") == first["url"].rstrip("/")
     assert _record(home)["pid"] == pid
     r = subprocess.run([str(Path(sys.executable).parent / "assay"), "local-server", "status"],
