@@ -20,6 +20,7 @@ known), rerun_calls, recall_at_10_<set>[_<lang>]_{plain,described}.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import sys
@@ -56,6 +57,35 @@ def scripted_llm():
     return ScriptedLLM(answer, model="scripted")
 
 
+def postgres_tables(dsn: str, tmp: Path, store):
+    """(schema, tables, drop): the ERP warehouse copied into a new schema of the PostgreSQL at ``dsn`` and
+    discovered as a project there sees it."""
+    import uuid
+
+    import psycopg
+
+    from assay.demo.erp import generate_erp
+    from assay.demo.postgres import load_into_postgres
+    from assay.models import Project, WarehouseConfig
+    from assay.schema.discovery import discover_schema
+    from assay.warehouse import open_warehouse
+
+    schema = f"assay_erp_{uuid.uuid4().hex[:6]}"
+    load_into_postgres(generate_erp(tmp / "erp.duckdb"), dsn, schema)
+    cfg = WarehouseConfig(kind="postgres", settings={"dsn": dsn}, schemas=[schema])
+    wh = open_warehouse(cfg)
+    try:
+        tables = discover_schema(store, Project(id="describe-pg", pack="ecommerce", warehouse=cfg), wh, refresh=True)
+    finally:
+        wh.close()
+
+    def drop() -> None:
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+    return schema, tables, drop
+
+
 def silent_llm():
     """An LLM that describes no table (its answer is an empty JSON object)."""
     from assay.llm.scripted import ScriptedLLM
@@ -77,6 +107,10 @@ def main() -> None:
     ap.add_argument("--notes-out", type=Path, default=None, help="write the descriptions (by content hash) to FILE")
     ap.add_argument("--notes-in", type=Path, nargs="*", default=[],
                     help="load descriptions written by --notes-out before the pass (the pass then asks only for the rest)")
+    ap.add_argument("--postgres", default="", metavar="DSN",
+                    help="the tables as PostgreSQL reports them: the whole 2,000-table ERP warehouse copied into a "
+                         "throw-away schema of DSN and discovered there (its column types differ from DuckDB's, so "
+                         "its descriptions are cached under other content hashes); --tables is ignored")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="assay-describe-") as d:
@@ -105,7 +139,12 @@ def main() -> None:
                 sys.exit("no LLM: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a bridge), or OPENAI_BASE_URL")
         settings = load_settings()
         store = open_store(settings)
-        tables = subset(args.tables)
+        schema = "erp"
+        if args.postgres:
+            schema, tables, drop = postgres_tables(args.postgres, Path(d), store)
+            atexit.register(drop)
+        else:
+            tables = subset(args.tables)
         for f in args.notes_in:
             store.put_table_notes(json.loads(f.read_text()), model="notes-in")
         if args.shard:
@@ -134,7 +173,7 @@ def main() -> None:
                 per: dict[str, list[int]] = {}
                 misses = []
                 for q, target in queries:
-                    ok = f"erp.{target}" in [h[0] for h in idx.search(q, 10)]
+                    ok = f"{schema}.{target}" in [h[0] for h in idx.search(q, 10)]
                     for key in ("all", LANGS.get(q, "en")):
                         per.setdefault(key, [0, 0])
                         per[key][0] += ok
