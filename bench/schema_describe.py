@@ -57,9 +57,9 @@ def scripted_llm():
     return ScriptedLLM(answer, model="scripted")
 
 
-def postgres_tables(dsn: str, tmp: Path, store):
-    """(schema, tables, drop): the ERP warehouse copied into a new schema of the PostgreSQL at ``dsn`` and
-    discovered as a project there sees it."""
+def postgres_tables(dsn: str, tmp: Path, store, existing: str = ""):
+    """(schema, tables, drop): the ERP warehouse copied into a new schema of the PostgreSQL at ``dsn`` (or
+    ``existing``, a schema an earlier copy left, kept) and discovered as a project there sees it."""
     import uuid
 
     import psycopg
@@ -70,8 +70,9 @@ def postgres_tables(dsn: str, tmp: Path, store):
     from assay.schema.discovery import discover_schema
     from assay.warehouse import open_warehouse
 
-    schema = f"assay_erp_{uuid.uuid4().hex[:6]}"
-    load_into_postgres(generate_erp(tmp / "erp.duckdb"), dsn, schema)
+    schema = existing or f"assay_erp_{uuid.uuid4().hex[:6]}"
+    if not existing:  # one copy at a time: 2,000 tables in one transaction take most of the server's lock table
+        load_into_postgres(generate_erp(tmp / "erp.duckdb"), dsn, schema)
     cfg = WarehouseConfig(kind="postgres", settings={"dsn": dsn}, schemas=[schema])
     wh = open_warehouse(cfg)
     try:
@@ -80,6 +81,8 @@ def postgres_tables(dsn: str, tmp: Path, store):
         wh.close()
 
     def drop() -> None:
+        if existing:
+            return
         with psycopg.connect(dsn, autocommit=True) as c:
             c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
@@ -111,6 +114,8 @@ def main() -> None:
                     help="the tables as PostgreSQL reports them: the whole 2,000-table ERP warehouse copied into a "
                          "throw-away schema of DSN and discovered there (its column types differ from DuckDB's, so "
                          "its descriptions are cached under other content hashes); --tables is ignored")
+    ap.add_argument("--postgres-schema", default="", metavar="NAME",
+                    help="with --postgres: a schema holding the copy already (shards running at once share one copy)")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="assay-describe-") as d:
@@ -141,7 +146,7 @@ def main() -> None:
         store = open_store(settings)
         schema = "erp"
         if args.postgres:
-            schema, tables, drop = postgres_tables(args.postgres, Path(d), store)
+            schema, tables, drop = postgres_tables(args.postgres, Path(d), store, args.postgres_schema)
             atexit.register(drop)
         else:
             tables = subset(args.tables)
