@@ -433,13 +433,13 @@ def index_figures(root: Path, mongo_uri: str | None) -> dict:
     for n in (300, 3000):
         items = [(f"k{i}", rng.normal(size=384).astype(np.float32).tolist(), {"step": i}) for i in range(n)]
         q = rng.normal(size=384).tolist()
-        kinds = {"qdrant-local": lambda: VectorIndex(QdrantClient(path=str(root / f"qd{n}")), local=True),
-                 "store-tinymongo": lambda: StoreIndex(tinymongo.TinyMongoClient(str(root / f"tm{n}"),
+        kinds = {"qdrant-local": lambda n=n: VectorIndex(QdrantClient(path=str(root / f"qd{n}")), local=True),
+                 "store-tinymongo": lambda n=n: StoreIndex(tinymongo.TinyMongoClient(str(root / f"tm{n}"),
                                                                                  backend="sqlite")["a"])}
         if mongo_uri:
             import pymongo
 
-            kinds["store-mongodb"] = lambda: StoreIndex(pymongo.MongoClient(mongo_uri)[f"ix{n}"], backend="mongodb")
+            kinds["store-mongodb"] = lambda n=n: StoreIndex(pymongo.MongoClient(mongo_uri)[f"ix{n}"], backend="mongodb")
         for kind, make in kinds.items():
             idx = make()
             idx.ensure("c", 384)

@@ -40,7 +40,7 @@ def _project(env, root, pid, extra=""):
     sh(env, str(BIN / "assay"), "project", "apply", "-f", str(root / f"{pid}.yaml"))
 
 
-def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):
+def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):  # noqa: F811
     env, root = server
     _project(env, root, "berlin", "schedule: '0 6 * * 1'\ntimezone: Europe/Berlin\n")
     r = subprocess.run([str(BIN / "assay"), "deploy", "--pool", "nopool"], env=env, capture_output=True, text=True)
