@@ -90,12 +90,23 @@ def api_post(env, path: str, body: dict | None = None):
     return r.json()
 
 
-def api_get(env, path: str):
+def api_get(env, path: str, attempts: int = 5):
+    """A read of the server's REST API. The tests' polls go through it: a read that times out, or a 503 from a
+    SQLite-backed server busy with the workers' writes, is asked again (1, 2, 4, 8 s later) instead of failing
+    the test on one slow answer (seen in CI: a ReadTimeout in the middle of a retry test's poll)."""
     import httpx
 
-    r = httpx.get(env["PREFECT_API_URL"] + path, timeout=30)
-    r.raise_for_status()
-    return r.json()
+    for i in range(attempts):
+        try:
+            r = httpx.get(env["PREFECT_API_URL"] + path, timeout=30)
+            if r.status_code != 503 or i == attempts - 1:
+                r.raise_for_status()
+                return r.json()
+        except (httpx.TimeoutException, httpx.TransportError):
+            if i == attempts - 1:
+                raise
+        time.sleep(2 ** i)
+    raise AssertionError("unreachable")
 
 
 def deployment_names(env) -> list[str]:
