@@ -333,9 +333,8 @@ class _PrefectServer:
                       f"ephemeral one (log: {local_server.prefect_home() / local_server.LOG})[/]",
                       highlight=False, soft_wrap=True)
         elif self.proc is not None:  # this command started it: say that a process stays behind, and how to end it
-            idle_min = float(os.environ.get("ASSAY_PREFECT_SERVER_IDLE") or local_server.DEFAULT_IDLE_S) / 60
             err.print(f"[dim]started a local Prefect server at {self.url}; later commands reuse it, and it stops "
-                      f"after {idle_min:.0f} min unused (now: assay local-server stop)[/]",
+                      f"after {local_server.idle_seconds() / 60:.0f} min unused (now: assay local-server stop)[/]",
                       highlight=False, soft_wrap=True)
 
     def flow_settings(self):
@@ -367,8 +366,6 @@ def _log_to_file(path: Path):
     """Send every log line (Prefect's included, tracebacks and all) to ``path`` instead of the
     terminal, where the progress bar and one error line are all a person should see. Returns the
     function that puts the terminal handlers back."""
-    import logging
-
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -436,7 +433,6 @@ def _watch_flow(run_id: str | None, start, settings=None) -> dict:
 def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None, settings=None) -> dict:
     import asyncio
     import contextlib
-    import logging
 
     from .models import RunStatus
     from .run.lifecycle import fail_run

@@ -38,6 +38,11 @@ LOG = "assay-server.log"
 DEFAULT_IDLE_S = 1800.0
 
 
+def idle_seconds() -> float:
+    """How long the server stays up unused (``ASSAY_PREFECT_SERVER_IDLE``, default 30 min)."""
+    return float(os.environ.get("ASSAY_PREFECT_SERVER_IDLE") or DEFAULT_IDLE_S)
+
+
 def prefect_home() -> Path:
     return Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser()
 
@@ -240,7 +245,7 @@ def serve() -> None:
 
     signal.signal(signal.SIGTERM, leave)
     signal.signal(signal.SIGINT, leave)
-    idle_s = float(os.environ.get("ASSAY_PREFECT_SERVER_IDLE") or DEFAULT_IDLE_S)
+    idle_s = idle_seconds()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
