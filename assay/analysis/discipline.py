@@ -58,6 +58,9 @@ _INSIGHTS_CONTRACT = """\
   "baseline": "other plans", "baseline_sql": "plan <> 'team'", "period": "since 2025-03-01",
   "period_sql": "created_at >= TIMESTAMP '2025-03-01'", "value": 0.09, "baseline_value": 0.21, "source_steps": [7]}
   A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.
+  A baseline comes from this warehouse (another segment, an earlier period, the whole), with its baseline_sql: a
+  number from outside it (an industry benchmark, a target, a typical figure) cannot be checked and is no baseline;
+  mention it in the description if it matters, never as a claim's baseline_value.
 - Report an insight only when a result above shows it. When no result above is evidence for this area, return an
   empty list: an area with nothing to say says nothing.
 - An insight is a finding someone could act on: a segment that differs from its baseline, a change over time, a
