@@ -69,7 +69,14 @@ _INSIGHTS_CONTRACT = """\
   that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
   act on (a few percent relative to its baseline) or a segment too small to matter. Report at most {max_insights}
   insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer
-  are material; one insight per finding (the same effect seen in several results is one insight citing them all).
+  are material; one insight per finding (the same effect seen in several results is one insight citing them all;
+  two outcomes of one segment against one baseline are one finding about that segment).
+- Before reporting a change or a cohort gap, make the checks a careful analyst makes, on the results above: can
+  every entity of the cohort or period already show the outcome (day-7 retention of cohorts that are not yet 7 days
+  old at the data's end is right-censored)? Is a first or last period incomplete (fewer days or a partial load)
+  and driving a period-over-period change? Is it a fact of how the data is modelled (every row of a table holds
+  one value), stated with no comparison? Such an observation is not a finding: leave it out, or say in the
+  description which check it passed.
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
