@@ -74,9 +74,10 @@ _INSIGHTS_CONTRACT = """\
 - Before reporting a change or a cohort gap, make the checks a careful analyst makes, on the results above: can
   every entity of the cohort or period already show the outcome (day-7 retention of cohorts that are not yet 7 days
   old at the data's end is right-censored)? Is a first or last period incomplete (fewer days or a partial load)
-  and driving a period-over-period change? Is it a fact of how the data is modelled (every row of a table holds
-  one value), stated with no comparison? Such an observation is not a finding: leave it out, or say in the
-  description which check it passed.
+  and driving a period-over-period change? Does a change that grows toward the data's first or last dates show
+  too in the same behaviour measured from another table (sessions against level plays, events against orders)?
+  Is it a fact of how the data is modelled (every row of a table holds one value), stated with no comparison?
+  Such an observation is not a finding: leave it out, or say in the description which check it passed.
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
