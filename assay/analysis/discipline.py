@@ -67,7 +67,9 @@ _INSIGHTS_CONTRACT = """\
   concentration, or a data problem. A result that shows no difference (that something does not help, does not
   change or does not differ), the size or mix of the data, or growth
   that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
-  act on (a few percent relative to its baseline) or a segment too small to matter. Report at most {max_insights}
+  act on (a few percent relative to its baseline) or a segment too small to matter. When the goal asks a question
+  that a non-difference answers (is it uniform across groups, did it change), report that answer with its
+  comparison as a claim: the report shows it among its context notes, not as an insight. Report at most {max_insights}
   insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer
   are material; one insight per finding (the same effect seen in several results is one insight citing them all;
   two outcomes of one segment against one baseline are one finding about that segment).
@@ -81,7 +83,8 @@ _INSIGHTS_CONTRACT = """\
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
-{"insights": [{"name": "short headline with the key number", "description": "what, who, how much, since when",
+{"insights": [{"name": "one plain sentence in the data's own words (its column and value names): who or what, the
+  measure, the direction, the key number", "description": "what, who, how much, since when",
   "severity": "critical|high|medium|low", "affected_count": 1234, "affected_entity": "customers",
   "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
   "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",
