@@ -51,11 +51,16 @@ def comparisons(i: Insight) -> list[tuple]:
 
 
 def restates(a: Insight, b: Insight) -> bool:
-    """Each insight's leading comparison is one the other also makes: the same effect, reported twice. One way
-    only is not enough: an insight may cite another finding's comparison as its cause (a usage rise citing a
-    cohort's retention jump) and still be its own finding."""
+    """Each insight's leading comparison is one the other also makes, or every comparison of one is one the other
+    makes: the same effect, reported twice. A leading comparison shared one way only is not enough: an insight may
+    cite another finding's comparison as its cause (a usage rise citing a cohort's retention jump) and still be its
+    own finding, when it also makes comparisons of its own."""
     ca, cb = comparisons(a), comparisons(b)
-    return bool(ca and cb) and ca[0] in cb and cb[0] in ca
+    if not (ca and cb):
+        return False
+    # an insight that makes no comparison the other does not (its periods aside) adds nothing of its own: round 7's
+    # "tiktok players play 7 sessions vs 16.8" beside "tiktok players churn in week 1", which made that comparison too
+    return (ca[0] in cb and cb[0] in ca) or set(ca) <= set(cb) or set(cb) <= set(ca)
 
 
 def subjects(i: Insight) -> list[tuple]:

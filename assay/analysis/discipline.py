@@ -79,7 +79,8 @@ _INSIGHTS_CONTRACT = """\
   and driving a period-over-period change? Does a change that grows toward the data's first or last dates show
   too in the same behaviour measured from another table (sessions against level plays, events against orders)?
   Is it a fact of how the data is modelled (every row of a table holds one value), stated with no comparison?
-  Such an observation is not a finding: leave it out, or say in the description which check it passed.
+  Such an observation is not a finding: leave it out, or say in the description which check it passed. A caveat
+  (a limit of the data that qualifies other findings) is not an insight either: say it in their descriptions.
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:

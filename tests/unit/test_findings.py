@@ -225,3 +225,21 @@ def test_two_outcomes_of_one_segment_in_one_area_are_one_finding(embedder):
                 _cmp("customers with an order", 0.2, 0.5, seg="c.channel = 'email'", baseline="c.channel <> 'email'"),
                 _cmp("customers with an order", 0.203, 0.552))
     assert len(merge_findings([churn, cites], AREAS, embedder.embed)) == 2
+
+
+def test_an_insight_whose_every_comparison_another_makes_restates_it(embedder):
+    """Round 7 (gaming): engagement-2 "tiktok players play 7 sessions vs 16.8" made one comparison, sessions per
+    player of tiktok against the other channels, which churn-1 ("tiktok players churn in week 1") also made (for
+    another install month). It adds nothing of its own: one finding. An insight with a comparison of its own stays."""
+    def cmp(measure, value, base, metric="rate"):
+        return Claim(metric=metric, measure=measure, segment="tiktok", segment_sql="ch = 'tiktok'", baseline="other",
+                     baseline_sql="ch <> 'tiktok'", value=value, baseline_value=base, period="x", period_sql="m = 1")
+
+    churn = ins("churn-1", "retention", "tiktok players churn in week 1", cmp("week-1 churn", 0.71, 0.22),
+                cmp("sessions per player", 6.9, 16.5, "average"))
+    usage = ins("engagement-2", "revenue", "tiktok players play 7 sessions vs 16.8",
+                cmp("sessions per player", 7.0, 16.8, "average").model_copy(update={"period_sql": "m IN (1, 2)"}))
+    out = merge_findings([churn, usage], AREAS, embedder.embed)
+    assert len(out) == 1 and set(out[0].merged_from + [out[0].id]) == {"churn-1", "engagement-2"}
+    own = usage.model_copy(update={"claims": usage.claims + [cmp("levels reached", 5.0, 14.0, "average")]})
+    assert len(merge_findings([churn, own], AREAS, embedder.embed)) == 2
