@@ -15,8 +15,9 @@ from typing import Callable
 
 import numpy as np
 
-from .models import AnalysisArea, Claim, Insight
-from .validate.compare import AFFECTED, ORDER
+from .models import AnalysisArea, Claim, Insight, MetricKind
+from .validate.compare import AFFECTED, NO_EFFECT, ORDER, direction
+from .validate.entity import normalize_entity
 
 # all-MiniLM-L6-v2 cosine of two insight texts above which they are one finding. Measured by
 # bench/findings.py: paraphrases of one finding score 0.55-0.90 (median 0.74), different findings up
@@ -50,11 +51,84 @@ def comparisons(i: Insight) -> list[tuple]:
 
 
 def restates(a: Insight, b: Insight) -> bool:
-    """Each insight's leading comparison is one the other also makes: the same effect, reported twice. One way
-    only is not enough: an insight may cite another finding's comparison as its cause (a usage rise citing a
-    cohort's retention jump) and still be its own finding."""
+    """Each insight's leading comparison is one the other also makes, or every comparison of one is one the other
+    makes: the same effect, reported twice. A leading comparison shared one way only is not enough: an insight may
+    cite another finding's comparison as its cause (a usage rise citing a cohort's retention jump) and still be its
+    own finding, when it also makes comparisons of its own."""
     ca, cb = comparisons(a), comparisons(b)
-    return bool(ca and cb) and ca[0] in cb and cb[0] in ca
+    if not (ca and cb):
+        return False
+    # an insight that makes no comparison the other does not (its periods aside) adds nothing of its own: round 7's
+    # "tiktok players play 7 sessions vs 16.8" beside "tiktok players churn in week 1", which made that comparison too
+    return (ca[0] in cb and cb[0] in ca) or set(ca) <= set(cb) or set(cb) <= set(ca)
+
+
+def subjects(i: Insight) -> list[tuple]:
+    """(segment, baseline, entity) of each claim that compares a segment with a baseline, in order."""
+    return [(_norm(c.segment_sql or c.segment), _norm(c.baseline_sql or c.baseline), normalize_entity(c.entity))
+            for c in i.claims if c.measure != AFFECTED and (c.baseline_sql or c.baseline) and (c.segment_sql or c.segment)]
+
+
+def same_subject(a: Insight, b: Insight) -> bool:
+    """One area, one segment against one baseline, one entity: two outcomes of the same segment seen by one area
+    ("paid-social buyers rarely come back" and "paid-social signups rarely buy") are one finding about that segment.
+    Mutual, as ``restates``: each one's leading comparison has the segment, baseline and entity of one of the
+    other's comparisons."""
+    if a.area != b.area:
+        return False
+    sa, sb = subjects(a), subjects(b)
+    return bool(sa and sb) and sa[0] in sb and sb[0] in sa
+
+
+# ---------------------------------------------------------------------------- context, not findings
+
+_WHOLE = {"", "1=1", "true", "(1=1)"}
+
+
+def _no_difference(c: Claim) -> bool | None:
+    """Does the claim, as the analyst stated it, compare two values that do not differ (within the verifier's
+    no-effect margin)? None when the claim compares nothing."""
+    if c.measure == AFFECTED or c.value is None:
+        return None
+    if c.baseline_value is not None:
+        return direction(c.value, c.baseline_value) == 0
+    if c.metric == MetricKind.change and (c.baseline_sql or c.baseline):
+        return abs(c.value) <= NO_EFFECT  # a change stated as one relative number
+    return None
+
+
+def _whole(c: Claim) -> bool:
+    words = (c.segment or "").strip().lower()
+    return _norm(c.segment_sql) in _WHOLE and (not words or words.split()[0] in ("all", "every", "each"))
+
+
+def context_reason(i: Insight) -> str | None:
+    """Why an insight is context rather than a finding, or None. A non-difference: every comparison it makes is
+    within the verifier's no-effect margin of its baseline ("X does not change Y", "no daily rhythm"). A fact of
+    the data's shape: it compares nothing and every number is of the whole data ("every session holds one
+    product", "the table has 256,570 sessions"). A data problem (rows with a defect) is a segment, not the whole,
+    and stays a finding."""
+    flags = [f for f in (_no_difference(c) for c in i.claims) if f is not None]
+    if flags and all(flags):
+        return "no difference: every comparison is within the no-effect margin of its baseline"
+    stated = [c for c in i.claims if c.measure != AFFECTED and c.value is not None]
+    if stated and not flags and not any(c.baseline_sql or c.baseline for c in stated) and all(map(_whole, stated)):
+        return "a fact of the data's shape: no comparison, every number is of the whole data"
+    return None
+
+
+def split_context(insights: list[Insight]) -> tuple[list[Insight], list[Insight]]:
+    """(findings, context notes): the insights that are context go to the report's notes, with their reason."""
+    findings, notes = [], []
+    for i in insights:
+        why = context_reason(i)
+        if why is None:
+            findings.append(i)
+        else:
+            n = i.model_copy(deep=True)
+            n.context_reason = why
+            notes.append(n)
+    return findings, notes
 
 
 def insight_text(i: Insight) -> str:
@@ -84,7 +158,7 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
     for a in range(len(insights)):
         for b in range(a + 1, len(insights)):
             if (keys[a] is not None and keys[a] == keys[b]) or sims[a, b] >= threshold \
-                    or restates(insights[a], insights[b]):
+                    or restates(insights[a], insights[b]) or same_subject(insights[a], insights[b]):
                 parent[find(b)] = find(a)
     groups: dict[int, list[int]] = {}
     for n in range(len(insights)):

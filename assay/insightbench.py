@@ -172,6 +172,13 @@ def prediction_text(insight, field: str = "name") -> str:
     return (getattr(insight, field) or "").strip() or insight.name
 
 
+def reported(result) -> list:
+    """What a discovery's report states: its insights, then its context notes (a non-difference that answers the
+    goal's question, "the increase is uniform across categories", is reported as context, not as an insight, and
+    the benchmark's ground truth states such answers too)."""
+    return list(result.insights) + list(getattr(result, "context_notes", None) or [])
+
+
 # ---------------------------------------------------------------------------- running
 
 
@@ -222,9 +229,10 @@ def evaluate(root: Path, ids: list[int], *, settings, store, embed, analyst: str
     for task in kept:
         t0 = time.perf_counter()
         result = run_task(task, settings=settings, store=store, analyst=analyst, max_steps=max_steps)
-        s = score_task(task.id, [prediction_text(i) for i in result.insights], task.truth, embed)
-        if result.insights:  # the same score on descriptions (ROUGE only: no second embedding pass)
-            descriptions = [prediction_text(i, "description") for i in result.insights]
+        stated = reported(result)
+        s = score_task(task.id, [prediction_text(i) for i in stated], task.truth, embed)
+        if stated:  # the same score on descriptions (ROUGE only: no second embedding pass)
+            descriptions = [prediction_text(i, "description") for i in stated]
             s.rouge1_description = float(rouge_matrix(descriptions, task.truth).max(axis=1).mean())
         s.seconds = time.perf_counter() - t0
         scores.append(s)

@@ -452,6 +452,7 @@ class Insight(InsightDraft):
     ungrounded: bool = False  # a number of a claim traces to no cited step's stored result
     also_relevant_to: list[str] = Field(default_factory=list)  # areas whose same finding was merged here
     merged_from: list[str] = Field(default_factory=list)       # ids of the merged insights
+    context_reason: str | None = None  # set on a context note: why it is not a finding (findings.split_context)
     verdict_history: list[VerdictRecord] = Field(default_factory=list)  # re-verifications, oldest first
     discovered_at: dt.datetime = Field(default_factory=utcnow)
 
@@ -592,6 +593,7 @@ class DiscoveryResult(_Model):
     total_steps: int = 0
     duration_s: float = 0.0
     insights: list[Insight] = Field(default_factory=list)
+    context_notes: list[Insight] = Field(default_factory=list)  # non-differences and facts of the data's shape
     recommendations: list[Recommendation] = Field(default_factory=list)
     recommendation_note: str | None = None
     summary: dict[str, Any] = Field(default_factory=dict)

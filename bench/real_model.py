@@ -11,6 +11,7 @@ Prints one ``name: value`` line per figure:
 
 - recall, precision, critical_wrong: the unit-aware demo scorer (``assay.evaluate.score_demo``)
 - insights, duplicate_findings: insights after merging, and pairs left that still share segment+metric
+- context_notes: what the analysis reported that is context (a non-difference, a fact of the data's shape)
 - verdict_<status>, ungrounded: verification outcomes
 - steps, query_steps, schema_steps, schema_step_share: how the step budget was spent (schema actions
   keep their own budget and are not steps of the budget; their share of all actions is reported)
@@ -89,6 +90,7 @@ def main() -> None:
         figures["precision"] = s.matching_insights / max(s.insights, 1)
         figures["critical_wrong"] = s.critical_wrong
         figures["insights"] = len(result.insights)
+        figures["context_notes"] = len(result.context_notes)  # non-differences and data-shape facts, not scored
         keys = Counter(k for k in (finding_key(i) for i in result.insights) if k is not None)
         figures["duplicate_findings"] = sum(n - 1 for n in keys.values() if n > 1)
         verdicts = Counter(i.validation.status.value if i.validation else "none" for i in result.insights)

@@ -58,19 +58,34 @@ _INSIGHTS_CONTRACT = """\
   "baseline": "other plans", "baseline_sql": "plan <> 'team'", "period": "since 2025-03-01",
   "period_sql": "created_at >= TIMESTAMP '2025-03-01'", "value": 0.09, "baseline_value": 0.21, "source_steps": [7]}
   A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.
+  A baseline comes from this warehouse (another segment, an earlier period, the whole), with its baseline_sql: a
+  number from outside it (an industry benchmark, a target, a typical figure) cannot be checked and is no baseline;
+  mention it in the description if it matters, never as a claim's baseline_value.
 - Report an insight only when a result above shows it. When no result above is evidence for this area, return an
   empty list: an area with nothing to say says nothing.
 - An insight is a finding someone could act on: a segment that differs from its baseline, a change over time, a
   concentration, or a data problem. A result that shows no difference (that something does not help, does not
   change or does not differ), the size or mix of the data, or growth
   that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
-  act on (a few percent relative to its baseline) or a segment too small to matter. Report at most {max_insights}
+  act on (a few percent relative to its baseline) or a segment too small to matter. When the goal asks a question
+  that a non-difference answers (is it uniform across groups, did it change), report that answer with its
+  comparison as a claim: the report shows it among its context notes, not as an insight. Report at most {max_insights}
   insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer
-  are material; one insight per finding (the same effect seen in several results is one insight citing them all).
+  are material; one insight per finding (the same effect seen in several results is one insight citing them all;
+  two outcomes of one segment against one baseline are one finding about that segment).
+- Before reporting a change or a cohort gap, make the checks a careful analyst makes, on the results above: can
+  every entity of the cohort or period already show the outcome (day-7 retention of cohorts that are not yet 7 days
+  old at the data's end is right-censored)? Is a first or last period incomplete (fewer days or a partial load)
+  and driving a period-over-period change? Does a change that grows toward the data's first or last dates show
+  too in the same behaviour measured from another table (sessions against level plays, events against orders)?
+  Is it a fact of how the data is modelled (every row of a table holds one value), stated with no comparison?
+  Such an observation is not a finding: leave it out, or say in the description which check it passed. A caveat
+  (a limit of the data that qualifies other findings) is not an insight either: say it in their descriptions.
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
-{"insights": [{"name": "short headline with the key number", "description": "what, who, how much, since when",
+{"insights": [{"name": "one plain sentence in the data's own words (its column and value names): who or what, the
+  measure, the direction, the key number", "description": "what, who, how much, since when",
   "severity": "critical|high|medium|low", "affected_count": 1234, "affected_entity": "customers",
   "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
   "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",

@@ -23,6 +23,7 @@ Register with ``llm: {provider: replay, model: NAME}``: NAME is a folder under
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,24 @@ def skeleton(body: dict) -> dict:
             "last_tool_results": len(last.get("tool_results", [])), "previous_calls": prev_calls}
 
 
+_CLAIM = re.compile(r'^Metric to compute:\s*\{"metric":\s*"([^"]*)",\s*"measure":\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _claim_key(text: str) -> tuple[str, str] | None:
+    """(metric, measure) of a claim verification's request ("Metric to compute: {...}"), else None."""
+    m = _CLAIM.match(text or "")
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _first_user(body: dict) -> str:
+    """The first user turn of a recorded request (a trimmed recording keeps the last one's head: a verification
+    request's first turn is the claim, and a corrective round repeats it at its start)."""
+    if "_skeleton" in body:
+        return body.get("last_user_head") or ""
+    turns = _turns(body)[1]
+    return turns[0]["text"] if turns else ""
+
+
 def _unanswered(turns: list[dict]) -> list[str]:
     """Tool calls in the history whose result never came back."""
     missing = []
@@ -171,9 +190,15 @@ class TranscriptLLM:
             self._fail(n, request, f"last turn carries {got['last_tool_results']} tool result(s) for calls "
                                    f"{got['previous_calls']}; the recording had {want['last_tool_results']} for "
                                    f"{want['previous_calls']}")
-        missing = _unanswered(_turns(body)[1])
+        turns = _turns(body)[1]
+        missing = _unanswered(turns)
         if missing:
             self._fail(n, request, f"tool calls without a result: {', '.join(missing)}")
+        got_claim, want_claim = _claim_key(turns[0]["text"] if turns else ""), _claim_key(_first_user(recorded))
+        if got_claim and want_claim and got_claim != want_claim:
+            # a verification of another claim: the recorded answer re-derives something else (a corrective round
+            # added or removed shifts every later answer onto the wrong claim)
+            self._fail(n, request, f"verifies {got_claim}, the recording verified {want_claim}")
         return self._response(n, request, answer)
 
     def _response(self, n: str, request: LLMRequest, answer: dict) -> LLMResponse:

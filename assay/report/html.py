@@ -318,6 +318,11 @@ _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined
  {% for sql in c.sql %}<details><summary>{{ sql[0] }}</summary><pre>{{ sql[1] }}</pre></details>{% endfor %}
 </div>
 {% endfor %}{% endfor %}
+{% if r.context_notes %}
+<h2 id="context">Context notes</h2>
+<p class="meta">Results the analysis reported that are context, not findings: a comparison that shows no difference, or a fact of the data's shape.</p>
+<ul>{% for i in r.context_notes %}<li><b>{{ i.name }}</b> ({{ i.area }}): {{ i.description }} <span class="meta">· {{ i.context_reason }}</span></li>{% endfor %}</ul>
+{% endif %}
 
 <h2 id="recommendations">Recommendations</h2>
 {% if r.recommendation_note %}<p class="meta">{{ r.recommendation_note }}</p>

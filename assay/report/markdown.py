@@ -76,6 +76,12 @@ def render_markdown(r: DiscoveryResult) -> str:
     quiet = [log for log in r.analysis_log if log.ok and log.note and log.area not in by_area]
     if quiet:
         out += ["", "_Areas without insights:_"] + [f"- {log.area}: {_md(log.note)}" for log in quiet]
+    if r.context_notes:
+        out += ["", "## Context notes", "",
+                "_Results the analysis reported that are context, not findings: a comparison that shows no "
+                "difference, or a fact of the data's shape._"]
+        out += [f"- **{_md(i.name)}** ({i.area}): {_md(i.description)} · _{_md(i.context_reason or '')}_"
+                for i in r.context_notes]
     out += ["", "## Recommendations"]
     if r.recommendation_note:
         out.append(f"_{_md(r.recommendation_note)}_")

@@ -219,9 +219,10 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False, re
 # ---------------------------------------------------------------------------- phase 7: recommendations
 
 
-def collect_insights(s: RunSession) -> tuple[list[Insight], list[AreaLog]]:
-    """Every area's insights, each finding once (merged across areas)."""
-    from ..findings import merge_findings
+def collect_insights(s: RunSession, context: list[Insight] | None = None) -> tuple[list[Insight], list[AreaLog]]:
+    """Every area's insights, each finding once (merged across areas); the ones that are context (a
+    non-difference, a fact of the data's shape) are left out, into ``context`` when given."""
+    from ..findings import merge_findings, split_context
 
     results = s.store.area_results(s.run_id)
     insights: list[Insight] = []
@@ -233,18 +234,22 @@ def collect_insights(s: RunSession) -> tuple[list[Insight], list[AreaLog]]:
             logs.append(log)
     if len(insights) > 1:
         insights = merge_findings(insights, s.pack.areas, s.embedder.embed)
+    insights, notes = split_context(insights)
+    if context is not None:
+        context.extend(notes)
     return insights, logs
 
 
 def recommendations_phase(s: RunSession) -> dict:
     s.store.update_run(s.run_id, phase=Phase.recommendations)
-    insights, _ = collect_insights(s)
+    notes: list[Insight] = []
+    insights, _ = collect_insights(s, notes)
     previous = s.store.recent_results(s.project.id, limit=5, exclude=s.run_id)
     if previous and insights:
         marked = mark_duplicates(insights, previous, s.embedder.embed)
         if marked:
             by_area: dict[str, list[Insight]] = {}
-            for i in insights:
+            for i in insights + [n.model_copy(update={"context_reason": None}) for n in notes]:
                 by_area.setdefault(i.area, []).append(i)
             stored = s.store.area_results(s.run_id)
             for area, ins in by_area.items():
@@ -270,7 +275,8 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
 
     s.store.update_run(s.run_id, phase=Phase.save)
     run = s.refresh()
-    insights, logs = collect_insights(s)
+    notes: list[Insight] = []
+    insights, logs = collect_insights(s, notes)
     rec_doc = s.store.get_recommendations(s.run_id)
     recs = [Recommendation.model_validate(r) for r in rec_doc.get("recommendations", [])]
     ok_areas = [log for log in logs if log.ok]
@@ -299,10 +305,12 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
         total_steps=len([st for st in steps if st.action.value != "done"]),
         duration_s=round((utcnow() - as_utc(run.started_at)).total_seconds(), 1),
         insights=insights,
+        context_notes=notes,
         recommendations=recs,
         recommendation_note=rec_doc.get("note"),
         summary={
             "insights": len(insights),
+            "context_notes": len(notes),
             "recommendations": len(recs),
             "validation": statuses,
             "areas_ok": [log.area for log in ok_areas],

@@ -8,6 +8,8 @@ condition (column, operator, literals; table qualifiers ignored) must appear in 
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
@@ -135,15 +137,17 @@ def _leaves(node: exp.Expression):
 
 
 def _bounded(node: exp.Expression, need: set[tuple], sel: exp.Select, ctes: dict[str, exp.Select],
-             depth: int = 0) -> bool:
-    """Does ``need`` restrict every computation of the output expression ``node`` of ``sel``?"""
-    need = need - _row_bound(sel, ctes)
+             depth: int = 0, other_ok=None) -> bool:
+    """Does ``need`` restrict every computation of the output expression ``node`` of ``sel``? ``other_ok``:
+    a test of the conditions bounding a computation that ``need`` does not restrict (True: it may stand)."""
+    bound = _row_bound(sel, ctes)
+    need = need - bound
     if not need or depth > 6:
         return True
     for leaf in _leaves(node):
         if isinstance(leaf, exp.Subquery):
             inner = _select_of(leaf)
-            if inner is None or not all(_bounded(e.unalias(), need, inner, ctes, depth + 1)
+            if inner is None or not all(_bounded(e.unalias(), need, inner, ctes, depth + 1, other_ok)
                                         for e in inner.expressions):
                 return False
         elif isinstance(leaf, exp.Column):
@@ -151,11 +155,22 @@ def _bounded(node: exp.Expression, need: set[tuple], sel: exp.Select, ctes: dict
             # outside any aggregate is bounded by the row conditions only, which were not enough
             defs = [(src, e) for src in _sources(sel, ctes) for e in src.expressions
                     if e.alias_or_name.lower() == leaf.name.lower()]
-            if not defs or not all(_bounded(e.unalias(), need, src, ctes, depth + 1) for src, e in defs):
+            if not defs or not all(_bounded(e.unalias(), need, src, ctes, depth + 1, other_ok) for src, e in defs):
                 return False
-        elif not need <= atoms(leaf):
+        elif not need <= atoms(leaf) and not (other_ok is not None and other_ok(atoms(leaf) | bound)):
             return False
     return True
+
+
+SHARE_WORDS = re.compile(r"\b(share|percent(age)? of|proportion of|part of)\b", re.I)
+
+
+def metric_kind(metric: str | None, measure: str | None) -> str | None:
+    """The rule a claim's metric follows: a change of a share ("electronics' share of revenue fell") is a share
+    in each period (its whole is the period's rows, not the segment)."""
+    if metric == "change" and SHARE_WORDS.search(measure or ""):
+        return "share"
+    return metric
 
 
 def _columns(node: exp.Expression) -> set[str]:
@@ -190,6 +205,7 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
     named = {k: v for k, v in outs.items() if k in ("segment_value", "baseline_value")}
     out = []
     period = stated.get("period")
+    period_atoms = atoms(c) if period and (c := _condition(period, dialect)) is not None else set()
     if period and period.strip() and (cond := _condition(period, dialect)) is not None:
         need = atoms(cond)
         bounded = named or outs
@@ -198,7 +214,13 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
         base = _condition(stated.get("baseline") or "", dialect)
         if base is not None and "segment_value" in named and _columns(base) & _columns(cond):
             bounded = {"segment_value": named["segment_value"]}
-        if need and not all(_bounded(e, need, sel, ctes) for e in bounded.values()):
+        # a computation bounded by another window of the period's own column ("carts before July", the
+        # baseline of a before/after comparison or a counterfactual) reads rows outside the period on purpose
+        # (only when the claim states no baseline: a stated baseline's side follows its own condition)
+        pcols = _columns(cond)
+        window = None if (stated.get("baseline") or "").strip() else (
+            lambda have: any(set(a[1]) & pcols for a in have))
+        if need and not all(_bounded(e, need, sel, ctes, other_ok=window) for e in bounded.values()):
             out.append(f"period ({period}) applied to part of the metric only: it must bound all of it")
     for side, column in (("segment", "segment_value"), ("baseline", "baseline_value")):
         text = stated.get(side)
@@ -211,7 +233,11 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
         # stated baseline with no baseline_value: "1 - players at level 5 / players at level 4")
         ratio_to_baseline = side == "segment" and bool((stated.get("baseline") or "").strip()) \
             and "baseline_value" not in named
-        if metric == "share" or ratio_to_baseline:
+        # a reach rate ("share of all players who reach level 8"): the condition selects the part, and the part of
+        # the computation it does not bound counts every row (of the period), with no condition of its own
+        whole = metric == "rate" and _bounded(named[column], need, sel, ctes,
+                                              other_ok=lambda have: not (have - period_atoms))
+        if metric == "share" or ratio_to_baseline or whole:
             if not (need - _row_bound(sel, ctes)) <= _reach(named[column], sel, ctes):
                 out.append(f"{side} ({text}) not applied to {column}")
         elif not _bounded(named[column], need, sel, ctes):

@@ -25,6 +25,17 @@ def normalize_entity(text: str | None) -> str | None:
     return "_".join(words[:-1] + [last])
 
 
+def same_entity(claimed: str | None, counted: str | None) -> bool:
+    """Does a query counting ``counted`` count the claim's entity? Compared by the head noun: "add_to_cart
+    events", "purchase events" and "events" are all events (rows of one table, told apart by a condition
+    the claim states elsewhere); "order items" and "items" agree, "customers" and "events" do not."""
+    a, b = normalize_entity(claimed), normalize_entity(counted)
+    if a is None or b is None or a == b:
+        return True
+    ha, hb = a.split("_")[-1], b.split("_")[-1]
+    return ha == hb or a.endswith("_" + b) or b.endswith("_" + a)
+
+
 def entity_of_sql(sql: str | None, dialect: str | None = None, *, strict: bool = False) -> str | None:
     """The entity a count query counts: count(DISTINCT x_id) -> x; count(*) -> the table's rows.
     ``strict``: only when the query says so plainly (one count of distinct ids, or count(*) over one

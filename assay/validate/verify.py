@@ -30,8 +30,8 @@ from ..models import (
 )
 from ..schema.provider import SchemaProvider
 from .compare import AFFECTED, judge, worst
-from .conditions import missing_conditions, partial_conditions, where_of
-from .entity import entity_of_sql, normalize_entity
+from .conditions import metric_kind, missing_conditions, partial_conditions, where_of
+from .entity import entity_of_sql, normalize_entity, same_entity
 from .grounding import ground_claim, ground_insight
 
 VERIFY_ACTIONS = ("lookup_schema", "query")
@@ -94,6 +94,12 @@ def claim_definition(claim: Claim) -> dict:
          "segment": claim.segment, "segment_sql": claim.segment_sql, "baseline": claim.baseline,
          "baseline_sql": claim.baseline_sql, "period": claim.period, "period_sql": claim.period_sql}
     return {k: v for k, v in d.items() if v}
+
+
+def outside_baseline(claim: Claim) -> bool:
+    """The claim compares with a number it states no warehouse condition for (an outside benchmark)."""
+    return claim.baseline_value is not None and not (claim.baseline_sql or "").strip() \
+        and claim.metric != MetricKind.change
 
 
 def _is_segment(words: str | None, insight_segment: str | None) -> bool:
@@ -275,6 +281,18 @@ class Verifier:
             claim.verdict, claim.reasoning = ValidationStatus.error, "the query did not return a single row"
             return
         claim.verified_value, claim.verified_baseline_value = vals
+        if outside_baseline(claim) and vals[1] is None:
+            # a baseline from outside the warehouse ("an industry benchmark of 12%") cannot be re-derived: it is
+            # ungrounded context, flagged and shown; the claim is judged on its segment's value alone
+            alone = claim.model_copy(update={"baseline_value": None, "baseline": "", "baseline_sql": ""})
+            claim.verdict, why = judge(alone, vals[0], None)
+            claim.reasoning = (f"{why}; the baseline ({claim.baseline}: {claim.baseline_value:g}) is not in the "
+                               "warehouse: ungrounded context, not re-derived")
+            claim.grounded = False
+            if claim.baseline_value not in claim.ungrounded_numbers:
+                claim.ungrounded_numbers.append(claim.baseline_value)
+            insight.ungrounded = True
+            return
         claim.verdict, claim.reasoning = judge(claim, *vals)
 
     def _off_definition(self, sql: str, claim: Claim, stated: dict[str, str]) -> list[str]:
@@ -283,10 +301,10 @@ class Verifier:
         dialect = self.executor.warehouse.dialect
         missing = missing_conditions(sql, stated, dialect)
         if not missing:  # every condition is there: each must also restrict what it defines
-            missing = partial_conditions(sql, stated, dialect, claim.metric.value)
+            missing = partial_conditions(sql, stated, dialect, metric_kind(claim.metric.value, claim.measure))
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
-            if counted is not None and counted != normalize_entity(claim.entity):
+            if counted is not None and not same_entity(claim.entity, counted):
                 missing.append(f"entity ({claim.entity}; the query counts {counted})")
         return missing
 

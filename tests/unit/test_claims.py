@@ -487,3 +487,97 @@ def test_the_contract_asks_for_material_findings_and_calls_a_non_difference_cont
     assert "the most material first (the largest effect on the most entities), and fewer when fewer are material" \
         in text
     assert "a gap too small to act on" in text and "a segment too small to matter" in text
+
+
+# ---------------------------------------------------------------------------- round 6's verifier defects
+
+
+def test_a_count_of_events_of_one_type_is_a_count_of_events(world):
+    """Round 6 (ecommerce conversion-1): the claim counted "add_to_cart events", the verifier's query counted rows of
+    events (the condition picks the type), and the entity check held them as another entity: a corrective round,
+    then `error`. The counted entity is compared by its head noun."""
+    from assay.validate.entity import same_entity
+
+    assert same_entity("add_to_cart events", "event") and same_entity("purchase events", "events")
+    assert same_entity("order items", "order_item") and same_entity("items", "order_item")
+    assert not same_entity("customers", "event") and not same_entity("orders", "order_item")
+    sql = ("SELECT count(*) AS segment_value FROM events WHERE platform = 'android' AND event_type = 'add_to_cart' "
+           "AND event_at >= TIMESTAMP '2026-07-01'")
+    llm = ReplayLLM({"verify": [json.dumps({"query": sql})]})
+    claim = Claim(metric="count", measure="android add_to_cart events", entity="add_to_cart events",
+                  segment="android add_to_cart events", segment_sql="platform = 'android' AND event_type = 'add_to_cart'",
+                  period="since 2026-07-01", period_sql="event_at >= TIMESTAMP '2026-07-01'", value=100,
+                  source_steps=[7])
+    ins = insight(claim)
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.confirmed
+    assert len(llm.calls) == 1  # no corrective round
+
+
+def test_a_baseline_outside_the_warehouse_is_ungrounded_context_not_an_error(world):
+    """Round 6 (gaming churn-1): "day-7 retention 5% against an industry benchmark of 12%": no SQL can re-derive the
+    benchmark, and the claim ended `error` (a critical_wrong). The contract says baselines come from the warehouse; a
+    claim whose baseline is not there is judged on its segment's value, its baseline flagged as ungrounded."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+
+    assert "A baseline comes from this warehouse" in INSIGHTS_CONTRACT
+    seg = ("SELECT count(*) FILTER (WHERE platform = 'android' AND event_type = 'purchase') * 1.0 / "
+           "count(*) FILTER (WHERE platform = 'android' AND event_type = 'add_to_cart') AS segment_value FROM events "
+           "WHERE event_at >= TIMESTAMP '2026-07-01'")
+    llm = ReplayLLM({"verify": [json.dumps({"query": seg})]})
+    ins = insight(rate_claim(0.14, 0.30, baseline="industry benchmark 30%", baseline_sql=""))
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.confirmed
+    c = ins.claims[0]
+    assert c.verdict == ValidationStatus.confirmed and "not in the warehouse" in c.reasoning
+    assert c.grounded is False and 0.30 in c.ungrounded_numbers and ins.ungrounded
+    # a warehouse baseline the query leaves out is still an error
+    llm = ReplayLLM({"verify": [json.dumps({"query": seg})] * 2})
+    ins = insight(rate_claim(0.14, 0.52))
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.error
+
+
+def test_a_reach_rate_counts_its_part_against_every_row():
+    """Round 6 (gaming levels-2): "30% of all players never reach level 8": the condition selects who reached, the
+    denominator is every player; the rule that the segment bounds all of a rate sent a corrective round."""
+    stated = {"segment": "level = 8", "baseline": "level = 1"}
+    sql = ("SELECT count(DISTINCT CASE WHEN level = 8 THEN player_id END) * 1.0 / (SELECT count(*) FROM players) "
+           "AS segment_value, count(DISTINCT CASE WHEN level = 1 THEN player_id END) * 1.0 / "
+           "(SELECT count(*) FROM players) AS baseline_value FROM level_attempts")
+    assert partial_conditions(sql, stated, metric="rate") == []
+    # a denominator with a condition of its own that is not the segment's is still another metric
+    part = ("SELECT count(*) FILTER (WHERE platform = 'android' AND event_type = 'purchase') * 1.0 / "
+            "count(*) FILTER (WHERE event_type = 'add_to_cart') AS segment_value FROM events")
+    assert partial_conditions(part, {"segment": "platform = 'android'"}, metric="rate")
+
+
+def test_a_change_of_a_share_follows_the_share_rule():
+    """Round 6 (ecommerce revenue-1): "electronics' share of completed revenue fell" is a change of a share: its
+    whole is the period's revenue, not the segment's."""
+    from assay.validate.conditions import metric_kind
+
+    assert metric_kind("change", "electronics share of completed revenue") == "share"
+    assert metric_kind("change", "completed revenue") == "change" and metric_kind("rate", "share") == "rate"
+    stated = {"segment": "p.category = 'electronics'", "baseline": "p.category = 'electronics' AND "
+              "o.ordered_at < TIMESTAMP '2026-07-01'", "period": "o.ordered_at >= TIMESTAMP '2026-07-01'"}
+    sql = ("SELECT sum(x) FILTER (WHERE p.category = 'electronics' AND o.ordered_at >= TIMESTAMP '2026-07-01') / "
+           "sum(x) FILTER (WHERE o.ordered_at >= TIMESTAMP '2026-07-01') AS segment_value, "
+           "sum(x) FILTER (WHERE p.category = 'electronics' AND o.ordered_at < TIMESTAMP '2026-07-01') / "
+           "sum(x) FILTER (WHERE o.ordered_at < TIMESTAMP '2026-07-01') AS baseline_value "
+           "FROM orders o JOIN products p USING (product_id)")
+    assert partial_conditions(sql, stated, metric=metric_kind("change", "electronics share of revenue")) == []
+    assert partial_conditions(sql, stated, metric="change")  # as a change of a level it would not be
+
+
+def test_a_counterfactual_count_reads_an_earlier_window_on_purpose():
+    """Round 6 (ecommerce conversion-1): "purchases missing since July at the pre-July rate" needs the carts and
+    purchases before July; the period rule sent a corrective round. A computation bounded by another window of the
+    period's own column reads outside the period on purpose; one bounded by nothing is still caught."""
+    stated = {"segment": "platform = 'android'", "period": "event_at >= TIMESTAMP '2026-07-01'"}
+    sql = ("WITH w AS (SELECT count(*) FILTER (WHERE event_type = 'add_to_cart' AND event_at < TIMESTAMP '2026-07-01') "
+           "AS carts_before, count(*) FILTER (WHERE event_type = 'purchase' AND event_at < TIMESTAMP '2026-07-01') AS "
+           "buys_before, count(*) FILTER (WHERE event_type = 'add_to_cart' AND event_at >= TIMESTAMP '2026-07-01') AS "
+           "carts_after, count(*) FILTER (WHERE event_type = 'purchase' AND event_at >= TIMESTAMP '2026-07-01') AS "
+           "buys_after FROM events WHERE platform = 'android') "
+           "SELECT carts_after * buys_before * 1.0 / carts_before - buys_after AS segment_value FROM w")
+    assert partial_conditions(sql, stated, metric="count") == []
+    unbounded = sql.replace("AND event_at < TIMESTAMP '2026-07-01') AS carts_before", ") AS carts_before")
+    assert any(m.startswith("period") for m in partial_conditions(unbounded, stated, metric="count"))

@@ -151,3 +151,95 @@ def test_an_area_restating_another_s_comparisons_is_the_same_finding(embedder):
                     baseline="week = '2026-08-03'"),
                 cmp("share gone within 7 days", 0.73, 0.23))
     assert len(merge_findings([churn, cause], AREAS, embedder.embed)) == 2
+
+
+# ---------------------------------------------------------------------------- round 6: context, not findings
+
+
+def _cmp(measure, value, base, seg="c.channel = 'paid'", baseline="c.channel <> 'paid'", metric="rate",
+         entity="customers", words="paid"):
+    return Claim(metric=metric, measure=measure, entity=entity, segment=words, segment_sql=seg, baseline="others",
+                 baseline_sql=baseline, value=value, baseline_value=base)
+
+
+def test_a_non_difference_and_a_fact_of_the_data_s_shape_are_context_notes():
+    """Round 6 (ecommerce): "event timestamps have no daily rhythm" (sessions in hour 19 against hour 1, 11,261 vs
+    10,768) and "every session holds exactly one product" (an average of 1.0 over all sessions, and their count)
+    were reported as insights although the contract calls them context. Code moves them to the report's context
+    notes; a data problem (a segment of rows with a defect) and a real gap stay findings."""
+    from assay.findings import context_reason, split_context
+    from assay.models import DiscoveryResult
+
+    rhythm = ins("session_behavior-2", "session_behavior", "Event timestamps have no daily rhythm",
+                 _cmp("distinct sessions with events in the hour", 11261, 10768, seg="extract(hour FROM event_at) = 19",
+                      baseline="extract(hour FROM event_at) = 1", metric="count", entity="sessions"))
+    shape = ins("session_behavior-3", "session_behavior", "Every session holds exactly one product",
+                Claim(metric="average", measure="distinct products per session", entity="sessions",
+                      segment="all sessions", segment_sql="1=1", value=1.0),
+                Claim(metric="count", measure="sessions", entity="sessions", segment="all sessions",
+                      segment_sql="1=1", value=256570))
+    flat_change = ins("x-1", "x", "Boosters do not change win rates",
+                      Claim(metric="change", measure="win rate", segment="boosters", segment_sql="booster",
+                            baseline="before", baseline_sql="t < 5", value=0.01))
+    defect = ins("catalog-1", "catalog", "37 products have no category",
+                 Claim(metric="count", measure="products with no category", entity="products",
+                       segment="category is null", segment_sql="category IS NULL", value=37))
+    gap = ins("session_behavior-1", "session_behavior", "Android sessions end in a purchase half as often",
+              _cmp("sessions with a purchase", 0.082, 0.157, seg="platform = 'android'", baseline="platform = 'web'"),
+              _cmp("sessions with a cart", 0.381, 0.378, seg="platform = 'android'", baseline="platform = 'web'"))
+    assert context_reason(rhythm).startswith("no difference") and context_reason(flat_change).startswith("no diff")
+    assert context_reason(shape).startswith("a fact of the data's shape")
+    assert context_reason(defect) is None and context_reason(gap) is None  # one real gap is enough
+    findings, notes = split_context([gap, rhythm, defect, shape])
+    assert [i.id for i in findings] == ["session_behavior-1", "catalog-1"]
+    assert [i.id for i in notes] == ["session_behavior-2", "session_behavior-3"] and notes[0].context_reason
+    md = render_markdown(DiscoveryResult(run_id="r" * 8, project_id="p", domain="d", insights=findings,
+                                         context_notes=notes))
+    assert "## Context notes" in md and "Event timestamps have no daily rhythm" in md and "no difference" in md
+    # the checks a careful analyst makes are in the contract (right-censored cohorts, incomplete periods, facts of
+    # the data model): what code cannot decide, the model is asked to check
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+
+    assert "right-censored" in INSIGHTS_CONTRACT and "first or last period incomplete" in INSIGHTS_CONTRACT
+    assert "fact of how the data is modelled" in INSIGHTS_CONTRACT
+
+
+def test_two_outcomes_of_one_segment_in_one_area_are_one_finding(embedder):
+    """Round 6 (ecommerce retention-1 and retention-2): "paid-social buyers rarely come back" and "paid-social
+    signups rarely buy", both paid_social against the other channels, counting customers, in one area: one finding.
+    The same comparison in another area (a cause cited elsewhere) or another segment stays apart; the rule is
+    mutual."""
+    churn = ins("retention-1", "retention", "Paid-social buyers almost never come back",
+                _cmp("second order within 90 days", 0.083, 0.276), _cmp("churned", 0.963, 0.792))
+    buy = ins("retention-2", "retention", "Paid-social signups rarely buy",
+              _cmp("customers with an order", 0.203, 0.552), _cmp("revenue per customer", 23.2, 77.9, metric="average"))
+    out = merge_findings([churn, buy], AREAS, embedder.embed)
+    assert len(out) == 1 and set(out[0].merged_from + [out[0].id]) == {"retention-1", "retention-2"}
+    elsewhere = buy.model_copy(update={"id": "revenue-1", "area": "revenue"})
+    assert len(merge_findings([churn, elsewhere], AREAS, embedder.embed)) == 2
+    email = ins("retention-3", "retention", "Email signups rarely buy",
+                _cmp("customers with an order", 0.2, 0.5, seg="c.channel = 'email'", baseline="c.channel <> 'email'"))
+    assert len(merge_findings([churn, email], AREAS, embedder.embed)) == 2
+    # one way only: an insight about another segment that also cites this segment's comparison
+    cites = ins("retention-4", "retention", "Email signups rarely buy, unlike paid",
+                _cmp("customers with an order", 0.2, 0.5, seg="c.channel = 'email'", baseline="c.channel <> 'email'"),
+                _cmp("customers with an order", 0.203, 0.552))
+    assert len(merge_findings([churn, cites], AREAS, embedder.embed)) == 2
+
+
+def test_an_insight_whose_every_comparison_another_makes_restates_it(embedder):
+    """Round 7 (gaming): engagement-2 "tiktok players play 7 sessions vs 16.8" made one comparison, sessions per
+    player of tiktok against the other channels, which churn-1 ("tiktok players churn in week 1") also made (for
+    another install month). It adds nothing of its own: one finding. An insight with a comparison of its own stays."""
+    def cmp(measure, value, base, metric="rate"):
+        return Claim(metric=metric, measure=measure, segment="tiktok", segment_sql="ch = 'tiktok'", baseline="other",
+                     baseline_sql="ch <> 'tiktok'", value=value, baseline_value=base, period="x", period_sql="m = 1")
+
+    churn = ins("churn-1", "retention", "tiktok players churn in week 1", cmp("week-1 churn", 0.71, 0.22),
+                cmp("sessions per player", 6.9, 16.5, "average"))
+    usage = ins("engagement-2", "revenue", "tiktok players play 7 sessions vs 16.8",
+                cmp("sessions per player", 7.0, 16.8, "average").model_copy(update={"period_sql": "m IN (1, 2)"}))
+    out = merge_findings([churn, usage], AREAS, embedder.embed)
+    assert len(out) == 1 and set(out[0].merged_from + [out[0].id]) == {"churn-1", "engagement-2"}
+    own = usage.model_copy(update={"claims": usage.claims + [cmp("levels reached", 5.0, 14.0, "average")]})
+    assert len(merge_findings([churn, own], AREAS, embedder.embed)) == 2

@@ -109,3 +109,19 @@ def test_evaluation_with_only_tasks_without_truth_is_one_line_and_runs_nothing(t
     _no_truth_task(tmp_path, 8)
     with pytest.raises(UserError, match=r"^no task to score: task\(s\) 7, 8 have no ground-truth insights$"):
         ib.evaluate(tmp_path, [7, 8], settings=None, store=None, embed=None)
+
+
+def test_the_report_s_context_notes_are_scored_with_its_insights():
+    """A non-difference that answers the goal ("the increase in TTR is uniform across categories", a ground-truth
+    insight of task 2) is a context note of the report (findings.split_context), not an insight; the benchmark
+    scores what the report states, so both are predictions. The contract asks for such answers when the goal asks."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+    from assay.insightbench import reported
+    from assay.models import DiscoveryResult, Insight
+
+    i = Insight(id="goal-1", area="goal", name="TTR rises over time", description="TTR rises")
+    n = Insight(id="goal-2", area="goal", name="The TTR increase is uniform across categories", description="uniform",
+                context_reason="no difference")
+    r = DiscoveryResult(run_id="r", project_id="p", domain="goal", insights=[i], context_notes=[n])
+    assert [x.id for x in reported(r)] == ["goal-1", "goal-2"]
+    assert "that a non-difference answers" in INSIGHTS_CONTRACT and "the data's own words" in INSIGHTS_CONTRACT

@@ -75,3 +75,14 @@ def test_the_openai_wire_gives_the_same_skeleton():
         "phase": "tools:done,lookup_schema,query,search_tables", "tools": ["done", "lookup_schema", "query",
                                                                           "search_tables"],
         "last_tool_results": 1, "previous_calls": ["query"]}
+
+
+def test_a_verification_request_is_matched_to_its_claim():
+    """A verification request names its claim ("Metric to compute: {metric, measure, ...}"): a recorded answer
+    for another claim is a mismatch, not an answer (tests/integration/test_replay_transcripts.py holds the run)."""
+    from assay.llm.replay import _claim_key
+
+    text = 'Metric to compute:\n{"metric": "count", "measure": "android \\"cart\\" events", "entity": "events"}'
+    assert _claim_key(text) == ("count", 'android \\"cart\\" events')
+    assert _claim_key(text + "\n\nThe query must apply the stated definition exactly") == _claim_key(text)
+    assert _claim_key("Lookup result: {}") is None and _claim_key("") is None
