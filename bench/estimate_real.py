@@ -197,7 +197,9 @@ def main() -> None:
                 errors[f"{name}_{phase}_{kind}"] = abs(p[kind] - g[kind]) / max(g[kind], 1)
                 under[f"{name}_{phase}_{kind}"] = max(0.0, g[kind] - p[kind]) / max(g[kind], 1)
                 stop_errors[f"{name}_{phase}_{kind}"] = abs(pred_stop[phase][kind] - g[kind]) / max(g[kind], 1)
-        print(f"# {name}: {taken} of 30 steps taken", flush=True)
+        print(f"# {name}: {taken} of 30 steps taken; told so, the estimate per phase (in/cached/out): " + "; ".join(
+            f"{ph} {q['input']:,}/{q['cached']:,}/{q['output']:,}" for ph, q in pred_stop.items() if ph in got),
+            flush=True)
         total_g = {k: sum(v[k] for v in got.values()) for k in KINDS}
         total_p = {k: sum(v[k] for v in pred.values()) for k in KINDS}
         for kind in KINDS:
