@@ -28,7 +28,7 @@ Parts (issue #20 item 8), each in a fresh process, with the machine's own baseli
   *_notemplate_s          with --compare-template: the statistical figures again in other fresh homes, with
                           ASSAY_PREFECT_DB_TEMPLATE=0 (every fresh home migrates: the behaviour before)
 
-Usage: .venv/bin/python bench/startup.py [--skip-scale10] [--parts-only [--no-local-server] [--compare-template]]
+Usage: .venv/bin/python bench/startup.py [--skip-scale10] [--parts-only [--no-local-server] [--compare-template [--template-first]]]
 The template database lives in ASSAY_CACHE_DIR: the bench points it at its own temporary directory.
 """
 
@@ -275,12 +275,19 @@ def main() -> None:
             db, _ = generate("ecommerce", Path(d) / "g1")
             os.environ["ASSAY_CACHE_DIR"] = str(Path(d) / "cache")  # no template yet: built below
             figures = measure_parts(Path(d))
-            if "--compare-template" in sys.argv:  # before: every fresh home runs Prefect's migrations
+
+            def before() -> None:  # every fresh home runs Prefect's migrations
                 figures.update({k[:-2] + "_notemplate_s" if k.endswith("_s") else k: v for k, v in
                                 measure_statistical(Path(d), db, template=False).items()})
+
+            compare = "--compare-template" in sys.argv
+            if compare and "--template-first" not in sys.argv:
+                before()
             if "--no-local-server" not in sys.argv:
                 figures.update(measure_local_server(Path(d)))
             figures.update(measure_statistical(Path(d), db))
+            if compare and "--template-first" in sys.argv:  # the other order: a falling load favours the later
+                before()
         base = figures["baseline_python_s"]
         for k, v in figures.items():
             print(f"{k}: {v:.3f}" + (f"  # {v / base:.1f}x baseline" if k != "baseline_python_s" else ""))
