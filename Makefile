@@ -25,6 +25,8 @@ $(STAMP):
 	$(BIN)/python -m pip install -q "$(TORCH_CPU)" || { echo "warning: no $(TORCH_CPU) wheel found; installing $(TORCH_PIN) (may be a CUDA build)" >&2; $(BIN)/python -m pip install -q "$(TORCH_PIN)"; }
 	$(BIN)/python -c 'import torch; print("torch==" + torch.__version__)' > $(VENV)/constraints.txt
 	$(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
+	# the local Prefect server's template database for this Prefect (a fresh home then skips its migrations)
+	$(BIN)/python -m assay_flows.local_server --prepare || echo "warning: no Prefect database template built" >&2
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

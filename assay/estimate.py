@@ -270,6 +270,11 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
                          f"warehouse before the exploration, no LLM call; ~{tokens(shape.leads_chars):,} tokens "
                          f"more in each exploration request")
     ex = exploration_estimate(system_chars, max_steps, shape)
+    if shape.source == "defaults":  # cold: where the model stops is the one thing it cannot know
+        est.notes.append(f"cold estimate (no finished LLM run of this project yet): it assumes the model takes "
+                         f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps; a model that "
+                         f"calls done sooner spends less on the exploration (its input grows with every call); "
+                         f"after the first run the project's own sizes replace these")
     picked = min(limits.ANALYSIS_AREA_TOP_K, steps_used(max_steps, shape))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN
     if shape.area_usage:

@@ -15,16 +15,31 @@ ephemeral server, never waiting past the start-up timeout.
 
 The client side (``connect``) is plain Python: it must run before Prefect is imported, because Prefect
 reads its settings once, at import. The server side (``serve``) is this module run with ``-m``.
+
+A fresh home's database (issue #20 item 8): Prefect builds it by running all of its Alembic migrations one
+by one (16 s of a 25-s start on an idle machine). The server instead copies a *template* database into a
+home that has none: one built once per installed Prefect by Prefect's own migrations and block registration
+(``prepare_database``), kept in ``$ASSAY_CACHE_DIR/prefect-db`` (default ``~/.cache/assay/prefect-db``) and
+named after Prefect's version and the file names of its SQLite migrations, so an upgrade, a downgrade or a
+patched install names another template and the first server after it builds that one. The copy is then
+started by Prefect exactly as an existing home is: it runs ``alembic upgrade head`` (a no-op at head) and
+its block registration, so a template can never leave a home behind the installed Prefect.
+``ASSAY_PREFECT_DB_TEMPLATE=0`` turns this off. ``python -m assay_flows.local_server --prepare`` builds the
+template ahead of time (``make install`` does).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -206,6 +221,141 @@ def stop(home: Path | None = None, timeout: float = 15.0) -> int | None:
     return st["pid"]
 
 
+# ------------------------------------------------------------------------------- the template database
+
+
+def cache_dir() -> Path:
+    """Where assay keeps what outlives any one home (``ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``)."""
+    if os.environ.get("ASSAY_CACHE_DIR"):
+        return Path(os.environ["ASSAY_CACHE_DIR"]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "assay"
+
+
+def _prefect_dir() -> Path:
+    spec = importlib.util.find_spec("prefect")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def template_key() -> str:
+    """The installed Prefect's database layout: its version and the names of its SQLite migrations (each
+    named after its revision), read from the files, without importing Prefect."""
+    prefect_dir = _prefect_dir()
+    version = "unknown"
+    with contextlib.suppress(OSError):
+        text = (prefect_dir / "_build_info.py").read_text()
+        version = next(line.split("=", 1)[1].strip().strip("'\"") for line in text.splitlines()
+                       if line.startswith("__version__"))
+    migrations = prefect_dir / "server" / "database" / "_migrations" / "versions" / "sqlite"
+    names = sorted(p.name for p in migrations.glob("*.py") if p.name != "__init__.py")
+    digest = hashlib.sha256("\n".join([version, *names]).encode()).hexdigest()[:16]
+    return f"prefect-{version}-{digest}"
+
+
+def template_path() -> Path:
+    return cache_dir() / "prefect-db" / f"{template_key()}.db"
+
+
+def _head_revision(path: Path) -> str | None:
+    """The Alembic revision a database is stamped at, or None when it is not a complete Prefect database."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        if con.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            return None
+        row = con.execute("SELECT version_num FROM alembic_version").fetchone()
+        return row[0] if row else None
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+
+
+def _database_path() -> Path | None:
+    """This home's SQLite database when Prefect would create and migrate it at start, else None (another
+    database, an in-memory one, migrations off, or templates turned off). Imports Prefect's settings."""
+    if os.environ.get("ASSAY_PREFECT_DB_TEMPLATE", "1").lower() in ("0", "false", "no", "off"):
+        return None
+    from prefect.settings import get_current_settings
+
+    db = get_current_settings().server.database
+    url = db.connection_url.get_secret_value() if db.connection_url is not None else ""
+    prefix = "sqlite+aiosqlite:///"
+    if not db.migrate_on_start or not url.startswith(prefix) or ":memory:" in url or "?" in url:
+        return None
+    return Path(url[len(prefix):])
+
+
+def _migrations_head() -> str | None:
+    """The head revision of the installed Prefect's SQLite migrations (from the files' names, no import)."""
+    migrations = _prefect_dir() / "server" / "database" / "_migrations" / "versions" / "sqlite"
+    revisions: dict[str, str | None] = {}
+    for p in migrations.glob("*.py"):
+        text = p.read_text(errors="replace")
+        rev = down = None
+        for line in text.splitlines():
+            if line.startswith("revision ="):
+                rev = line.split("=", 1)[1].strip().strip("'\"")
+            elif line.startswith("down_revision ="):
+                down = line.split("=", 1)[1].strip().strip("'\"")
+        if rev:
+            revisions[rev] = down
+    heads = set(revisions) - set(revisions.values())
+    return heads.pop() if len(heads) == 1 else None
+
+
+async def _build(path: Path) -> None:
+    """Prefect's own way to a working database: every migration, then the block types it registers."""
+    from prefect.server.database import provide_database_interface
+    from prefect.server.models.block_registration import run_block_auto_registration
+
+    db = provide_database_interface()
+    await db.create_db()
+    async with await db.session() as session:
+        await run_block_auto_registration(session=session)
+
+
+def prepare_database() -> str:
+    """Give this home's database a head start before Prefect's start-up runs: ``"copied"`` (the template,
+    into a home with no database), ``"built"`` (no template yet: Prefect's migrations ran here and their
+    result became the template), ``"existing"`` (the home has a database: Prefect migrates it as ever) or
+    ``"off"`` (not a SQLite home database Prefect migrates at start, or templates turned off)."""
+    path = _database_path()
+    if path is None:
+        return "off"
+    if path.exists() and path.stat().st_size > 0:
+        return "existing"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    template = template_path()
+    head = _migrations_head()
+    if template.exists() and head is not None and _head_revision(template) == head:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.template")
+        shutil.copyfile(template, tmp)
+        try:
+            os.link(tmp, path)  # never over a database another process created meanwhile
+        except FileExistsError:
+            return "existing"
+        finally:
+            tmp.unlink()
+        return "copied"
+    import asyncio
+
+    asyncio.run(_build(path))
+    if head is not None and _head_revision(path) == head:  # only a complete database at the files' head
+        template.parent.mkdir(parents=True, exist_ok=True)
+        tmp = template.with_name(f".{template.name}.{os.getpid()}")
+        src, dst = sqlite3.connect(str(path)), sqlite3.connect(str(tmp))
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file (Prefect sets WAL on its copy)
+        finally:
+            src.close()
+            dst.close()
+        tmp.replace(template)
+    return "built"
+
+
 # ------------------------------------------------------------------------------------------ the server
 
 
@@ -268,6 +418,11 @@ def _run(sock: socket.socket, idle_s: float) -> None:
     import uvicorn
     from prefect.server.api.server import create_app
 
+    try:
+        how = prepare_database()
+    except Exception as e:  # noqa: BLE001 - Prefect's own start-up still creates the database
+        how = f"failed ({type(e).__name__}: {e})"
+    print(f"assay local server: database {how}", file=sys.stderr, flush=True)
     app = _Activity(create_app(ephemeral=True, final=True))
     server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on"))
 
@@ -288,4 +443,16 @@ def _run(sock: socket.socket, idle_s: float) -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    if "--prepare" in sys.argv:  # build the template ahead of time, in a throwaway home
+        import tempfile
+
+        if template_path().exists() and _head_revision(template_path()) == _migrations_head():
+            print(f"template ready: {template_path()}")
+        else:
+            with tempfile.TemporaryDirectory(prefix="assay-prefect-") as d:
+                os.environ["PREFECT_HOME"] = d
+                os.environ.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
+                os.environ.pop("PREFECT_SERVER_DATABASE_CONNECTION_URL", None)
+                print(f"template {prepare_database()}: {template_path()}")
+    else:
+        serve()

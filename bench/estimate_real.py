@@ -9,8 +9,13 @@ phase and per token kind.
 
 Prints one `name: value` line per figure:
   estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
-  estimate_real_error_<transcript>_<phase>_<kind>   every single figure behind it (kind: input, cached, output)
-and `#` lines with the recorded and predicted tokens.
+  estimate_real_error_max_cold_<round>         the same per round (r4 fitted; r2, r5, r6 held out)
+  estimate_real_error_max_given_stop_<round>   the same estimate told only where the model stopped: the step
+                                               budget set to the steps it took (every other size the default)
+  estimate_real_under_max_cold_<round>         the largest share by which a recorded figure exceeds the cold
+                                               estimate (0 when the estimate is an upper bound on every phase)
+  estimate_real_error_<transcript>_<phase>_<kind>   every single figure behind them (kind: input, cached, output)
+and `#` lines with the recorded and predicted tokens and the steps each model took.
 
 Usage: .venv/bin/python bench/estimate_real.py [--scale 1.0] [--transcripts a,b]
 """
@@ -31,11 +36,33 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                # round 4, with LLM table descriptions
                "demo-ecommerce-30-steps-r4": "ecommerce", "demo-gaming-30-steps-r4": "gaming",
                # round 5: LLM table descriptions and the statistical leads in the first exploration prompt
-               "demo-ecommerce-30-steps-leads": "ecommerce", "demo-gaming-30-steps-leads": "gaming"}
+               "demo-ecommerce-30-steps-leads": "ecommerce", "demo-gaming-30-steps-leads": "gaming",
+               # round 6 (held out: recorded after the defaults were fitted on round 4)
+               "demo-ecommerce-30-steps-r6": "ecommerce", "demo-gaming-30-steps-r6": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
-             "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads"}
+             "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
+             "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
-         "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5"}
+         "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
+         "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6"}
+TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
+# retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
+# verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it
+RETIRED = {"demo-gaming-30-steps"}
+
+
+def steps_taken(name: str) -> int:
+    """The exploration steps the model took before it called done: its tool calls other than done, in the
+    recorded exploration calls (the point where it stopped, which no cold estimate can know)."""
+    import json
+
+    n = 0
+    for req in sorted((TRANSCRIPT_DIR / name).glob("*.request.json")):
+        if not json.loads(req.read_text())["_skeleton"]["phase"].startswith("tools:"):
+            continue
+        answer = json.loads(req.with_name(req.name.replace("request", "response")).read_text())
+        n += sum(1 for c in answer.get("tool_calls") or [] if c.get("name") != "done")
+    return n
 KINDS = ("input", "cached", "output")
 
 
@@ -86,10 +113,30 @@ def predicted_by_phase(est) -> dict[str, dict[str, int]]:
     return out
 
 
+def given_stop(pid: str, settings, share: float):
+    """The project's cold estimate told where the model stopped (``steps_used_share``), nothing else."""
+    import dataclasses
+
+    import assay.estimate as model
+    from assay.services.estimate import estimate_project
+
+    real = model.estimate
+
+    def told(*args, shape=None, **kwargs):
+        shape = dataclasses.replace(shape or model.Shape(), steps_used_share=share)
+        return real(*args, shape=shape, **kwargs)
+
+    model.estimate = told
+    try:
+        return estimate_project(pid, settings=settings)
+    finally:
+        model.estimate = real
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=1.0, help="demo warehouse scale (the runs were recorded at 1)")
-    ap.add_argument("--transcripts", default=",".join(TRANSCRIPTS))
+    ap.add_argument("--transcripts", default=",".join(t for t in TRANSCRIPTS if t not in RETIRED))
     ap.add_argument("--recorded", help="a JSON file: the replays' tokens are read from it when it exists, else "
                                        "written to it (the replays do not depend on the estimate)")
     args = ap.parse_args()
@@ -104,6 +151,8 @@ def main() -> None:
     settings = load_settings()
     store = open_store(settings)
     errors: dict[str, float] = {}
+    under: dict[str, float] = {}
+    stop_errors: dict[str, float] = {}
     import json
 
     rec_file = Path(args.recorded) if args.recorded else None
@@ -121,12 +170,23 @@ def main() -> None:
                                        "path": str(db), "llm_descriptions": name in DESCRIBED}),
                                    llm=LLMConfig(provider="replay", model=name)))
         pred = predicted_by_phase(estimate_project(pid, settings=settings))
+        taken = steps_taken(name)
+        pred_stop = predicted_by_phase(given_stop(pid, settings, taken / 30))
         if name not in saved:
             # table descriptions are cached by the tables' content: another transcript's run on the same demo
             # would answer this one's description request from the cache, and the replay would start a turn late
             store.db.table_notes.delete_many({})
-        got = replay_by_phase(name, pid, settings) if name not in saved else saved[name]
-        saved[name] = got
+        if name not in saved:
+            from assay.llm.replay import TranscriptMismatch
+
+            try:
+                saved[name] = replay_by_phase(name, pid, settings)
+            except TranscriptMismatch as e:  # the product's requests moved on since the recording
+                print(f"# {name}: no longer replays ({e}); left out", flush=True)
+                continue
+            if rec_file:
+                rec_file.write_text(json.dumps(saved, indent=1))
+        got = saved[name]
         for phase in pred:
             if phase not in got:
                 continue
@@ -138,6 +198,11 @@ def main() -> None:
                 if g[kind] == 0 and p[kind] == 0:
                     continue
                 errors[f"{name}_{phase}_{kind}"] = abs(p[kind] - g[kind]) / max(g[kind], 1)
+                under[f"{name}_{phase}_{kind}"] = max(0.0, g[kind] - p[kind]) / max(g[kind], 1)
+                stop_errors[f"{name}_{phase}_{kind}"] = abs(pred_stop[phase][kind] - g[kind]) / max(g[kind], 1)
+        print(f"# {name}: {taken} of 30 steps taken; told so, the estimate per phase (in/cached/out): " + "; ".join(
+            f"{ph} {q['input']:,}/{q['cached']:,}/{q['output']:,}" for ph, q in pred_stop.items() if ph in got),
+            flush=True)
         total_g = {k: sum(v[k] for v in got.values()) for k in KINDS}
         total_p = {k: sum(v[k] for v in pred.values()) for k in KINDS}
         for kind in KINDS:
@@ -145,11 +210,13 @@ def main() -> None:
     if rec_file:
         rec_file.write_text(json.dumps(saved, indent=1))
     print(f"estimate_real_error_max_cold: {max(errors.values()):.3f}")
-    for rnd in sorted(set(ROUND.values())):
-        per = {k: v for k, v in errors.items() if ROUND[k.split("_")[0]] == rnd and "_total_" not in k}
-        if per:
-            worst = max(per, key=per.get)
-            print(f"estimate_real_error_max_cold_{rnd}: {per[worst]:.3f}  # {worst}")
+    for label, figures in (("error_max_cold", errors), ("error_max_given_stop", stop_errors),
+                           ("under_max_cold", under)):
+        for rnd in sorted(set(ROUND.values())):
+            per = {k: v for k, v in figures.items() if ROUND[k.split("_")[0]] == rnd and "_total_" not in k}
+            if per:
+                worst = max(per, key=per.get)
+                print(f"estimate_real_{label}_{rnd}: {per[worst]:.3f}  # {worst}")
     for k, v in sorted(errors.items()):
         print(f"estimate_real_error_{k}: {v:.3f}")
 

@@ -20,10 +20,16 @@ Parts (issue #20 item 8), each in a fresh process, with the machine's own baseli
   rerun_area_s            `assay rerun RUN --area A` of that run, wall time in a fresh process
   first_step_stat_again_s a second `assay discover` in the same homes, to its first stored step (the local
                           Prefect server the first command started is running; the embedding cache is warm)
-  local_server_start_s    the local Prefect server on a fresh home: start to first answer (`connect()`)
+  local_server_build_s    the local Prefect server on a fresh home with no template database yet (it runs
+                          Prefect's migrations and keeps the result as the template): start to first answer
+  local_server_start_s    the local Prefect server on a fresh home: start to first answer (`connect()`),
+                          the template copied into the home
   local_server_reuse_s    a fresh process finding it running and Prefect's client answered through it
+  *_notemplate_s          with --compare-template: the statistical figures again in other fresh homes, with
+                          ASSAY_PREFECT_DB_TEMPLATE=0 (every fresh home migrates: the behaviour before)
 
-Usage: .venv/bin/python bench/startup.py [--skip-scale10] [--parts-only [--no-local-server]]
+Usage: .venv/bin/python bench/startup.py [--skip-scale10] [--parts-only [--no-local-server] [--compare-template [--template-first]]]
+The template database lives in ASSAY_CACHE_DIR: the bench points it at its own temporary directory.
 """
 
 from __future__ import annotations
@@ -134,7 +140,12 @@ def measure_local_server(tmp: Path) -> dict:
     env = env_for(tmp / "local")
     env.pop("PREFECT_API_URL", None)
     out = {}
-    try:
+    try:  # the bench's cache starts empty: the first server builds the template, a fresh home copies it
+        r = subprocess.run([sys.executable, "-c", START], env=env, capture_output=True, text=True)
+        out["local_server_build_s"] = float(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else float("nan")
+        stop_local_server(env)
+        env = env_for(tmp / "local2")
+        env.pop("PREFECT_API_URL", None)
         for key, code in (("local_server_start_s", START), ("local_server_reuse_s", REUSE)):
             r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
             out[key] = float(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else float("nan")
@@ -173,10 +184,12 @@ def _area_spread(prefect_home: Path) -> float:
     return (starts[-1] - starts[0]).total_seconds() if len(starts) > 1 else float("nan")
 
 
-def measure_statistical(tmp: Path, demo_path: Path) -> dict:
+def measure_statistical(tmp: Path, demo_path: Path, template: bool = True) -> dict:
     """The embedded defaults: no LLM configured, so the statistical analyst runs."""
-    home = tmp / "stat"
+    home = tmp / ("stat" if template else "stat-notemplate")
     env = env_for(home)
+    if not template:
+        env["ASSAY_PREFECT_DB_TEMPLATE"] = "0"
     env.pop("ANTHROPIC_API_KEY", None)
     env.pop("OPENAI_API_KEY", None)
     code = ("from assay.settings import load_settings; from assay.store import open_store;"
@@ -260,10 +273,21 @@ def main() -> None:
             from assay.demo import generate
 
             db, _ = generate("ecommerce", Path(d) / "g1")
+            os.environ["ASSAY_CACHE_DIR"] = str(Path(d) / "cache")  # no template yet: built below
             figures = measure_parts(Path(d))
+
+            def before() -> None:  # every fresh home runs Prefect's migrations
+                figures.update({k[:-2] + "_notemplate_s" if k.endswith("_s") else k: v for k, v in
+                                measure_statistical(Path(d), db, template=False).items()})
+
+            compare = "--compare-template" in sys.argv
+            if compare and "--template-first" not in sys.argv:
+                before()
             if "--no-local-server" not in sys.argv:
                 figures.update(measure_local_server(Path(d)))
             figures.update(measure_statistical(Path(d), db))
+            if compare and "--template-first" in sys.argv:  # the other order: a falling load favours the later
+                before()
         base = figures["baseline_python_s"]
         for k, v in figures.items():
             print(f"{k}: {v:.3f}" + (f"  # {v / base:.1f}x baseline" if k != "baseline_python_s" else ""))

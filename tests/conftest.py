@@ -16,6 +16,8 @@ import pytest
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="assay-tests-"))
 os.environ["ASSAY_HOME"] = str(_SESSION_DIR / "home")
 os.environ["PREFECT_HOME"] = str(_SESSION_DIR / "prefect")
+# the local server's template Prefect database (assay_flows/local_server.py): built once per session, not in ~/.cache
+os.environ["ASSAY_CACHE_DIR"] = str(_SESSION_DIR / "cache")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"

@@ -77,3 +77,25 @@ def test_a_short_verification_prompt_is_not_cached_a_long_one_is():
                    max_steps=20, analyst="llm")
     assert small.phases[2].cached_tokens == 0  # below the provider's minimum cacheable prefix
     assert big.phases[2].cached_tokens > 0 and big.phases[2].calls == small.phases[2].calls
+
+
+def test_a_cold_estimate_states_where_it_assumes_the_model_stops_and_a_sooner_stop_costs_less():
+    """Issue 20 item 11: a real model may call done early (round 5 gaming: 23 of 30 steps); the cold estimate says
+    what it assumed, and the exploration it predicts shrinks with the steps taken (never grows)."""
+    import dataclasses
+
+    p = Project(id="p", llm=LLMConfig(provider="anthropic", model="claude-sonnet-4-5"))
+    kw = dict(system_chars=14_000, catalog_chars=1_500, area_prompt_chars=[6_000] * 5, recommend_prompt_chars=6_000,
+              max_steps=30, analyst="llm")
+    cold = estimate(p, **kw)
+    assert any("assumes the model takes 28 of its 30 exploration steps" in n for n in cold.notes), cold.notes
+    explore = []
+    for share in (0.5, 0.7, 0.8, 0.9, 1.0):
+        est = estimate(p, shape=dataclasses.replace(Shape(), steps_used_share=share), **kw)
+        explore.append(next(ph for ph in est.phases if ph.phase == "exploration"))
+    # calls carry several steps: a few steps more may fit the same number of calls, never fewer tokens
+    assert all(a.input_tokens <= b.input_tokens and a.output_tokens <= b.output_tokens
+               for a, b in zip(explore, explore[1:]))
+    assert explore[0].input_tokens < explore[-1].input_tokens / 1.5 and explore[0].calls < explore[-1].calls
+    calibrated = estimate(p, shape=Shape(source="calibrated from the project's latest LLM run"), **kw)
+    assert not any("cold estimate" in n for n in calibrated.notes)
