@@ -109,12 +109,18 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
 
 def _fact_keys(c: D.Candidate) -> set:
     # one finding per segment; two measures of one segment counted by one SQL are two findings
+    # how a segment moves over time is its own finding beside its level: "Fred Luddy has a higher average
+    # TTR" and "Fred Luddy's TTR is increasing over time", "Hardware incidents are higher" and "spiked in
+    # 2023-08"; the table's burst and its segment's burst in the same periods are one
+    over_time = c.kind if c.kind in (D.Kind.SPIKE, D.Kind.TREND) else ""
     keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
-            ("seg", c.table, c.segment)}
+            ("seg", c.table, c.segment, over_time)}
+    if c.kind == D.Kind.SPIKE:
+        keys.add(("spike", c.table, c.measure, next((i for i in c.indicators if i.startswith("window =")), c.name)))
     if c.kind == "data_quality" and c.affected is not None:
         keys.add(("dq", c.table, c.affected))
     if c.segment is None:
-        keys.discard(("seg", c.table, c.segment))
+        keys = {k for k in keys if k[:3] != ("seg", c.table, None)}
     elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
         # (an outlier segment is one fact whatever its measure)
         keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
