@@ -112,9 +112,12 @@ def _fact_keys(c: D.Candidate) -> set:
     # how a segment moves over time is its own finding beside its level: "Fred Luddy has a higher average
     # TTR" and "Fred Luddy's TTR is increasing over time", "Hardware incidents are higher" and "spiked in
     # 2023-08"; the table's burst and its segment's burst in the same periods are one
+    # (a trend and a level shift of one segment are one movement over time: the better one is kept)
     over_time = c.kind if c.kind in (D.Kind.SPIKE, D.Kind.TREND) else ""
     keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
             ("seg", c.table, c.segment, over_time)}
+    if c.kind in (D.Kind.TREND, D.Kind.CHANGE_POINT) and c.segment is not None:
+        keys.add(("moves", c.table, c.segment))
     if c.kind == D.Kind.SPIKE:
         keys.add(("spike", c.table, c.measure, next((i for i in c.indicators if i.startswith("window =")), c.name)))
     if c.kind == "data_quality" and c.affected is not None:

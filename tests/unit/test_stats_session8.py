@@ -134,3 +134,12 @@ def test_monthly_series_by_more_dimensions_come_last_in_the_plan():
     assert late == list(range(len(probes) - len(late), len(probes)))
     # a status is left out of the later ones (the state mix over time has its own probe)
     assert {probes[i].meta.dim for i in late} == {"assigned_to", "location", "caller"}
+
+
+def test_a_trend_and_a_level_shift_of_one_segment_are_one_movement():
+    rising = D.Candidate(kind="trend", name="The number of orders for rain is decreasing over time", description="",
+                         table="w", step=1, effect=0.8, p_value=1e-8, count_sql=None, segment="weather=rain")
+    shift = D.Candidate(kind="change_point", name="The number of orders for rain decreased from 2013-04-01",
+                        description="", table="w", step=2, effect=0.7, p_value=1e-7, count_sql="SELECT 2",
+                        segment="weather=rain")
+    assert _dedupe([rising, shift]) == [rising]
