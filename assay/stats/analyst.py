@@ -390,6 +390,34 @@ def merge_no_effects(nulls: list[D.Candidate]) -> list[D.Candidate]:
     return out
 
 
+_STILL = re.compile(r"^The (.+) for each (.+) value remains uniform over time$")
+
+
+def merge_still_over_time(nulls: list[D.Candidate]) -> list[D.Candidate]:
+    """One line per measure for "... for each X value remains uniform over time": the same statement made
+    through several dimensions is one finding of no effect, not one per dimension (the first keeps its place)."""
+    out: list[D.Candidate] = []
+    by_key: dict[tuple, tuple[D.Candidate, list[str]]] = {}
+    for c in nulls:
+        m = _STILL.match(c.name)
+        if not m:
+            out.append(c)
+            continue
+        key = (c.table, m.group(1))
+        if key not in by_key:
+            first = D.Candidate(**{**asdict(c), "indicators": list(c.indicators)})
+            by_key[key] = (first, [m.group(2)])
+            out.append(first)
+            continue
+        first, dims = by_key[key]
+        dims.append(m.group(2))
+        first.name = f"The {m.group(1)} for each {', '.join(dims[:-1])} and {dims[-1]} value remains uniform over time"
+        first.description += " " + c.description
+        first.p_value = min(first.p_value, c.p_value)
+        first.relevance = max(first.relevance, c.relevance)
+    return out
+
+
 def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
     """A report that answers a question keeps a few other strong findings, not a page of them (an
     artifact of how the data was made stays: it bears on every answer)."""
@@ -412,8 +440,9 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)
         # ... about the question's measures, never about a reference table
-        nulls = _closest(s, expanded_goal(goal, mine), [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
-                                                        and c.relevance >= D.NO_EFFECT_RELEVANT], MAX_NO_EFFECT)
+        still = merge_still_over_time([c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
+                                       and c.relevance >= D.NO_EFFECT_RELEVANT])
+        nulls = _closest(s, expanded_goal(goal, mine), still, MAX_NO_EFFECT)
         nulls = merge_no_effects(nulls)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
     findings, members = merge_segment_outliers(findings)

@@ -143,3 +143,18 @@ def test_a_trend_and_a_level_shift_of_one_segment_are_one_movement():
                         description="", table="w", step=2, effect=0.7, p_value=1e-7, count_sql="SELECT 2",
                         segment="weather=rain")
     assert _dedupe([rising, shift]) == [rising]
+
+
+def test_remains_uniform_over_time_is_one_line_per_measure():
+    from assay.stats.analyst import merge_still_over_time
+
+    def still(dim, p):
+        return D.no_effect(f"The number of incidents for each {dim} value remains uniform over time", f"{dim}.",
+                           "incidents", 1, p, f"{dim} n over time", "")
+    ttr = D.no_effect("The average time to resolution of incidents is uniform over time", "ttr.", "incidents", 2, 0.6,
+                      "ttr over time", "")
+    out = merge_still_over_time([still("closed by", 0.5), ttr, still("sys updated by", 0.3)])
+    assert [c.name for c in out] == [
+        "The number of incidents for each closed by and sys updated by value remains uniform over time",
+        "The average time to resolution of incidents is uniform over time"]
+    assert out[0].p_value == 0.3
