@@ -109,12 +109,21 @@ def _dedupe(cands: list[D.Candidate]) -> list[D.Candidate]:
 
 def _fact_keys(c: D.Candidate) -> set:
     # one finding per segment; two measures of one segment counted by one SQL are two findings
+    # how a segment moves over time is its own finding beside its level: "Fred Luddy has a higher average
+    # TTR" and "Fred Luddy's TTR is increasing over time", "Hardware incidents are higher" and "spiked in
+    # 2023-08"; the table's burst and its segment's burst in the same periods are one
+    # (a trend and a level shift of one segment are one movement over time: the better one is kept)
+    over_time = c.kind if c.kind in (D.Kind.SPIKE, D.Kind.TREND) else ""
     keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
-            ("seg", c.table, c.segment)}
+            ("seg", c.table, c.segment, over_time)}
+    if c.kind in (D.Kind.TREND, D.Kind.CHANGE_POINT) and c.segment is not None:
+        keys.add(("moves", c.table, c.segment))
+    if c.kind == D.Kind.SPIKE:
+        keys.add(("spike", c.table, c.measure, next((i for i in c.indicators if i.startswith("window =")), c.name)))
     if c.kind == "data_quality" and c.affected is not None:
         keys.add(("dq", c.table, c.affected))
     if c.segment is None:
-        keys.discard(("seg", c.table, c.segment))
+        keys = {k for k in keys if k[:3] != ("seg", c.table, None)}
     elif "=" in c.segment:  # Hardware by category and Hardware by assignment group: one fact
         # (an outlier segment is one fact whatever its measure)
         keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
@@ -381,6 +390,34 @@ def merge_no_effects(nulls: list[D.Candidate]) -> list[D.Candidate]:
     return out
 
 
+_STILL = re.compile(r"^The (.+) for each (.+) value remains uniform over time$")
+
+
+def merge_still_over_time(nulls: list[D.Candidate]) -> list[D.Candidate]:
+    """One line per measure for "... for each X value remains uniform over time": the same statement made
+    through several dimensions is one finding of no effect, not one per dimension (the first keeps its place)."""
+    out: list[D.Candidate] = []
+    by_key: dict[tuple, tuple[D.Candidate, list[str]]] = {}
+    for c in nulls:
+        m = _STILL.match(c.name)
+        if not m:
+            out.append(c)
+            continue
+        key = (c.table, m.group(1))
+        if key not in by_key:
+            first = D.Candidate(**{**asdict(c), "indicators": list(c.indicators)})
+            by_key[key] = (first, [m.group(2)])
+            out.append(first)
+            continue
+        first, dims = by_key[key]
+        dims.append(m.group(2))
+        first.name = f"The {m.group(1)} for each {', '.join(dims[:-1])} and {dims[-1]} value remains uniform over time"
+        first.description += " " + c.description
+        first.p_value = min(first.p_value, c.p_value)
+        first.relevance = max(first.relevance, c.relevance)
+    return out
+
+
 def cap_off_goal(cands: list[D.Candidate], keep: int = MAX_OFF_GOAL) -> list[D.Candidate]:
     """A report that answers a question keeps a few other strong findings, not a page of them (an
     artifact of how the data was made stays: it bears on every answer)."""
@@ -403,8 +440,9 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         # a goal asks a question: what is not the case is part of the answer (at most MAX_NO_EFFECT of
         # those findings, the ones closest to the goal)
         # ... about the question's measures, never about a reference table
-        nulls = _closest(s, expanded_goal(goal, mine), [c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
-                                                        and c.relevance >= D.NO_EFFECT_RELEVANT], MAX_NO_EFFECT)
+        still = merge_still_over_time([c for c in mine if c.kind == D.NO_EFFECT and not c.catalogue
+                                       and c.relevance >= D.NO_EFFECT_RELEVANT])
+        nulls = _closest(s, expanded_goal(goal, mine), still, MAX_NO_EFFECT)
         nulls = merge_no_effects(nulls)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
     findings, members = merge_segment_outliers(findings)

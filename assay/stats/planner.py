@@ -26,6 +26,8 @@ from .portable import portable, quote
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
+SERIES_DIMS = 3               # ...the dims closest to the question first in the plan
+LATE_SERIES_DIMS = 3          # ...and this many more at the end of the plan, when the budget reaches them
 MAX_TABLES = 12
 CATALOGUE_RATIO = 20
 MAX_OVERLAP_PROBES = 6        # candidate joins by value overlap checked per run
@@ -244,6 +246,7 @@ class Probe:
     sql: str
     meta: ProbeMeta = field(default_factory=ProfileMeta)  # what the detectors read (one model per kind)
     keywords: str = ""
+    late: bool = False  # run after every other probe: only when the budget reaches it
 
 
 class Planner:
@@ -344,6 +347,8 @@ class Planner:
             if pr.table in catalogues:
                 pr.meta.catalogue = True
                 pr.meta.core = 0.0
+        late = [pr for pr in probes if pr.late]
+        probes = [pr for pr in probes if not pr.late]
         core = sorted([pr for pr in probes if pr.meta.core], key=lambda pr: -pr.meta.core)
         rest = [pr for pr in probes if not pr.meta.core]
         order = {"funnel": 0, "rate_series": 1, "breakdown": 2, "retention": 3, "concentration": 4,
@@ -351,7 +356,7 @@ class Planner:
                  "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13,
                  "rank_breakdown": 14, "null_status": 15}
         rest.sort(key=lambda pr: (order.get(pr.kind, 16), -self._probe_relevance(pr)))
-        return core + rest
+        return core + rest + late
 
     def _core(self, p: "Profile", dim: str | None = None, bonus: float = 0.0) -> float:
         """Priority of a probe about the table's top measures (across ``dim``): 0 when not core."""
@@ -540,11 +545,11 @@ class Planner:
         out += self._crosstab_probes(p)
         out += self._correlation_probes(p)
         if ts and not money:
-            for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
+            for i, d in enumerate(self._series_dims(p)):
                 out.append(Probe("segment_series", t.fqn, f"Monthly number of {t.name} by {d}",
                                  f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n "
                                  f"FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
-                                 SegmentSeriesMeta(dim=d, time=ts, measure="n", trend=True)))
+                                 SegmentSeriesMeta(dim=d, time=ts, measure="n", trend=True), late=i >= SERIES_DIMS))
         starts = [x for x in times if _START.search(x)]
         ends = [x for x in times if _END.search(x)]
         if starts and ends:
@@ -695,6 +700,15 @@ class Planner:
             return True
         return False
 
+    def _series_dims(self, p: Profile) -> list[str]:
+        """Dimensions a monthly series is split by: the few-valued ones, closest to the question first (the
+        first ``SERIES_DIMS`` in the plan, ``LATE_SERIES_DIMS`` more at its end). A status among the later ones is
+        left out: how many rows of a month are "in progress" today says how old they are, and the status mix over
+        time has its own probe (``rate_series``)."""
+        dims = [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS]
+        return dims[:SERIES_DIMS] + [x for x in dims[SERIES_DIMS:] if not (_STATUS.search(x) or _EVENT.search(x))
+                                     and x != p.event_col()][:LATE_SERIES_DIMS]
+
     def _interval_expr(self, start: str, end: str) -> str:
         return f"date_diff('second', {self.q(start)}, {self.q(end)}) / 86400.0"
 
@@ -717,11 +731,11 @@ class Planner:
                          f"SELECT date_trunc('month', {q(start)}) AS month, count(*) AS n, "
                          f"avg(CASE WHEN {valid} THEN {expr} END) AS {q('avg_' + col)} FROM {ref} "
                          f"GROUP BY 1 ORDER BY 1", DurationSeriesMeta(**meta, time=start)))
-        for d in [x for x in p.dims() if p.distinct.get(x, 99) <= MAX_SERIES_SEGMENTS][:3]:
+        for i, d in enumerate(self._series_dims(p)):
             out.append(Probe("segment_series", t.fqn, f"Monthly average {label} of {t.name} by {d}",
                              f"SELECT date_trunc('month', {q(start)}) AS month, {q(d)}, count(*) AS n, "
                              f"avg({expr}) AS {q('avg_' + col)} FROM {ref} WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2",
-                             SegmentSeriesMeta(**meta, dim=d, time=start, trend=True)))
+                             SegmentSeriesMeta(**meta, dim=d, time=start, trend=True), late=i >= SERIES_DIMS))
         return out
 
     def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:

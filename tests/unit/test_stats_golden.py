@@ -122,3 +122,13 @@ def test_planner_incidents_label_key_and_crosstab_wording():
     df = pd.DataFrame(rows, columns=["category", "assignment_group", "n"])
     check("detector_crosstab", wording(D.crosstab_concentration(df, {"dims": ["category", "assignment_group"]}, 3,
                                                                 "incidents", REF)))
+
+
+def test_detector_spike_wording():
+    """Hardware incidents: 44 and 52 in two months against about 8 in the others, then back (a spike, session 8)."""
+    ys = {"Hardware": [8, 10, 10, 5, 4, 7, 44, 52, 4, 7, 10, 9, 12], "Network": [6, 2, 5, 4, 5, 5, 5, 10, 7, 6, 10, 5, 8]}
+    months = [pd.Timestamp("2023-01-01") + pd.DateOffset(months=i) for i in range(13)]
+    df = pd.DataFrame([(m, seg, v) for seg, y in ys.items() for m, v in zip(months, y)], columns=["month", "category", "n"])
+    out = D.segment_series_changes(df, {"dim": "category", "time": "opened_at", "measure": "n", "trend": True}, 4,
+                                   "incidents", REF)
+    check("detector_spike", wording(out))

@@ -15,6 +15,7 @@ class Kind(StrEnum):
     CROSSTAB = "crosstab"                  # one value concentrated within a segment of another dimension
     CHANGE_POINT = "change_point"          # a level shift in a series
     TREND = "trend"                        # a steady change over time
+    SPIKE = "spike"                        # a burst of a few periods far above the level, then back
     FUNNEL_DROP = "funnel_drop"            # a worse step conversion (or more failures) in a segment
     FUNNEL_GAIN = "funnel_gain"
     CONCENTRATION = "concentration"        # the top entities hold most of a measure

@@ -11,11 +11,70 @@ from ..probes import DurationSeriesMeta, SegmentSeriesMeta, SeriesMeta
 from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, quote, since as since_sql
 from .relations import MIN_CORRELATION, correlation_candidate
-from .significance import change_point, correlation_p, departs_in_its_direction, step_beats_line, trend
-from .thresholds import CHANGE_MIN_REL, NO_EFFECT_P
+from .significance import change_point, correlation_p, departs_in_its_direction, spike, step_beats_line, trend
+from .thresholds import CHANGE_MIN_REL, MIN_SEGMENT_N, NO_EFFECT_P
 from .wording import fmt, grain_word, measure_words, pct, words
 
 PERIOD_MIN_REL = 0.10  # a goal asking what changed: a steady change of a tenth of the average over the period
+SPIKE_MIN_REL = 0.5    # a burst: its periods at least half again above the series' level...
+SPIKE_P = 0.001        # ...and unlikely at that level (robust z, Bonferroni over the windows tried)
+
+
+def _period(ts, grain: str) -> str:
+    return pd.Timestamp(ts).strftime("%Y" if grain == "year" else "%Y-%m")
+
+
+def window_words(periods: list, grain: str = "month") -> str:
+    """in 2023-08 / in 2023-07 and 2023-08 / from 2023-06 to 2023-08."""
+    names = [_period(x, grain) for x in periods]
+    if len(names) == 1:
+        return f"in {names[0]}"
+    if len(names) == 2:
+        return f"in {names[0]} and {names[1]}"
+    return f"from {names[0]} to {names[-1]}"
+
+
+def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step: int, ref: str,
+                    time_sql: str | None, counts: bool, area_text: str, measure: str, grain: str = "month",
+                    seg: str | None = None, dim: str | None = None, join=None,
+                    rows: np.ndarray | None = None) -> Candidate | None:
+    """A burst of one to three periods far above the series' level, back at it on both sides (a spike, not
+    a level shift: "The number of incidents for Hardware spiked in 2023-07 and 2023-08"). An average or a
+    total (not a count) must stand on at least ``MIN_SEGMENT_N`` rows (``rows``: per period) in the burst:
+    one large purchase is not a spike of spending."""
+    sp = spike(y, counts=counts)
+    if sp is None:
+        return None
+    s, e, level, peak, z, p = sp
+    rel = (peak - level) / abs(level) if level else 1.0
+    if rel < SPIKE_MIN_REL or p >= SPIKE_P:
+        return None
+    if not counts and (rows is None or float(np.nansum(rows[s:e])) < MIN_SEGMENT_N):
+        return None
+    window = window_words(periods[s:e], grain)
+    start, end = (pd.Timestamp(periods[i]).date().isoformat() for i in (s, e))
+    src = Source(ref, join)
+    conds = [eq(src.dim(dim), seg)] if seg is not None and dim else []
+    if time_sql:
+        conds += [since_sql(time_sql, start), f"{time_sql} < TIMESTAMP '{end}'"]
+    subject = f"{what} for {seg}" if seg is not None else f"{grain_word(grain)} {what}"
+    where = f" ({words(dim)})" if seg is not None and dim else ""
+    return Candidate(
+        kind=Kind.SPIKE, measure="" if counts else measure,  # a count is judged by its headline, as others are
+        name=f"The {subject} spiked {window}",
+        description=(f"The {grain_word(grain)} {what} for {seg}{where} was {fmt(peak)} {window}, against a typical "
+                     f"{fmt(level)} in the other {grain}s ({fmt(peak / level) if level else 'n/a'} times; robust z = "
+                     f"{z:.1f}, p = {p:.2g}), and back at that level afterwards."
+                     if seg is not None else
+                     f"The {grain_word(grain)} {what} was {fmt(peak)} {window}, against a typical {fmt(level)} in "
+                     f"the other {grain}s ({fmt(peak / level) if level else 'n/a'} times; robust z = {z:.1f}, "
+                     f"p = {p:.2g}), and back at that level afterwards."),
+        table=table, step=step, effect=min(1.0, rel / 2), p_value=p,
+        count_sql=src.count(*conds) if time_sql and counts else None,
+        segment=f"{dim}={seg}" if seg is not None and dim else f"spike {start}",
+        indicators=[f"level = {fmt(level)}", f"peak = {fmt(peak)}", f"window = {window}"],
+        area_text=f"{area_text} spike {window}",
+    )
 
 
 def _complete_months(df: pd.DataFrame) -> pd.DataFrame:
@@ -45,6 +104,12 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
         if not np.isfinite(y).all() or len(y) < 6:
             continue
         what = measure_words(m, table)
+        sp = spike_candidate(y, list(df["month"]), what=what, table=table, step=step, ref=ref, time_sql=tsql,
+                             counts=m == "n", area_text=f"{table} {m} monthly", measure=m, grain=grain,
+                             rows=df["n"].to_numpy(dtype=float) if "n" in df else None)
+        if sp is not None:  # a burst that came back is no level shift and no trend
+            out.append(sp)
+            continue
         cp = change_point(y) if step_beats_line(y) else None
         if cp:
             k, before, after, p = cp
@@ -167,13 +232,27 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
     wide = df.pivot_table(index="month", columns=dim, values=measure, aggfunc="sum").sort_index()
     wide = wide.iloc[:-1] if len(wide) >= 7 and wide.sum(axis=1).iloc[-1] < 0.5 * wide.sum(axis=1).median() else wide
     shifts = {}
+    spikes = []
+    what = measure_words(measure, table, **_label(meta))
+    rows = df.pivot_table(index="month", columns=dim, values="n", aggfunc="sum") if "n" in df else None
     for seg in wide.columns:
+        col = wide[seg].fillna(0) if measure == "n" else wide[seg].dropna()
+        sp = spike_candidate(col.to_numpy(dtype=float), list(col.index), what=what, table=table, step=step, ref=ref,
+                             time_sql=Source(ref, meta.join).fact(meta.time) if meta.time else None,
+                             counts=measure == "n", area_text=f"{table} {dim} {seg} {measure} monthly",
+                             measure=measure, seg=seg, dim=dim, join=meta.join,
+                             rows=rows[seg].reindex(col.index).to_numpy(dtype=float) if rows is not None else None)
+        if sp is not None:
+            spikes.append(sp)
+            continue  # a burst that came back is no level shift
         y = wide[seg].fillna(0).to_numpy(dtype=float)
         cp = change_point(y)
         if cp:
             k, before, after, p = cp
             shifts[seg] = ((after - before) / abs(before) if before else 0.0, k, before, after, p)
     out = segment_trends(wide, meta, step, table, ref, skip=set()) if meta.trend else []
+    if spikes:  # a segment that spiked did not "remain uniform over time"
+        out = [c for c in out if c.kind != Kind.NO_EFFECT] + spikes
     if not shifts:
         return out
     src = Source(ref, meta.join)

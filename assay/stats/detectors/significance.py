@@ -156,3 +156,42 @@ def benjamini_hochberg(ps: list[float]) -> list[float]:
         prev = min(prev, ps[idx] * n / rank)
         q[idx] = prev
     return [float(x) for x in q]
+
+
+SPIKE_MAX_LEN = 3   # a burst of at most this many periods; longer is a level shift or a trend
+SPIKE_MIN_POINTS = 8
+
+
+def spike(y: np.ndarray, counts: bool = False, max_len: int = SPIKE_MAX_LEN) -> tuple[int, int, float, float, float, float] | None:
+    """The strongest burst of a series: a run of 1-``max_len`` consecutive periods, each far above the
+    other periods, with the series back at its level on both sides (not a level shift: the run never
+    touches the first or last period). Robust: the level is the median of the other periods and the scale
+    their MAD (floored at a tenth of the level, so a near-constant series does not make every wiggle a
+    spike). Returns (start, end exclusive, level, the run's mean, its smallest robust z, p) or None; p is
+    Student's t tail of that z (n - run - 1 degrees of freedom) times the number of windows tried (Bonferroni); for
+    ``counts`` (rows per period) the larger of that and the exact Poisson tail of the run's total at the level."""
+    y = np.asarray(y, dtype=float)
+    n = len(y)
+    if n < SPIKE_MIN_POINTS or not np.isfinite(y).all():
+        return None
+    best, tried = None, 0
+    for length in range(1, min(max_len, n // 4) + 1):
+        for s in range(1, n - length):
+            tried += 1
+            rest = np.concatenate([y[:s], y[s + length:]])
+            med = float(np.median(rest))
+            scale = max(float(np.median(np.abs(rest - med))) * 1.4826, 0.1 * abs(med), 1e-9)
+            z = float(((y[s:s + length] - med) / scale).min())
+            # both neighbours back near the level: a burst, not the start or the end of a longer episode
+            if max(y[s - 1], y[s + length]) > med + 0.5 * (float(y[s:s + length].min()) - med):
+                continue
+            if best is None or z > best[4]:
+                best = (s, s + length, med, float(y[s:s + length].mean()), z)
+    if best is None or best[4] <= 0:
+        return None
+    # Student's t tail (the scale comes from a dozen points, not from a population), Bonferroni over windows
+    length = best[1] - best[0]
+    p = float(stats.t.sf(best[4], df=n - length - 1))
+    if counts:  # counts of rows: the run's total must also be unlikely under a Poisson at the level
+        p = max(p, float(stats.poisson.sf(round(best[3] * length) - 1, max(best[2], 0.5) * length)))
+    return (*best, min(1.0, p * tried))
