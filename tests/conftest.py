@@ -29,8 +29,8 @@ for _k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_
     os.environ.pop(_k, None)
 
 # The statistical leads scan (``analysis.leads_probes``, 40 probe queries before an LLM explores) is off by default
-# in the tests: most LLM runs here test something else, and the scan was the bulk of a scripted-LLM discovery's
-# time. A test about the leads sets ``leads_probes`` itself, or carries ``@pytest.mark.leads_default`` to run with
+# in the tests: most LLM runs here test something else, and the scan costs each one ~1 s of CPU on the small
+# warehouse, 2-4 s on a demo (bench/README.md, session 8). A test about the leads sets ``leads_probes`` itself, or carries ``@pytest.mark.leads_default`` to run with
 # the product's default (40, the scan on; at least one end-to-end run does). Subprocesses (the CLI, Prefect
 # workers) do not read this: their projects say ``analysis: {leads_probes: 0}`` where the leads are not the subject.
 def _product_leads_probes() -> int:
