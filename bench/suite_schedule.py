@@ -22,10 +22,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TIERS = ("tests/unit/", "tests/flows/", "tests/integration/")
-# the files that start a real Prefect server (prefect_server marker): tests/conftest.py starts them first,
-# longest first (its _LONGEST_FIRST)
-FIRST = ("tests/integration/test_prefect_workers.py", "tests/integration/test_prefect_server.py",
-         "tests/integration/test_deploy_paths.py")
+
+def _first() -> tuple[str, ...]:
+    """The files that start a real Prefect server (prefect_server marker): tests/conftest.py starts them first,
+    longest first (its _LONGEST_FIRST, read from there so that the replay keeps the suite's order)."""
+    from tests.conftest import _LONGEST_FIRST
+
+    return tuple(f"tests/integration/{name}" for name in _LONGEST_FIRST)
+
+
+FIRST = _first()
 
 
 def tests_of(report: Path) -> list[tuple[str, float]]:

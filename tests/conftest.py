@@ -30,6 +30,32 @@ os.environ.pop("QDRANT_URL", None)
 for _k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
     os.environ.pop(_k, None)
 
+# The statistical leads scan (``analysis.leads_probes``, 40 probe queries before an LLM explores) is off by default
+# in the tests: most LLM runs here test something else, and the scan costs each one ~1 s of CPU on the small
+# warehouse, 2-4 s on a demo (bench/README.md, session 8). A test about the leads sets ``leads_probes`` itself, or carries ``@pytest.mark.leads_default`` to run with
+# the product's default (40, the scan on; at least one end-to-end run does). Subprocesses (the CLI, Prefect
+# workers) do not read this: their projects say ``analysis: {leads_probes: 0}`` where the leads are not the subject.
+def _product_leads_probes() -> int:
+    from assay.models import AnalysisConfig
+
+    return AnalysisConfig.model_fields["leads_probes"].default
+
+
+PRODUCT_LEADS_PROBES = _product_leads_probes()  # read before the tests change it (assay/models.py: 40)
+
+
+def set_leads_default(probes: int) -> None:
+    """The default of ``analysis.leads_probes`` for projects made in this process (Project embeds
+    AnalysisConfig's validator: both are rebuilt)."""
+    from assay.models import AnalysisConfig, Project
+
+    AnalysisConfig.model_fields["leads_probes"].default = probes
+    AnalysisConfig.model_rebuild(force=True)
+    Project.model_rebuild(force=True)
+
+
+set_leads_default(0)
+
 REQUIRE_SERVICES = os.environ.get("ASSAY_REQUIRE_SERVICES") == "1"
 PG_DSN = os.environ.get("ASSAY_TEST_PG_DSN", "host=127.0.0.1 port=5432 user=postgres dbname=test")
 
@@ -126,6 +152,19 @@ def pytest_xdist_make_scheduler(config, log):
 
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _leads_default(request):
+    """``@pytest.mark.leads_default``: this test runs with the product's default leads scan."""
+    if request.node.get_closest_marker("leads_default") is None:
+        yield
+        return
+    set_leads_default(PRODUCT_LEADS_PROBES)
+    try:
+        yield
+    finally:
+        set_leads_default(0)
 
 
 def need_service(name: str, reason: str):

@@ -166,6 +166,7 @@ def test_artifacts_written(project):
     assert "```sql" in exploration.data and "## Step 1" in exploration.data
 
 
+@pytest.mark.leads_default  # the one flow run on the product's default path: the statistical leads scan on
 def test_the_run_log_says_what_each_step_and_area_did(project):
     import time
 
@@ -184,11 +185,18 @@ def test_the_run_log_says_what_each_step_and_area_did(project):
     levels = {n: logging.getLogger(n).level for n in ("prefect.task_runs", "prefect.flow_runs")}
     for n in levels:
         logging.getLogger(n).setLevel(logging.INFO)
+    from assay.models import AnalysisConfig
+
+    store = open_store(load_settings())
+    store.save_project(project.model_copy(update={"analysis": AnalysisConfig()}))  # the default: leads on
     try:
         state = run(project.id, "logged1")
     finally:
+        store.save_project(project)
         for n, level in levels.items():
             logging.getLogger(n).setLevel(level)
+    run_row = store.get_run("logged1")
+    assert run_row.telemetry.leads_probes > 0, run_row.telemetry  # the scan ran before the exploration
     flow_run_id = state.state_details.flow_run_id
 
     async def read():

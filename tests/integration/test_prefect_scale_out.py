@@ -107,7 +107,7 @@ def pool(server, same_answers, mongo_uri):  # noqa: F811
     db = small_warehouse(root / "scale.duckdb")
     (root / "scale.yaml").write_text(
         f"id: xscale\npack: ecommerce\nmax_steps: 3\nllm:\n  provider: openai-json\n  model: loop\n"
-        f"  base_url: {same_answers.url}\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
+        f"  base_url: {same_answers.url}\nanalysis:\n  leads_probes: 0\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
     sh(env, str(BIN / "assay"), "project", "apply", "-f", str(root / "scale.yaml"))
     sh(env, str(BIN / "prefect"), "work-pool", "create", "assay", "--type", "process")
     r = subprocess.run([str(BIN / "prefect"), "--no-prompt", "deploy", "--name", "discovery", "--name", "area"],

@@ -53,6 +53,11 @@ def _stop(proc: subprocess.Popen) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+# the scheduler stays (the schedule test needs it); test_prefect_workers.py turns it off too
+UNUSED_SERVICES = ("TRIGGERS", "FOREMAN", "LATE_RUNS", "PAUSE_EXPIRATIONS", "CANCELLATION_CLEANUP", "REPOSSESSOR",
+                   "CLEANUP_RECONCILER")
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("prefect-server")
@@ -62,6 +67,10 @@ def server(tmp_path_factory):
            "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false",
            # the scheduler looks every 60 s by default; the schedule test should not wait that long
            "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
+           # and writes 3 runs ahead, not 100 (a schedule's hour ahead, capped): the test needs the first
+           "PREFECT_SERVER_SERVICES_SCHEDULER_MAX_RUNS": "3", "PREFECT_SERVER_SERVICES_SCHEDULER_MIN_RUNS": "1",
+           # services these tests do not use (they poll the server's SQLite while it idles between runs)
+           **{f"PREFECT_SERVER_SERVICES_{s}_ENABLED": "false" for s in UNUSED_SERVICES},
            # nor for `assay serve`'s runner or a worker to look for runs to start (every 10 s by default)
            "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_WORKER_QUERY_SECONDS": "1"}
     log = open(root / "server.log", "w")
@@ -206,18 +215,21 @@ async def main():
         d = await c.read_deployment_by_name(sys.argv[1])
         opts = d.concurrency_options.collision_strategy.value if d.concurrency_options else None
         gcl = d.global_concurrency_limit
-        print(json.dumps({"limit": gcl.limit if gcl else d.concurrency_limit, "strategy": opts}))
+        crons = [getattr(s.schedule, "cron", None) for s in d.schedules or []]
+        print(json.dumps({"limit": gcl.limit if gcl else d.concurrency_limit, "strategy": opts, "crons": crons}))
 asyncio.run(main())
 """
 
 
 def test_a_project_schedule_creates_flow_runs_that_run(server):
     """The scheduler service really schedules a project's cron (it created none with SQLAlchemy 2.1), and the
-    served deployment runs one of those scheduled runs to completion."""
+    served deployment runs one of those scheduled runs to completion. The cron has a seconds field (croniter's
+    sixth: every 15 s), which Prefect's Cron schedule and the project's check accept: the first run is due within
+    15 s, where `* * * * *` waited for the next whole minute (0-60 s by the clock)."""
     env, root = server
     db = small_warehouse(root / "w3.duckdb")
     (root / "p3.yaml").write_text(f"id: cronjob\npack: ecommerce\nanalyst: statistical\nmax_steps: 6\n"
-                                  f"schedule: '* * * * *'\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
+                                  f"schedule: '* * * * * */15'\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
     sh(env, str(BIN / "assay"), "project", "apply", "-f", str(root / "p3.yaml"))
     serve_log = open(root / "serve-cron.log", "w")
     serving = subprocess.Popen([str(BIN / "assay"), "serve"], env=env, stdout=serve_log, stderr=subprocess.STDOUT,
@@ -234,7 +246,7 @@ def test_a_project_schedule_creates_flow_runs_that_run(server):
         assert any(r["auto"] for r in runs), f"the scheduler created no run: {runs}"
         # one discovery of a project at a time: the next scheduled or manual run queues
         dep = json.loads(sh(env, sys.executable, "-c", DEPLOYMENT, "assay-discovery/discover-cronjob").strip().splitlines()[-1])
-        assert dep == {"limit": 1, "strategy": "ENQUEUE"}, dep
+        assert dep == {"limit": 1, "strategy": "ENQUEUE", "crons": ["* * * * * */15"]}, dep  # a cron schedule
         assert any(r["state"] == "COMPLETED" and r["auto"] for r in runs), (runs, (root / "serve-cron.log").read_text()[-3000:])
     finally:
         _stop(serving)

@@ -157,7 +157,7 @@ def pool(server, analyst):
     db = small_warehouse(root / "wk.duckdb")
     (root / "pw.yaml").write_text(
         f"id: xworker\npack: ecommerce\nmax_steps: 6\nllm:\n  provider: openai-json\n  model: loop\n"
-        f"  base_url: {analyst.url}\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
+        f"  base_url: {analyst.url}\nanalysis:\n  leads_probes: 0\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
     sh(env, str(BIN / "assay"), "project", "apply", "-f", str(root / "pw.yaml"))
     sh(env, str(BIN / "prefect"), "work-pool", "create", "assay", "--type", "process")
     r = subprocess.run([str(BIN / "prefect"), "--no-prompt", "deploy", "--name", "discovery"], cwd=REPO, env=env,

@@ -114,7 +114,14 @@ QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22
            "demo-ecommerce-30-steps-r7": 29}  # as recorded (the model's done)
 
 
-@pytest.mark.parametrize("name", sorted(REAL_MODEL))
+# recorded with the statistical leads scan on (rounds 5 and 6, the product's default since): replayed with it on
+# (the tests turn it off by default, tests/conftest.py); the older rounds had no scan and replay without one
+RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
+                       "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
+                                  for n in sorted(REAL_MODEL)])
 def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     which, headlines = REAL_MODEL[name]
     replay.reset(name)
@@ -130,6 +137,8 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     store.db.table_notes.delete_many({})
     result = run_discovery_inline(p.id, new_run_id())
     replay.replay_llm(p.llm).assert_consumed()  # every recorded answer asked for, in order
+    scanned = store.get_run(result.run_id).telemetry.leads_probes
+    assert (scanned > 0) == (name in RECORDED_WITH_LEADS), scanned  # the scan as recorded
     steps = open_store(load_settings()).steps(result.run_id)
     assert sum(1 for s in steps if s.action == StepAction.query) >= QUERIES.get(name, 24)
     assert not any(s.refused and "information_schema" in (s.query or "").lower() for s in steps)

@@ -110,6 +110,7 @@ def test_leads_off_runs_no_scan(demo_dir, statistical_queries):
     assert result.run_type.value == "full"
 
 
+@pytest.mark.leads_default  # the product's default: the scan on (tests/conftest.py turns it off)
 def test_a_failed_scan_leaves_the_explorer_without_leads(demo_dir, monkeypatch, caplog):
     real = Executor.run
 
@@ -142,6 +143,7 @@ def test_the_leads_section_is_capped_and_says_what_leads_are():
     assert render([], 25) == ""
 
 
+@pytest.mark.leads_default  # the product's default: the scan on (tests/conftest.py turns it off)
 def test_leads_probes_is_checked_and_off_is_zero():
     base = {"id": "p", "warehouse": {"kind": "duckdb", "settings": {"path": "x.duckdb"}}}
     assert project_errors({**base, "analysis": {"leads_probes": False}})[0].analysis.leads_probes == 0

@@ -10,12 +10,13 @@ import yaml
 
 from assay import limits
 from assay.services.maintenance import prune_runs
-from assay_flows.flows.maintenance import MaintenanceParams
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_one_place_for_the_maintenance_defaults():
+    from assay_flows.flows.maintenance import MaintenanceParams  # here: the unit tier collects without Prefect
+
     params = MaintenanceParams()
     assert (params.keep_days, params.keep_last) == (limits.KEEP_RUNS_DAYS, limits.KEEP_LAST_RUNS)
     sig = inspect.signature(prune_runs).parameters

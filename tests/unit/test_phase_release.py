@@ -15,11 +15,12 @@ from assay.models import Project, WarehouseConfig
 from assay.run.lifecycle import create_run
 from assay.settings import load_settings
 from assay.store import open_store
-from assay_flows.tasks.phases import _phase
 from tests.helpers import small_warehouse
 
 
 def test_a_failed_phase_releases_the_warehouse(tmp_path):
+    from assay_flows.tasks.phases import _phase  # here: the unit tier collects without Prefect
+
     store = open_store(load_settings())
     p = Project(id="release-p", pack="ecommerce", analyst="statistical", max_steps=3,
                 warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(small_warehouse(tmp_path / "w.duckdb"))}))

@@ -3,7 +3,9 @@ pytest does not rewrite the asserts of whole third-party packages in every proce
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
 import pytest
 from _pytest.assertion.rewrite import AssertionRewritingHook
@@ -27,3 +29,16 @@ def test_a_failing_assert_still_explains_itself():
     with pytest.raises(AssertionError, match=r"assert 2 == 3"):
         x = 2
         assert x == 3
+
+
+def test_no_unit_test_module_imports_prefect_when_collected():
+    """The unit tier collects in every xdist worker; Prefect (with assay_flows) is ~1.8 s of CPU to import and the
+    core never imports it, so a unit test that needs it imports it inside the test (one worker pays, at run time)."""
+    heavy = ("prefect", "assay_flows")
+    found = []
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        for node in ast.parse(path.read_text()).body:  # module level only: what collection runs
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in heavy]
+    assert not found, found
