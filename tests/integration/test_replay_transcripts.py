@@ -114,10 +114,11 @@ QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22
            "demo-ecommerce-30-steps-r7": 29}  # as recorded (the model's done)
 
 
-# recorded with the statistical leads scan on (rounds 5 and 6, the product's default since): replayed with it on
+# recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
 # (the tests turn it off by default, tests/conftest.py); the older rounds had no scan and replay without one
 RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
-                       "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6"}
+                       "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
+                       "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
