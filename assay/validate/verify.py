@@ -192,7 +192,7 @@ class Verifier:
         for c in insight.claims:
             self._verify_claim(insight, c)
         status = worst([c.verdict for c in insight.claims if c.verdict is not None])
-        lead = count or next((c for c in insight.claims if c.metric == MetricKind.count), None)
+        lead = count or self._stated_count(insight)
         parts = [f"{c.metric.value} {c.measure or ''} ({c.segment or 'all'}): {c.verdict.value} - {c.reasoning}"
                  for c in insight.claims if c.verdict is not None]
         return Validation(
@@ -203,6 +203,15 @@ class Verifier:
             query=lead.query if lead is not None else insight.claims[0].query,
             reasoning="; ".join(parts),
         )
+
+    @staticmethod
+    def _stated_count(insight: Insight) -> Claim | None:
+        """The count claim whose value is the affected count (so "claimed N, warehouse says M" compares one
+        claim's number with its own re-derivation), else the first count claim."""
+        counts = [c for c in insight.claims if c.metric == MetricKind.count]
+        n = insight.affected_count
+        return next((c for c in counts if n is not None and c.value is not None and round(c.value) == n),
+                    counts[0] if counts else None)
 
     def _count_claim(self, insight: Insight) -> Claim | None:
         """The affected count as a claim of its own, unless a count claim already states it."""

@@ -581,3 +581,22 @@ def test_a_counterfactual_count_reads_an_earlier_window_on_purpose():
     assert partial_conditions(sql, stated, metric="count") == []
     unbounded = sql.replace("AND event_at < TIMESTAMP '2026-07-01') AS carts_before", ") AS carts_before")
     assert any(m.startswith("period") for m in partial_conditions(unbounded, stated, metric="count"))
+
+
+def test_the_verified_count_is_the_one_of_the_claim_that_states_the_affected_count(world):
+    """A reader compares "claimed N, warehouse says M": M must be the re-derivation of the claim that states N, not of
+    the first count claim (a real model's InsightBench run showed "claimed 41, warehouse says 116" where the 41 was
+    confirmed)."""
+    rows = json.dumps({"query": "SELECT count(*) AS segment_value FROM events WHERE platform = 'android' "
+                                "AND event_at >= TIMESTAMP '2026-07-01'"})
+    distinct = json.dumps({"query": "SELECT count(DISTINCT customer_id) AS segment_value FROM events WHERE "
+                                    "platform = 'android' AND event_at >= TIMESTAMP '2026-07-01'"})
+    scope = dict(metric="count", segment="android", segment_sql="platform = 'android'", baseline=None,
+                 baseline_sql=None, period="since 2026-07-01", period_sql="event_at >= TIMESTAMP '2026-07-01'",
+                 baseline_value=None, source_steps=[7])
+    events = Claim(measure="android events", entity="events", value=200, **scope)
+    customers = Claim(measure="android customers", entity="customers", value=50, **scope)
+    ins = insight(events, customers, count=50, entity="customers")
+    v = verifier(world, ReplayLLM({"verify": [rows, distinct]})).verify(ins)
+    assert [c.verified_value for c in ins.claims] == [200, 50]
+    assert v.status == ValidationStatus.confirmed and (v.claimed_count, v.verified_count) == (50, 50)
