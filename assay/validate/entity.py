@@ -25,15 +25,34 @@ def normalize_entity(text: str | None) -> str | None:
     return "_".join(words[:-1] + [last])
 
 
-def same_entity(claimed: str | None, counted: str | None) -> bool:
+def same_entity(claimed: str | None, counted: str | None, known: set[str] | frozenset[str] = frozenset()) -> bool:
     """Does a query counting ``counted`` count the claim's entity? Compared by the head noun: "add_to_cart
     events", "purchase events" and "events" are all events (rows of one table, told apart by a condition
-    the claim states elsewhere); "order items" and "items" agree, "customers" and "events" do not."""
+    the claim states elsewhere); "order items" and "items" agree, "customers" and "events" do not.
+    ``known``: the entities the warehouse names (its tables and keys, normalised). A head noun that names none
+    of them is the analyst's word for rows of the table its phrase names: "expense claims" counted as rows of
+    ``expenses`` agree; "customer orders" counted as customers do not when the warehouse has orders."""
     a, b = normalize_entity(claimed), normalize_entity(counted)
     if a is None or b is None or a == b:
         return True
     ha, hb = a.split("_")[-1], b.split("_")[-1]
-    return ha == hb or a.endswith("_" + b) or b.endswith("_" + a)
+    if ha == hb or a.endswith("_" + b) or b.endswith("_" + a):
+        return True
+    if known and ha not in known and b in known:
+        modifiers = {normalize_entity(w) for w in a.split("_")[:-1]}
+        return b in modifiers
+    return False
+
+
+def warehouse_entities(tables) -> set[str]:
+    """The entities a warehouse names: its tables and the ``*_id`` keys of their columns, normalised."""
+    out: set[str] = set()
+    for t in tables:
+        for name in [t.name, *(c.name for c in t.columns if re.search(r"(?i)_?id$", c.name) and len(c.name) > 2)]:
+            e = normalize_entity(name)
+            if e:
+                out.add(e)
+    return out
 
 
 def entity_of_sql(sql: str | None, dialect: str | None = None, *, strict: bool = False) -> str | None:

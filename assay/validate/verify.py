@@ -31,7 +31,7 @@ from ..models import (
 from ..schema.provider import SchemaProvider
 from .compare import AFFECTED, judge, worst
 from .conditions import metric_kind, missing_conditions, partial_conditions, where_of
-from .entity import entity_of_sql, normalize_entity, same_entity
+from .entity import entity_of_sql, normalize_entity, same_entity, warehouse_entities
 from .grounding import ground_claim, ground_insight
 
 VERIFY_ACTIONS = ("lookup_schema", "query")
@@ -313,7 +313,8 @@ class Verifier:
             missing = partial_conditions(sql, stated, dialect, metric_kind(claim.metric.value, claim.measure))
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
-            if counted is not None and not same_entity(claim.entity, counted):
+            if counted is not None and not same_entity(claim.entity, counted,
+                                                       warehouse_entities(self.executor.guard.tables)):
                 missing.append(f"entity ({claim.entity}; the query counts {counted})")
         return missing
 

@@ -182,6 +182,7 @@ class SQLGuard:
             self._by_fqn[t.fqn.lower()] = t
             self._by_name.setdefault(t.name.lower(), []).append(t)
         self.known_tables = tables is not None
+        self.tables: list[TableInfo] = list(self._by_fqn.values())
         declared = [p.lower() for p in (pii_columns or [])]
         self._pii_bare = {p for p in declared if "." not in p}
         self._pii_qualified = {p for p in declared if "." in p}

@@ -22,7 +22,7 @@ from assay.models import (
 )
 from assay.validate.compare import judge, worst
 from assay.validate.conditions import missing_conditions, partial_conditions
-from assay.validate.entity import entity_of_sql, normalize_entity
+from assay.validate.entity import entity_of_sql, normalize_entity, same_entity
 from assay.validate.grounding import ground_claim, ground_insight
 from assay.validate.verify import Verifier
 from assay.warehouse.duckdb import DuckDBWarehouse
@@ -600,3 +600,28 @@ def test_the_verified_count_is_the_one_of_the_claim_that_states_the_affected_cou
     v = verifier(world, ReplayLLM({"verify": [rows, distinct]})).verify(ins)
     assert [c.verified_value for c in ins.claims] == [200, 50]
     assert v.status == ValidationStatus.confirmed and (v.claimed_count, v.verified_count) == (50, 50)
+
+
+def test_an_analyst_s_word_for_a_table_s_rows_is_that_table_s_entity():
+    """A real model counted rows of ``expenses`` as "expense claims" and every count query was refused (the head
+    noun "claims" is not "expense"). A head noun the warehouse does not name is the analyst's word for the rows of
+    the table its phrase names; a head noun the warehouse names still decides."""
+    known = {"expense", "user", "department", "order", "customer"}
+    assert same_entity("expense claims", "expenses", known)
+    assert same_entity("pending expense claims", "expense", known)
+    assert not same_entity("customer orders", "customers", known)  # orders is an entity of this warehouse
+    assert not same_entity("expense claims", "users", known)  # the phrase names another table
+    assert not same_entity("expense claims", "expenses")  # nothing known: the head noun alone, as before
+
+
+def test_a_count_of_table_rows_named_in_the_analyst_s_words_is_confirmed_without_a_correction(world):
+    rows = json.dumps({"query": "SELECT count(*) AS segment_value FROM events WHERE platform = 'android' "
+                                "AND event_at >= TIMESTAMP '2026-07-01'"})
+    llm = ReplayLLM({"verify": [rows]})
+    ins = insight(Claim(metric="count", measure="android event records", entity="event records", segment="android",
+                        segment_sql="platform = 'android'", period="since 2026-07-01",
+                        period_sql="event_at >= TIMESTAMP '2026-07-01'", value=200, source_steps=[7]),
+                  count=200, entity="event records")
+    v = verifier(world, llm).verify(ins)
+    assert v.status == ValidationStatus.confirmed and v.verified_count == 200
+    assert len(llm.calls) == 1  # no corrective round
