@@ -685,6 +685,11 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     for log in result.analysis_log:
         if log.ok and log.note and log.area not in by_area:
             out.print(f"[dim]{escape(log.area)}: {escape(log.note)}[/]", soft_wrap=True)
+    if result.context_notes:  # reported by the analysis, kept out of the insights (findings.split_context)
+        out.print("\n[bold]Context notes[/] [dim](no difference, or a fact of the data's shape: not findings)[/]")
+        for n in result.context_notes:
+            out.print(f"  {escape(n.area)}: {escape(n.name)} [dim]· {escape(n.context_reason or '')}[/]",
+                      soft_wrap=True)
     if result.recommendations:
         out.print("\n[bold]Recommendations[/]")  # a title line, not a centred table title padded to the width
         r = Table(expand=True)

@@ -243,3 +243,18 @@ def test_an_insight_whose_every_comparison_another_makes_restates_it(embedder):
     assert len(out) == 1 and set(out[0].merged_from + [out[0].id]) == {"churn-1", "engagement-2"}
     own = usage.model_copy(update={"claims": usage.claims + [cmp("levels reached", 5.0, 14.0, "average")]})
     assert len(merge_findings([churn, own], AREAS, embedder.embed)) == 2
+
+
+def test_show_lists_the_context_notes_apart_from_the_insights():
+    from assay.models import DiscoveryResult, DiscoveryRun, RunStatus
+
+    store = open_store(load_settings())
+    store.save_project(Project(id="ctxshow", pack="ecommerce", llm={"provider": "none"},
+                               warehouse=WarehouseConfig(kind="duckdb", settings={"path": "unused.duckdb"})))
+    store.create_run(DiscoveryRun(id="ctxshow1", project_id="ctxshow", status=RunStatus.completed))
+    note = Insight(id="session-2", area="sessions", name="Sessions have no daily rhythm", description="flat by hour",
+                   context_reason="no difference: every comparison is within the no-effect margin of its baseline")
+    store.save_result(DiscoveryResult(run_id="ctxshow1", project_id="ctxshow", domain="ecommerce", context_notes=[note]))
+    shown = CliRunner().invoke(app, ["show", "ctxshow1"], catch_exceptions=False).output
+    assert "No insights." in shown and "Context notes" in shown
+    assert "sessions: Sessions have no daily rhythm" in shown and "no difference: every comparison" in shown
