@@ -205,8 +205,9 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
     named = {k: v for k, v in outs.items() if k in ("segment_value", "baseline_value")}
     out = []
     period = stated.get("period")
-    period_atoms = atoms(c) if period and (c := _condition(period, dialect)) is not None else set()
-    if period and period.strip() and (cond := _condition(period, dialect)) is not None:
+    cond = _condition(period, dialect) if period and period.strip() else None  # parsed once, used twice
+    period_atoms = atoms(cond) if cond is not None else set()
+    if cond is not None:
         need = atoms(cond)
         bounded = named or outs
         # a baseline that is another period ("the same segment before 2026-07-01": its condition is on the

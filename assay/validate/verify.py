@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .. import limits
 from ..errors import LLMError
@@ -204,6 +205,11 @@ class Verifier:
             reasoning="; ".join(parts),
         )
 
+    @cached_property
+    def _entities(self) -> set[str]:
+        """The entities the warehouse names (tables and keys), read once per verifier, not per claim."""
+        return warehouse_entities(self.executor.guard.tables)
+
     @staticmethod
     def _stated_count(insight: Insight) -> Claim | None:
         """The count claim whose value is the affected count (so "claimed N, warehouse says M" compares one
@@ -313,8 +319,7 @@ class Verifier:
             missing = partial_conditions(sql, stated, dialect, metric_kind(claim.metric.value, claim.measure))
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
-            if counted is not None and not same_entity(claim.entity, counted,
-                                                       warehouse_entities(self.executor.guard.tables)):
+            if counted is not None and not same_entity(claim.entity, counted, self._entities):
                 missing.append(f"entity ({claim.entity}; the query counts {counted})")
         return missing
 
