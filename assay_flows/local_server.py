@@ -255,6 +255,36 @@ def template_path() -> Path:
     return cache_dir() / "prefect-db" / f"{template_key()}.db"
 
 
+# a template of another Prefect (another virtualenv may share the cache) is kept while it is in use; one
+# unused this long belongs to an install that has gone, and a temporary copy this old to a process that died
+TEMPLATE_UNUSED_DAYS = 30
+TEMPORARY_STALE_SECONDS = 3600
+
+
+def prune_templates(now: float | None = None) -> list[Path]:
+    """Remove other Prefects' templates unused for ``TEMPLATE_UNUSED_DAYS`` and temporary copies left by a
+    process that died; the installed Prefect's template is never removed. Returns what was removed."""
+    folder = template_path().parent
+    if not folder.is_dir():
+        return []
+    now = time.time() if now is None else now
+    current = template_path().name
+    removed = []
+    for p in folder.iterdir():
+        try:
+            age = now - p.stat().st_mtime
+        except OSError:
+            continue
+        stale_template = (p.name.startswith("prefect-") and p.suffix == ".db" and p.name != current
+                          and age > TEMPLATE_UNUSED_DAYS * 86400)
+        stale_temporary = p.name.startswith(".prefect-") and age > TEMPORARY_STALE_SECONDS
+        if stale_template or stale_temporary:
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(p)
+    return removed
+
+
 def _head_revision(path: Path) -> str | None:
     """The Alembic revision a database is stamped at, or None when it is not a complete Prefect database."""
     try:
@@ -332,6 +362,9 @@ def prepare_database() -> str:
     if template.exists() and head is not None and _head_revision(template) == head:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.template")
         shutil.copyfile(template, tmp)
+        with contextlib.suppress(OSError):
+            os.utime(template)  # in use: pruning goes by the last copy
+            prune_templates()
         try:
             os.link(tmp, path)  # never over a database another process created meanwhile
         except FileExistsError:
@@ -353,6 +386,7 @@ def prepare_database() -> str:
             src.close()
             dst.close()
         tmp.replace(template)
+        prune_templates()
     return "built"
 
 

@@ -220,3 +220,28 @@ def test_prepare_builds_the_template_ahead_of_time(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "template ready" in r.stdout, r.stderr[-2000:]
 
+
+
+def test_templates_of_prefects_gone_for_a_month_are_pruned(tmp_path, monkeypatch):
+    """The cache holds one template per Prefect ever installed; another virtualenv's template in use stays, one
+    unused for 30 days goes, and so does a temporary copy a dead process left; the current one always stays."""
+    db = _home_db(tmp_path, monkeypatch, "bbb222")
+    template = local_server.template_path()
+    folder = template.parent
+    folder.mkdir(parents=True)
+    _stamp(template, "bbb222")
+    day = 86400
+    now = local_server.time.time()
+    recent = folder / "prefect-3.8.7-aaaaaaaaaaaaaaaa.db"  # another install, used last week
+    gone = folder / "prefect-3.7.0-bbbbbbbbbbbbbbbb.db"  # another install, unused for two months
+    dead_tmp = folder / f".{template.name}.99999"  # a build that died an hour and more ago
+    fresh_tmp = folder / f".{template.name}.88888"  # a build under way now
+    keep_other = folder / "notes.txt"  # not ours
+    for p, age in ((recent, 7 * day), (gone, 60 * day), (dead_tmp, 2 * 3600), (fresh_tmp, 10), (keep_other, 90 * day)):
+        p.write_bytes(b"x")
+        os.utime(p, (now - age, now - age))
+    os.utime(template, (now - 90 * day, now - 90 * day))  # the current template, however old, stays
+    assert local_server.prepare_database() == "copied"
+    assert db.exists() and template.exists() and recent.exists() and fresh_tmp.exists() and keep_other.exists()
+    assert not gone.exists() and not dead_tmp.exists()
+    assert now - template.stat().st_mtime < 60  # a copy marks the template as in use
