@@ -15,6 +15,8 @@ accents (``müşteri`` -> ``musteri``).
 
 from __future__ import annotations
 
+import logging
+
 import re
 import unicodedata
 
@@ -61,6 +63,9 @@ class Lexical:
     def __init__(self, docs: dict[str, list[str]]):
         import bm25s
 
+        # bm25s sets its own logger to DEBUG at import: under any handler on the root logger (the eval
+        # command's, a user's basicConfig) every index build printed "DEBUG:bm25s:Building index from tokens"
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         self.keys = list(docs)
         corpus = [docs[k] or [""] for k in self.keys]
         self.vocab = sorted({w for d in corpus for w in d if w})

@@ -51,3 +51,15 @@ def test_inflected_and_compound_query_words_match_the_stem():
 def test_no_shared_word_no_score():
     assert lex().scores("weather forecast") == {}
     assert Lexical({}).scores("anything") == {}
+
+
+def test_building_the_index_prints_no_library_debug_lines(caplog):
+    """bm25s turns its own logger to DEBUG; under a root handler (the eval command had one) each build printed
+    "DEBUG:bm25s:Building index from tokens" to the person's terminal."""
+    import logging
+
+    from assay.schema.lexical import Lexical
+
+    with caplog.at_level(logging.NOTSET):
+        Lexical({"orders": ["order", "customer"], "events": ["event", "session"]})
+    assert not [r for r in caplog.records if r.name.startswith("bm25s")]
