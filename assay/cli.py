@@ -1182,3 +1182,7 @@ def doctor(project: str = typer.Argument(..., help="project id, or a project YAM
         err.print(f"[bold red]not ready:[/] {', '.join(failed)} unreachable (see above)", highlight=False)
         raise typer.Exit(1)
     out.print("[green]ready[/]: everything this project needs answered")
+
+
+if __name__ == "__main__":  # `python -m assay.cli` ran nothing and exited 0
+    main()

@@ -92,6 +92,22 @@ def _fmt(x: float | None, kind: MetricKind) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
+def _difference(x: float | None, kind: MetricKind) -> str:
+    """A segment-minus-baseline difference, signed, in the measure's units (points for a proportion)."""
+    if x is None:
+        return ""
+    if kind in (MetricKind.rate, MetricKind.share) and abs(x) <= 1:
+        return f"{x * 100:+.1f} points"
+    return f"{x:+,.0f}" if abs(x) >= 100 else f"{x:+.3g}"
+
+
+def overall_of(claim: Claim) -> float | None:
+    """The claim's segment-minus-baseline difference, the warehouse's values where it gave them."""
+    seg = claim.verified_value if claim.verified_value is not None else claim.value
+    base = claim.verified_baseline_value if claim.verified_baseline_value is not None else claim.baseline_value
+    return None if seg is None or base is None else seg - base
+
+
 def _variance(s: Stratum) -> float | None:
     """The sampling variance of a level's segment-minus-baseline difference when both are proportions
     (rates, shares); None for other measures (an average's spread is not in the result)."""
@@ -224,8 +240,12 @@ def _is_total(sel: exp.Select) -> bool:
 
 def _defines_measure(strata: list[Stratum]) -> bool:
     """A column with a level where the measure is zero on both sides (moves left when a level was lost, a
-    failure rate within the succeeded): the column is part of the measure's definition, not a mix."""
-    return any(s.segment == 0 and s.baseline == 0 for s in _usable(strata))
+    failure rate within the succeeded), or a proportion at its other bound, 100% on both sides (a closure
+    rate within the rows that name who closed them): the column is part of the measure's definition, not a
+    mix."""
+    usable = _usable(strata)
+    proportions = all(_variance(s) is not None for s in usable)
+    return any(s.segment == s.baseline and (s.segment == 0 or (proportions and s.segment == 1)) for s in usable)
 
 
 class Refuter:
@@ -476,11 +496,15 @@ class Refuter:
 
     def _mix_text(self, claim: Claim, dim: str, verdict: str, strata: list[Stratum]) -> str:
         k = claim.metric
-        shown = sorted((s for s in strata if s.n_segment >= MIN_LEVEL_ROWS and s.n_baseline >= MIN_LEVEL_ROWS),
-                       key=lambda s: -(s.n_segment + s.n_baseline))[:3]
+        # the levels the pooled figure rests on (the heaviest by its weights), not merely the largest: a big
+        # level with few segment rows showed a gap that the verdict had weighed as little
+        shown = sorted(_usable(strata), key=lambda s: -(s.n_segment * s.n_baseline / (s.n_segment + s.n_baseline)))[:3]
         parts = ", ".join(f"{s.level}: {_fmt(s.segment, k)} vs {_fmt(s.baseline, k)}" for s in shown)
         what = "reverses" if verdict == "reverses" else "mostly vanishes"
-        return (f"but within each {dim} the difference {what} ({parts}): it comes from the mix of {dim} "
+        pooled, _ = pooled_difference(strata)
+        total = _difference(overall_of(claim), k)
+        weighed = f"{_difference(pooled, k)} within its levels against {total} in total; " if total else ""
+        return (f"but within each {dim} the difference {what} ({weighed}{parts}): it comes from the mix of {dim} "
                 "between segment and baseline")
 
     def _stratified_strata(self, sel, stratum, seg, base) -> tuple[list[Stratum] | None, str]:

@@ -282,9 +282,25 @@ def engine_name(node: exp.Func, dialect: str) -> tuple[str | None, bool]:
     except Exception:
         return type(node).__name__.lower(), False
     m = _CALL.match(text)
+    if m and isinstance(node, _OPERATORS) and _leads_with_operand_call(node, text, dialect):
+        return None, False  # "NOT (a = 1) AND b = 2": the call-like start is the left operand's, not the AND's
     if m:
         return m.group(1).lower(), False
     return None, False
+
+
+def _leads_with_operand_call(node: exp.Expression, text: str, dialect: str) -> bool:
+    """Whether an operator's rendering starts with its left operand's own text (an operator rendered as
+    syntax, ``<left> AND <right>``), so that a call-like start belongs to the operand, which is checked
+    as a node of its own."""
+    left = node.args.get("this")
+    if not isinstance(left, exp.Expression):
+        return False
+    try:
+        left_text = left.sql(dialect=dialect)
+    except Exception:
+        return False
+    return bool(left_text) and text.startswith(left_text) and len(text) > len(left_text)
 
 
 def check_call(node: exp.Func, dialect: str, *, in_from: bool = False) -> None:

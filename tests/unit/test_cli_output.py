@@ -41,3 +41,17 @@ def test_cli_runs_prefect_without_telemetry(monkeypatch):
         assert not is_telemetry_enabled()  # ... not by the CLI's Prefect (its server process inherits this)
     finally:
         os.environ.pop("DO_NOT_TRACK", None)
+
+
+def test_python_dash_m_runs_the_command_line():
+    """`python -m assay.cli --help` printed nothing and exited 0 (no __main__ guard); both module forms now run the
+    CLI, and a bad command still fails with a non-zero exit."""
+    import subprocess
+    import sys
+
+    for module in ("assay", "assay.cli"):
+        r = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "discover" in r.stdout, (module, r.stdout[-500:], r.stderr[-500:])
+        bad = subprocess.run([sys.executable, "-m", module, "no-such-command"], capture_output=True, text=True,
+                             timeout=120)
+        assert bad.returncode != 0

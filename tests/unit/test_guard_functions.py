@@ -213,3 +213,21 @@ def test_padding_inside_an_aggregate_is_bounded_per_row(dialect):
     assert not g.check("SELECT max(lpad(name, 5000, ' ')) FROM orders").allowed
     assert g.check("SELECT max(lpad(name, 12, '0')) FROM orders").allowed
     assert g.check("SELECT repeat('y', 10000)").allowed  # one value, outside an aggregate
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("cond", ["NOT (amount = '1') AND name = 'x'", "(amount = '1') OR name = 'x'",
+                                  "NOT (amount = '1') AND NOT (name = 'x') AND id = '3'"])
+def test_an_operator_whose_left_operand_starts_with_a_parenthesis_is_not_a_call(dialect, cond):
+    """`FILTER (WHERE NOT (a = 1) AND b = 2)` was refused as a call of `not()`: the AND's rendering starts with its
+    left operand's text, which looks like a call. The operand is checked as a node of its own."""
+    for sql in (f"SELECT count(*) FILTER (WHERE {cond}) FROM orders", f"SELECT count(*) FROM orders WHERE {cond}"):
+        v = guard(dialect).check(sql)
+        assert v.allowed, (sql, v.reason)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_refused_call_as_an_operators_left_operand_is_still_refused(dialect):
+    for call in ("pg_sleep(10)", "pg_read_file('/etc/passwd')", "getenv('HOME')"):
+        v = guard(dialect).check(f"SELECT count(*) FROM orders WHERE {call} = '1' AND name = 'x'")
+        assert not v.allowed and call.split("(")[0] in v.reason.lower(), (call, v.reason)

@@ -282,3 +282,33 @@ def test_a_change_of_a_total_is_not_stratified(stats_world):
                  f"""("channel" = 'paid')) AS baseline_value FROM ({probe}) AS p"""})
     r = ref.refute(total)
     assert r.outcome == "skipped" and "a total" in r.text
+
+
+def test_a_level_at_100_percent_on_both_sides_defines_the_measure():
+    """An InsightBench run: 'within each assigned_to ... 100% vs 100%' compared a segment with its own whole (a
+    closure rate within the rows that name who closed them). A proportion at either bound on both sides is the
+    measure's definition, not a mix; an average that happens to be 1 on both sides is not a bound."""
+    from assay.validate.refute import _defines_measure
+
+    mixed = [Stratum("x", 1.0, 1.0, 50, 50), Stratum("y", 0.4, 0.2, 50, 50)]
+    assert _defines_measure(mixed)
+    assert _defines_measure([Stratum("x", 0.0, 0.0, 50, 50), Stratum("y", 0.4, 0.2, 50, 50)])
+    assert not _defines_measure([Stratum("x", 0.9, 0.9, 50, 50), Stratum("y", 0.4, 0.2, 50, 50)])
+    assert not _defines_measure([Stratum("x", 1.0, 1.0, 50, 50), Stratum("y", 3.5, 2.0, 50, 50)])  # averages
+
+
+def test_a_vanishing_difference_shows_the_levels_it_rests_on_and_the_pooled_figure():
+    """An InsightBench run read 'within each closed_by the difference mostly vanishes (12 vs 3.75)': the largest
+    level by rows had few segment rows and a big gap, while the verdict weighed the levels by both sides' sizes.
+    The sentence now shows the levels the pooled figure rests on, and the pooled figure beside the total."""
+    claim = Claim(metric=MetricKind.average, value=9.0, baseline_value=4.0)
+    strata = [Stratum("big", 12.0, 3.75, 11, 2000),  # many rows, few of them the segment's
+              Stratum("a", 5.0, 4.8, 300, 300), Stratum("b", 4.1, 4.0, 250, 260), Stratum("c", 3.0, 3.1, 200, 220)]
+    assert judge_strata(5.0, strata) == "vanishes"
+    text = Refuter._mix_text(None, claim, "closed_by", "vanishes", strata)
+    assert "+0.312 within its levels against +5 in total" in text  # weights 2ab/(a+b): 21.9, 300, 255, 210
+    assert "big:" not in text and "a: 5 vs 4.8" in text
+    rate = Claim(metric=MetricKind.rate, value=0.30, baseline_value=0.10)
+    text = Refuter._mix_text(None, rate, "device", "vanishes",
+                             [Stratum("m", 0.21, 0.20, 400, 400), Stratum("d", 0.06, 0.05, 400, 400)])
+    assert "+1.0 points within its levels against +20.0 points in total" in text
