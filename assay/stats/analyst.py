@@ -224,7 +224,10 @@ def merge_segment_outliers(cands: list[D.Candidate]) -> tuple[list[D.Candidate],
         named = ", ".join(segs[:-1]) + f" and {segs[-1]}"
         merged = D.Candidate(**{**asdict(c), "indicators": [i for x in g for i in x.indicators if not i.startswith("unit:")]
                                 + [i for i in c.indicators if i.startswith("unit:")]})
-        merged.name = re.sub(rf"^{re.escape(segs[0])} has ", f"{named} have ", c.name)
+        lead = re.match(rf"^{re.escape(segs[0])} (has|{re.escape(c.table)} have) ", c.name)
+        if lead:  # "furniture has" -> "furniture and electronics have"; "Low goals have" -> "Low and Medium goals have"
+            subject = f"{named} have " if lead.group(1) == "has" else f"{named} {c.table} have "
+            merged.name = subject + c.name[lead.end():]
         merged.description = " ".join(x.description for x in g)
         merged.count_sql = count_sql
         merged.affected = None
@@ -433,6 +436,9 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
     scored, areas = run_candidates(s)
     goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
     mine = [c for c, a in zip(scored, areas) if a == area.id]
+    # several segments apart in one direction on one measure are one finding before any is ranked or capped
+    # (a report that keeps "Low goals have a higher Completed rate" must not lose Medium's half of it to the cap)
+    mine, members = merge_segment_outliers(mine)
     if goal:
         mine = cap_off_goal(rank_by_goal(s, goal, mine))
     findings = worth_reporting(mine, goal)
@@ -445,7 +451,6 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         nulls = _closest(s, expanded_goal(goal, mine), still, MAX_NO_EFFECT)
         nulls = merge_no_effects(nulls)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
-    findings, members = merge_segment_outliers(findings)
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     steps = {st.step: st for st in s.store.steps(s.run_id)}
     frames: dict = {}
