@@ -171,3 +171,52 @@ def test_segments_apart_in_one_direction_merge_into_one_outcome_finding():
     ]
     up = next(c for c in merged if "higher" in c.name)
     assert "IN ('Low', 'Medium')" in up.count_sql and len(members[id(up)]) == 2
+
+
+def months_frame(series: dict[str, list[float]], measure: str = "n") -> pd.DataFrame:
+    months = [pd.Timestamp("2023-01-01") + pd.DateOffset(months=i) for i in range(len(next(iter(series.values()))))]
+    return pd.DataFrame(
+        [(m, seg, v) for seg, ys in series.items() for m, v in zip(months, ys)], columns=["month", "category", measure]
+    )
+
+
+def test_a_rise_shared_by_every_segment_is_said_once_as_uniform():
+    rng = np.random.default_rng(7)
+    base = {"Hardware": 20, "Network": 30, "Software": 25, "Database": 15}
+    grow = {k: [v * (1 + 0.15 * i) + rng.normal(0, 0.05 * v) for i in range(12)] for k, v in base.items()}
+    out = D.segment_series_changes(
+        months_frame(grow),
+        {"dim": "category", "time": "opened_at", "measure": "n", "trend": True},
+        5,
+        "incidents",
+        '"main"."incidents"',
+    )
+    assert [c.name for c in out] == ["The increase in the number of incidents is uniform across category values"]
+    assert out[0].kind == D.NO_EFFECT and "Cochran's Q" in out[0].description
+    # one segment climbing alone is its own trend, and the rise is then not uniform
+    alone = {
+        k: ([v * (1 + 0.6 * i) for i in range(12)] if k == "Hardware" else [v + rng.normal(0, 1) for _ in range(12)])
+        for k, v in base.items()
+    }
+    out = D.segment_series_changes(
+        months_frame(alone),
+        {"dim": "category", "time": "opened_at", "measure": "n", "trend": True},
+        5,
+        "incidents",
+        '"main"."incidents"',
+    )
+    names = [c.name for c in out]
+    assert "The number of incidents for Hardware is increasing over time" in names
+    assert not any(n.startswith("The increase in") for n in names)
+
+
+def test_slopes_that_differ_are_no_shared_trend():
+    from assay.stats.detectors.significance import common_trend
+
+    x = np.arange(12, dtype=float)
+    same = [10 + 2 * x + np.sin(x + k) for k in range(4)]
+    pooled, p, p_het = common_trend(same)
+    assert pooled > 0 and p < 1e-6 and p_het > 0.2
+    differ = [10 + 2 * x + np.sin(x), 10 + 0.1 * x + np.sin(x + 1), 10 + 4 * x + np.sin(x + 2), 10 - x + np.sin(x)]
+    assert common_trend(differ)[2] < 0.01
+    assert common_trend(same[:2]) is None  # two segments are a comparison, not a spread
