@@ -220,3 +220,36 @@ def test_slopes_that_differ_are_no_shared_trend():
     differ = [10 + 2 * x + np.sin(x), 10 + 0.1 * x + np.sin(x + 1), 10 + 4 * x + np.sin(x + 2), 10 - x + np.sin(x)]
     assert common_trend(differ)[2] < 0.01
     assert common_trend(same[:2]) is None  # two segments are a comparison, not a spread
+
+
+def test_the_interval_is_probed_by_amount_bracket_and_the_sql_runs(tmp_path):
+    from assay.models import ColumnInfo, TableInfo
+    from assay.stats.planner import Planner, Profile
+
+    cols = [
+        ("number", "VARCHAR"),
+        ("department", "VARCHAR"),
+        ("state", "VARCHAR"),
+        ("amount", "BIGINT"),
+        ("opened_at", "TIMESTAMP"),
+        ("processed_date", "TIMESTAMP"),
+    ]
+    t = TableInfo(
+        schema="main", name="expenses", row_count=400, columns=[ColumnInfo(name=n, type=ty) for n, ty in cols]
+    )
+    p = Profile(
+        table=t,
+        rows=400,
+        distinct={"number": 400, "department": 4, "state": 3, "amount": 390, "opened_at": 400, "processed_date": 300},
+    )
+    probes = [x for x in Planner([t], lambda c: '"' + c + '"', []).plan({t.fqn: p}) if x.kind == "bracket"]
+    assert len(probes) == 1 and 'ntile(4) OVER (ORDER BY "amount")' in probes[0].sql
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA IF NOT EXISTS main")
+    con.execute("""CREATE TABLE main.expenses AS SELECT 'E' || i AS number, 'D' || (i % 4) AS department,
+                   'Processed' AS state, 100 + i * 20 AS amount, TIMESTAMP '2024-01-01' AS opened_at,
+                   TIMESTAMP '2024-01-01' + INTERVAL (1 + i // 40) DAY AS processed_date FROM range(400) t(i)""")
+    df = con.execute(probes[0].sql).df()
+    out = D.bracket_effects(df, probes[0].meta, 9, "expenses", '"main"."expenses"')
+    assert [c.name for c in out] == ["The average processing time rises across amount brackets"]
+    assert con.execute(out[0].count_sql).fetchone()[0] == 100  # the top quarter of the rows
