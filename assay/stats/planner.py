@@ -739,23 +739,19 @@ class Planner:
                              SegmentSeriesMeta(**meta, dim=d, time=start, trend=True), late=i >= SERIES_DIMS))
         return out
 
-    def _bracket_probes(self, p: Profile, limit: int = 2) -> list[Probe]:
-        """The table's interval (and another measure) by quarter of the rows ranked by its amount: whether
-        processing time, say, grows with the amount (a correlation says how linear; this says where)."""
-        money = p.money()
-        if not money or p.rows < 100 or p.table.name.lower() in self.referenced:
+    def _bracket_probes(self, p: Profile) -> list[Probe]:
+        """The table's interval by quarter of the rows ranked by its amount: whether processing time, say,
+        grows with the amount (a correlation says how linear; this says where). Only the interval: another
+        amount of the row is often its product or part (quantity and extended price), a definition."""
+        money, dur = p.money(), p.duration()
+        if not money or not dur or p.rows < 100 or p.table.name.lower() in self.referenced:
             return []
         q, t, ref = self.q, p.table, self.ref(p.table)
-        targets: list[tuple[str, str, str]] = []  # (measure, expression, words)
-        dur = p.duration()
-        if dur:
-            start, end, label = dur
-            targets.append((slug(label) + "_days", f"CASE WHEN {q(end)} >= {q(start)} THEN "
-                                                    f"{self._interval_expr(start, end)} END", label))
-        targets += [(m, q(m), m.replace("_", " ")) for m in p.measures()
-                    if m != money and not is_counter(m) and not C.are_twins(m, money)]
+        start, end, label = dur
+        targets = [(slug(label) + "_days", f"CASE WHEN {q(end)} >= {q(start)} THEN "
+                                           f"{self._interval_expr(start, end)} END", label)]
         out = []
-        for m, expr, label in targets[:limit]:
+        for m, expr, label in targets:
             out.append(Probe(
                 "bracket", t.fqn, f"{t.name}: average {label} by quarter of {money}",
                 f"WITH b AS (SELECT {q(money)} AS v, {expr} AS x, ntile(4) OVER (ORDER BY {q(money)}) AS k "

@@ -253,3 +253,20 @@ def test_the_interval_is_probed_by_amount_bracket_and_the_sql_runs(tmp_path):
     out = D.bracket_effects(df, probes[0].meta, 9, "expenses", '"main"."expenses"')
     assert [c.name for c in out] == ["The average processing time rises across amount brackets"]
     assert con.execute(out[0].count_sql).fetchone()[0] == 100  # the top quarter of the rows
+
+
+def test_no_bracket_probe_without_an_interval():
+    """lineitem: quantity beside extended price (its product with the price) is a definition, not a finding."""
+    from assay.models import ColumnInfo, TableInfo
+    from assay.stats.planner import Planner, Profile
+
+    cols = [("l_orderkey", "BIGINT"), ("l_quantity", "DOUBLE"), ("l_extendedprice", "DOUBLE"), ("l_shipdate", "DATE")]
+    t = TableInfo(
+        schema="main", name="lineitem", row_count=600_000, columns=[ColumnInfo(name=n, type=ty) for n, ty in cols]
+    )
+    p = Profile(
+        table=t,
+        rows=600_000,
+        distinct={"l_orderkey": 150_000, "l_quantity": 50, "l_extendedprice": 500_000, "l_shipdate": 2500},
+    )
+    assert not [x for x in Planner([t], lambda c: '"' + c + '"', []).plan({t.fqn: p}) if x.kind == "bracket"]
