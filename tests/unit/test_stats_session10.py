@@ -270,3 +270,17 @@ def test_no_bracket_probe_without_an_interval():
         distinct={"l_orderkey": 150_000, "l_quantity": 50, "l_extendedprice": 500_000, "l_shipdate": 2500},
     )
     assert not [x for x in Planner([t], lambda c: '"' + c + '"', []).plan({t.fqn: p}) if x.kind == "bracket"]
+
+
+def test_with_three_segments_the_one_pulled_below_the_rest_is_not_named():
+    """ios fails far more often; android and web fail alike: android is below the pooled rest only because of ios."""
+    counts = {
+        "ios": {"failed": 300, "succeeded": 700},
+        "android": {"failed": 40, "succeeded": 960},
+        "web": {"failed": 55, "succeeded": 945},
+    }
+    out = outcome_shares(
+        frame(counts, "platform", "status"), {"dim": "platform", "event": "status"}, 3, "purchases", REF
+    )
+    assert {c.segment for c in out} == {"platform=ios"}
+    assert "ios purchases have a significantly higher failed rate than other platform values" in [c.name for c in out]

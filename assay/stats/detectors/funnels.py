@@ -153,8 +153,7 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
             p = two_prop_p(x[i], n[i], x_rest, n_rest)
             if abs(gap) < MIN_SHARE_GAP or rel < MIN_REL_GAP or p >= 0.001:
                 continue
-            others = [x[j] / n[j] for j in range(len(n)) if j != i and n[j] >= MIN_SEGMENT_N]
-            typical = float(np.median(others)) if others else r_rest
+            typical = float(np.median([x[j] / n[j] for j in range(len(n)) if n[j] >= MIN_SEGMENT_N]))
             if abs(r - typical) < MIN_SHARE_GAP:
                 continue  # apart from the pooled rest only because another segment pulls it: not this one's finding
             word = "higher" if gap > 0 else "lower"
