@@ -284,3 +284,12 @@ def test_with_three_segments_the_one_pulled_below_the_rest_is_not_named():
     )
     assert {c.segment for c in out} == {"platform=ios"}
     assert "ios purchases have a significantly higher failed rate than other platform values" in [c.name for c in out]
+
+
+def test_two_segments_and_two_outcomes_are_one_finding():
+    """ios against android, failed or succeeded: one comparison, said once by the higher failed rate."""
+    counts = {"ios": {"failed": 870, "succeeded": 2836}, "android": {"failed": 143, "succeeded": 4778}}
+    out = outcome_shares(
+        frame(counts, "platform", "status"), {"dim": "platform", "event": "status"}, 3, "purchases", REF
+    )
+    assert [c.name for c in out] == ["ios purchases have a significantly higher failed rate than other platform values"]

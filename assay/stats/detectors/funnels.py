@@ -129,7 +129,13 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
         return []
     src = Source(ref, meta.join)
     out = []
-    for v in [e for e in wide.columns if is_outcome(e)]:
+    outcomes = [e for e in wide.columns if is_outcome(e)]
+    if len(wide.columns) == 2:  # failed or succeeded: one rate is the other's complement, one finding
+        neg = [e for e in outcomes if _is_negative(e)]
+        outcomes = neg[:1] or sorted(outcomes, key=lambda e: float(wide[e].sum()))[:1]
+    # two segments: each against the other is one comparison, said once by the higher rate
+    two = int((wide.sum(axis=1) >= MIN_SEGMENT_N).sum()) == 2
+    for v in outcomes:
         x = wide[v].to_numpy(dtype=float)
         n = wide.sum(axis=1).to_numpy(dtype=float)
         overall = float(x.sum() / total)
@@ -151,7 +157,7 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
             gap = r - r_rest
             rel = abs(gap) / r_rest if r_rest else 1.0
             p = two_prop_p(x[i], n[i], x_rest, n_rest)
-            if abs(gap) < MIN_SHARE_GAP or rel < MIN_REL_GAP or p >= 0.001:
+            if abs(gap) < MIN_SHARE_GAP or rel < MIN_REL_GAP or p >= 0.001 or (two and gap < 0):
                 continue
             typical = float(np.median([x[j] / n[j] for j in range(len(n)) if n[j] >= MIN_SEGMENT_N]))
             if abs(r - typical) < MIN_SHARE_GAP:
