@@ -28,6 +28,7 @@ MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what 
 MAX_NO_EFFECT = 4       # findings of no effect reported for a goal
 MAX_OFF_GOAL = 3        # findings off the goal's subject reported after those on it...
 ANSWERED = 3            # ...once at least this many findings are on it
+FOLD_MARGIN = 0.05      # a spread this much closer to the goal than the outlier it would be folded into stays apart
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -149,12 +150,16 @@ def fold_spreads_into_outliers(cands: list[D.Candidate]) -> list[D.Candidate]:
     """A spread effect whose highest or lowest group is a segment already reported as an outlier of the
     same table (whatever its measure) is that segment seen through another measure: one finding. It
     is folded into the outlier's insight as a supporting line, not reported twice ("level 42 has the
-    lowest moves left" next to "level 42 has a much lower win rate")."""
+    lowest moves left" next to "level 42 has a much lower win rate"). When a goal has set relevances, a
+    spread of another measure closer to the question than its host stays its own finding (the spread of
+    life expectancy across continents is not a line under Oceania's higher GDP when life expectancy is asked)."""
     outliers = {(c.table, c.segment): c for c in cands if c.kind in _OUTLIER_KINDS and c.segment}
     out = []
     for c in cands:
         host = next((outliers[(c.table, g)] for g in c.groups if (c.table, g) in outliers), None) \
             if c.kind == "group_effect" else None
+        if host is not None and c.measure != host.measure and c.relevance > host.relevance + FOLD_MARGIN:
+            host = None
         if host is None:
             out.append(c)
             continue
@@ -306,7 +311,11 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
         scored = D.score(cands)
         for c in scored:
             c.affected = _count(s, c.count_sql)
-        scored = fold_spreads_into_outliers(drop_artifact_echoes(_dedupe(scored)))
+        scored = drop_artifact_echoes(_dedupe(scored))
+        goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
+        if goal and scored:
+            rank_by_goal(s, goal, scored)  # relevances only: a spread closer to the question is not folded away
+        scored = fold_spreads_into_outliers(scored)
         areas = assign_areas(s, scored)
         s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)], area_ids)
         return scored, areas

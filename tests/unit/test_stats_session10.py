@@ -293,3 +293,41 @@ def test_two_segments_and_two_outcomes_are_one_finding():
         frame(counts, "platform", "status"), {"dim": "platform", "event": "status"}, 3, "purchases", REF
     )
     assert [c.name for c in out] == ["ios purchases have a significantly higher failed rate than other platform values"]
+
+
+def test_a_spread_closer_to_the_goal_than_its_host_is_not_folded_away():
+    from assay.stats.analyst import fold_spreads_into_outliers
+
+    def cands():
+        host = D.Candidate(
+            kind="mean_outlier",
+            name="Oceania has a significantly higher average gdpPercap than other continent values",
+            description="",
+            table="gapminder",
+            step=1,
+            effect=0.9,
+            p_value=1e-9,
+            count_sql=None,
+            segment="continent=Oceania",
+            measure="avg_gdpPercap",
+        )
+        spread = D.Candidate(
+            kind="group_effect",
+            name="Oceania has the highest average lifeExp (74.3) and Africa the lowest (48.9) across continent values",
+            description="",
+            table="gapminder",
+            step=2,
+            effect=0.7,
+            p_value=1e-12,
+            count_sql=None,
+            segment="lifeExp by continent",
+            measure="avg_lifeExp",
+            groups=["continent=Oceania", "continent=Africa"],
+        )
+        return host, spread
+
+    host, spread = cands()
+    assert fold_spreads_into_outliers([host, spread]) == [host]  # no goal: one finding about Oceania
+    host, spread = cands()
+    host.relevance, spread.relevance = 0.31, 0.62  # the question asks about life expectancy
+    assert fold_spreads_into_outliers([host, spread]) == [host, spread] and "Also" not in host.description
