@@ -28,6 +28,7 @@ MAX_INSIGHTS_GOAL = 12  # a goal-driven run has one area: it keeps more of what 
 MAX_NO_EFFECT = 4       # findings of no effect reported for a goal
 MAX_OFF_GOAL = 3        # findings off the goal's subject reported after those on it...
 ANSWERED = 3            # ...once at least this many findings are on it
+FOLD_MARGIN = 0.05      # a spread this much closer to the goal than the outlier it would be folded into stays apart
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -149,12 +150,16 @@ def fold_spreads_into_outliers(cands: list[D.Candidate]) -> list[D.Candidate]:
     """A spread effect whose highest or lowest group is a segment already reported as an outlier of the
     same table (whatever its measure) is that segment seen through another measure: one finding. It
     is folded into the outlier's insight as a supporting line, not reported twice ("level 42 has the
-    lowest moves left" next to "level 42 has a much lower win rate")."""
+    lowest moves left" next to "level 42 has a much lower win rate"). When a goal has set relevances, a
+    spread of another measure closer to the question than its host stays its own finding (the spread of
+    life expectancy across continents is not a line under Oceania's higher GDP when life expectancy is asked)."""
     outliers = {(c.table, c.segment): c for c in cands if c.kind in _OUTLIER_KINDS and c.segment}
     out = []
     for c in cands:
         host = next((outliers[(c.table, g)] for g in c.groups if (c.table, g) in outliers), None) \
             if c.kind == "group_effect" else None
+        if host is not None and c.measure != host.measure and c.relevance > host.relevance + FOLD_MARGIN:
+            host = None
         if host is None:
             out.append(c)
             continue
@@ -224,7 +229,10 @@ def merge_segment_outliers(cands: list[D.Candidate]) -> tuple[list[D.Candidate],
         named = ", ".join(segs[:-1]) + f" and {segs[-1]}"
         merged = D.Candidate(**{**asdict(c), "indicators": [i for x in g for i in x.indicators if not i.startswith("unit:")]
                                 + [i for i in c.indicators if i.startswith("unit:")]})
-        merged.name = re.sub(rf"^{re.escape(segs[0])} has ", f"{named} have ", c.name)
+        lead = re.match(rf"^{re.escape(segs[0])} (has|{re.escape(c.table)} have) ", c.name)
+        if lead:  # "furniture has" -> "furniture and electronics have"; "Low goals have" -> "Low and Medium goals have"
+            subject = f"{named} have " if lead.group(1) == "has" else f"{named} {c.table} have "
+            merged.name = subject + c.name[lead.end():]
         merged.description = " ".join(x.description for x in g)
         merged.count_sql = count_sql
         merged.affected = None
@@ -303,7 +311,11 @@ def run_candidates(s) -> tuple[list[D.Candidate], list[str]]:
         scored = D.score(cands)
         for c in scored:
             c.affected = _count(s, c.count_sql)
-        scored = fold_spreads_into_outliers(drop_artifact_echoes(_dedupe(scored)))
+        scored = drop_artifact_echoes(_dedupe(scored))
+        goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
+        if goal and scored:
+            rank_by_goal(s, goal, scored)  # relevances only: a spread closer to the question is not folded away
+        scored = fold_spreads_into_outliers(scored)
         areas = assign_areas(s, scored)
         s.store.put_candidates(s.run_id, [{**asdict(c), "area": a} for c, a in zip(scored, areas)], area_ids)
         return scored, areas
@@ -433,6 +445,9 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
     scored, areas = run_candidates(s)
     goal = s.run.goal or (s.pack.description if s.pack.name == "goal" else "")
     mine = [c for c, a in zip(scored, areas) if a == area.id]
+    # several segments apart in one direction on one measure are one finding before any is ranked or capped
+    # (a report that keeps "Low goals have a higher Completed rate" must not lose Medium's half of it to the cap)
+    mine, members = merge_segment_outliers(mine)
     if goal:
         mine = cap_off_goal(rank_by_goal(s, goal, mine))
     findings = worth_reporting(mine, goal)
@@ -445,7 +460,6 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
         nulls = _closest(s, expanded_goal(goal, mine), still, MAX_NO_EFFECT)
         nulls = merge_no_effects(nulls)
         findings = findings[:MAX_INSIGHTS_GOAL - len(nulls)] + nulls
-    findings, members = merge_segment_outliers(findings)
     mine = findings[:MAX_INSIGHTS_GOAL if len(s.pack.areas) == 1 else MAX_INSIGHTS_PER_AREA]
     steps = {st.step: st for st in s.store.steps(s.run_id)}
     frames: dict = {}

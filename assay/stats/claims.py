@@ -71,6 +71,20 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
     """(the claim's definition, the query over the probe's result) for the candidate's headline number."""
     kind = c.kind
     seg_dim = _split_segment(c)
+    ev = meta.get("event")
+    if kind == "outlier_segment" and seg_dim and c.measure.endswith("_rate") and ev in df and seg_dim[0] in df:
+        # an outcome's share of a segment's rows (the funnel frame: dim, status, n) against the other rows pooled
+        dim, seg = seg_dim
+        v, out = _value_of(df, dim, seg), _value_of(df, ev, c.measure[:-5])
+        if v is None or out is None:
+            return None
+        cond, rest, hit = f"{_q(dim)} = {lit(v)}", f"{_q(dim)} <> {lit(v)}", f"{_q(ev)} = {lit(out)}"
+        sql = (f"SELECT sum(n) FILTER (WHERE {cond} AND {hit}) * 1.0 / nullif(sum(n) FILTER (WHERE {cond}), 0) "
+               f"AS segment_value, sum(n) FILTER (WHERE {rest} AND {hit}) * 1.0 / nullif(sum(n) FILTER "
+               f"(WHERE {rest}), 0) AS baseline_value FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND "
+               f"{_q(ev)} IS NOT NULL")
+        return dict(metric=MetricKind.rate, measure=f"{out} rate", segment=f"{dim} = {seg}", segment_sql=cond,
+                    baseline=f"the other {_words(dim)} values, pooled", baseline_sql=rest), sql
     if kind in ("outlier_segment", "mean_outlier") and seg_dim and c.measure in df:
         dim, seg = seg_dim
         v = _value_of(df, dim, seg)

@@ -17,7 +17,7 @@ from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
 from .detectors import MIN_BEHAVIOUR_ROWS
 from . import columns as C
-from .probes import (BreakdownMeta, ConcentrationMeta, CorrelationMeta, CrosstabMeta, DurationBreakdownMeta,
+from .probes import (BracketMeta, BreakdownMeta, ConcentrationMeta, CorrelationMeta, CrosstabMeta, DurationBreakdownMeta,
                      DurationSeriesMeta, EndBeforeStartMeta, FunnelMeta, Join, JoinedBreakdownMeta, NullReasonMeta,
                      KeyOverlapMeta, NullStatusMeta, RankBreakdownMeta,
                      ProbeMeta, ProfileMeta, RateSeriesMeta, RetentionMeta, SeasonMeta, SegmentSeriesMeta, SeriesMeta,
@@ -353,7 +353,7 @@ class Planner:
         rest = [pr for pr in probes if not pr.meta.core]
         order = {"funnel": 0, "rate_series": 1, "breakdown": 2, "retention": 3, "concentration": 4,
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
-                 "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "crosstab": 13,
+                 "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "bracket": 12, "crosstab": 13,
                  "rank_breakdown": 14, "null_status": 15}
         rest.sort(key=lambda pr: (order.get(pr.kind, 16), -self._probe_relevance(pr)))
         return core + rest + late
@@ -542,6 +542,7 @@ class Planner:
                         SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + money,
                                           join=Join(table=other.table.fqn, on=c.name, key=okey))))
         out += self._interval_probes(p)
+        out += self._bracket_probes(p)
         out += self._crosstab_probes(p)
         out += self._correlation_probes(p)
         if ts and not money:
@@ -736,6 +737,27 @@ class Planner:
                              f"SELECT date_trunc('month', {q(start)}) AS month, {q(d)}, count(*) AS n, "
                              f"avg({expr}) AS {q('avg_' + col)} FROM {ref} WHERE {valid} GROUP BY 1, 2 ORDER BY 1, 2",
                              SegmentSeriesMeta(**meta, dim=d, time=start, trend=True), late=i >= SERIES_DIMS))
+        return out
+
+    def _bracket_probes(self, p: Profile) -> list[Probe]:
+        """The table's interval by quarter of the rows ranked by its amount: whether processing time, say,
+        grows with the amount (a correlation says how linear; this says where). Only the interval: another
+        amount of the row is often its product or part (quantity and extended price), a definition."""
+        money, dur = p.money(), p.duration()
+        if not money or not dur or p.rows < 100 or p.table.name.lower() in self.referenced:
+            return []
+        q, t, ref = self.q, p.table, self.ref(p.table)
+        start, end, label = dur
+        targets = [(slug(label) + "_days", f"CASE WHEN {q(end)} >= {q(start)} THEN "
+                                           f"{self._interval_expr(start, end)} END", label)]
+        out = []
+        for m, expr, label in targets:
+            out.append(Probe(
+                "bracket", t.fqn, f"{t.name}: average {label} by quarter of {money}",
+                f"WITH b AS (SELECT {q(money)} AS v, {expr} AS x, ntile(4) OVER (ORDER BY {q(money)}) AS k "
+                f"FROM {ref} WHERE {q(money)} IS NOT NULL) SELECT k AS bracket, min(v) AS lo, max(v) AS hi, "
+                f"count(*) AS n, count(x) AS nn, avg(x) AS mean, stddev_samp(x) AS sd FROM b GROUP BY 1 ORDER BY 1",
+                BracketMeta(by=money, measure=m, label=label)))
         return out
 
     def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:

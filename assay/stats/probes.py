@@ -210,11 +210,20 @@ class KeyOverlapMeta(ProbeMeta):
     key: str = ""
 
 
+@dataclass(kw_only=True)
+class BracketMeta(ProbeMeta):
+    """A measure's average per quarter of the rows ranked by an amount (``by``): does it move with the amount?"""
+    KIND = "bracket"
+    by: str = ""       # the column the rows are ranked by (amount, cost)
+    measure: str = ""  # the measure averaged per bracket (a column, or the table's interval in days)
+    label: str = ""    # the measure in words (processing time)
+
+
 MODELS: dict[str, type[ProbeMeta]] = {m.KIND: m for m in (
     ProfileMeta, BreakdownMeta, JoinedBreakdownMeta, SeasonMeta, FunnelMeta, RateSeriesMeta, SeriesMeta,
     DurationBreakdownMeta, DurationSeriesMeta, SegmentSeriesMeta, EndBeforeStartMeta, ConcentrationMeta,
     CrosstabMeta, CorrelationMeta, RetentionMeta, StatusSwitchMeta, NullReasonMeta, RankBreakdownMeta,
-    NullStatusMeta, KeyOverlapMeta)}
+    NullStatusMeta, KeyOverlapMeta, BracketMeta)}
 
 
 def parse(probe: dict) -> ProbeMeta | None:

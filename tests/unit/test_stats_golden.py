@@ -132,3 +132,27 @@ def test_detector_spike_wording():
     out = D.segment_series_changes(df, {"dim": "category", "time": "opened_at", "measure": "n", "trend": True}, 4,
                                    "incidents", REF)
     check("detector_spike", wording(out))
+
+
+def test_detector_outcome_share_wording():
+    """Expenses by department and state: IT's Declined rate (44%) against about 6% elsewhere (session 10)."""
+    rows = [("Customer Support", "Processed", 187), ("Customer Support", "Declined", 16), ("Customer Support", "Pending", 40),
+            ("Sales", "Processed", 87), ("Sales", "Declined", 6), ("Sales", "Pending", 20),
+            ("IT", "Processed", 16), ("IT", "Declined", 19), ("IT", "Pending", 5),
+            ("Finance", "Processed", 40), ("Finance", "Declined", 3), ("Finance", "Pending", 8)]
+    df = pd.DataFrame(rows, columns=["department", "state", "n"])
+    check("detector_outcome_share", wording(D.funnel_outliers(df, {"dim": "department", "event": "state"}, 3,
+                                                              "expenses", REF)))
+
+
+def test_detector_bracket_wording():
+    """Processing time by quarter of the expenses ranked by amount: rising bracket after bracket (session 10)."""
+    df = pd.DataFrame({"bracket": [1, 2, 3, 4], "lo": [101, 1218, 2625, 4969], "hi": [1214, 2584, 4949, 8919],
+                       "n": [125] * 4, "nn": [110, 108, 112, 105], "mean": [3.2, 7.4, 14.6, 26.4],
+                       "sd": [2.0, 3.1, 5.0, 8.2]})
+    meta = {"by": "amount", "measure": "processing_time_days", "label": "processing time"}
+    check("detector_bracket", wording(D.bracket_effects(df, meta, 7, "expenses", REF)))
+    df["mean"] = [10.8, 10.2, 10.9, 10.5]
+    df["sd"] = [9.0, 9.0, 9.0, 9.0]
+    assert [c.name for c in D.bracket_effects(df, meta, 7, "expenses", REF)] == [
+        "The average processing time is uniform across amount brackets"]

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..probes import FunnelMeta, RateSeriesMeta
 from .candidate import Candidate, Kind
@@ -16,6 +17,12 @@ from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
 from .wording import fmt, pct, words
 
 NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
+# how a row ends well (a status value that is an outcome, not a stage on the way: pending, in progress, planned)
+POSITIVE_OUTCOMES = ("complet", "success", "succeed", "closed", "resolv", "approv", "accept", "done", "won", "paid",
+                     "deliver", "fulfil", "processed", "convert")
+# a column holding each row's current state (one value per row), not a log of events (view, cart, purchase)
+_STATE_COL = re.compile(r"(^|_)(status|state|result|outcome)($|_)", re.I)
+MIN_SHARE_GAP = 0.1  # an outcome rate a segment holds apart from the rest by at least this many points
 
 
 def _ordered_events(df: pd.DataFrame, ev: str) -> list:
@@ -51,6 +58,15 @@ def funnel_pairs(events: list) -> list[tuple]:
     return pairs
 
 
+def is_outcome(v) -> bool:
+    """A status value that says how a row ended (Declined, Completed, failed), not a stage on the way."""
+    return _is_negative(v) or any(w in str(v).lower() for w in POSITIVE_OUTCOMES)
+
+
+def is_state_column(col: str) -> bool:
+    return bool(_STATE_COL.search(str(col)))
+
+
 def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: str, ref: str) -> list[Candidate]:
     meta = FunnelMeta.of(meta)
     dim, ev = meta.dim, meta.event
@@ -59,6 +75,9 @@ def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table:
     events = _ordered_events(df, ev)
     if len(events) < 2:
         return []
+    if is_state_column(ev) and any(is_outcome(e) for e in events):
+        # each row is in one state: the rate of an outcome is its share of the rows, not one state per another
+        return outcome_shares(df, meta, step, table, ref)
     wide = df.pivot_table(index=dim, columns=ev, values="n", aggfunc="sum").fillna(0)
     if len(wide) < 3:
         return []
@@ -92,6 +111,71 @@ def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table:
                 segment=f"{dim}={seg}",
                 indicators=[f"{to}/{frm}[{seg}] = {fmt(r)}", f"typical = {fmt(med)}"],
                 area_text=f"{table} funnel {ev} {to} {frm} {dim} {seg}",
+            ))
+    return out
+
+
+def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """The share of rows in an outcome state (Declined, Completed) by segment: whether it differs between
+    the values of a dimension (chi-square test of independence, Cramér's V), and the segments whose rate
+    stands apart from the rest of the rows (two-proportion test), worded as the outcome's rate."""
+    meta = FunnelMeta.of(meta)
+    dim, ev = meta.dim, meta.event
+    wide = df.dropna(subset=[dim, ev]).pivot_table(index=dim, columns=ev, values="n", aggfunc="sum").fillna(0)
+    sizes = wide.sum(axis=1)
+    wide = wide[sizes >= 1]
+    total = float(wide.to_numpy().sum())
+    if len(wide) < 2 or total < 50:
+        return []
+    src = Source(ref, meta.join)
+    out = []
+    outcomes = [e for e in wide.columns if is_outcome(e)]
+    if len(wide.columns) == 2:  # failed or succeeded: one rate is the other's complement, one finding
+        neg = [e for e in outcomes if _is_negative(e)]
+        outcomes = neg[:1] or sorted(outcomes, key=lambda e: float(wide[e].sum()))[:1]
+    # two segments: each against the other is one comparison, said once by the higher rate
+    two = int((wide.sum(axis=1) >= MIN_SEGMENT_N).sum()) == 2
+    for v in outcomes:
+        x = wide[v].to_numpy(dtype=float)
+        n = wide.sum(axis=1).to_numpy(dtype=float)
+        overall = float(x.sum() / total)
+        if x.sum() < 10 or not 0.02 <= overall <= 0.98:
+            continue  # a rare or near-universal outcome has no rate worth comparing
+        table2 = np.column_stack([x, n - x])
+        chi2, p_all = stats.chi2_contingency(table2, correction=False)[:2]
+        v_eff = float(np.sqrt(chi2 / total))  # Cramér's V of a k x 2 table
+        if p_all >= 0.001:
+            continue
+        for i, seg in enumerate(wide.index):
+            if n[i] < MIN_SEGMENT_N:
+                continue
+            r = x[i] / n[i]
+            x_rest, n_rest = x.sum() - x[i], n.sum() - n[i]
+            if n_rest < MIN_SEGMENT_N:
+                continue
+            r_rest = x_rest / n_rest
+            gap = r - r_rest
+            rel = abs(gap) / r_rest if r_rest else 1.0
+            p = two_prop_p(x[i], n[i], x_rest, n_rest)
+            if abs(gap) < MIN_SHARE_GAP or rel < MIN_REL_GAP or p >= 0.001 or (two and gap < 0):
+                continue
+            typical = float(np.median([x[j] / n[j] for j in range(len(n)) if n[j] >= MIN_SEGMENT_N]))
+            if abs(r - typical) < MIN_SHARE_GAP:
+                continue  # apart from the pooled rest only because another segment pulls it: not this one's finding
+            word = "higher" if gap > 0 else "lower"
+            out.append(Candidate(
+                kind=Kind.OUTLIER_SEGMENT, measure=f"{v}_rate",
+                name=f"{seg} {table} have a significantly {word} {v} rate than other {words(dim)} values",
+                description=(f"{pct(r)} of the {int(n[i]):,} {table} with {words(dim)} {seg} are {v}, against "
+                             f"{pct(r_rest)} of the other {table} (two-proportion test p = {p:.2g}); the {v} rate "
+                             f"differs across {len(wide)} {words(dim)} values (chi-square p = {p_all:.2g}, "
+                             f"Cramér's V = {v_eff:.2f})."),
+                table=table, step=step, effect=min(1.0, rel), p_value=p,
+                count_sql=src.count(eq(src.dim(dim), seg), eq(src.fact(ev), v)),
+                segment=f"{dim}={seg}", support=int(n[i]),
+                indicators=[f"{v} rate[{seg}] = {pct(r)}", f"{v} rate elsewhere = {pct(r_rest)}",
+                            f"cramér's v = {v_eff:.2f}", f"unit: {v} {table}"],
+                area_text=f"{table} {ev} {v} rate {dim} {seg}",
             ))
     return out
 

@@ -12,7 +12,7 @@ from .candidate import Candidate
 from .funnels import funnel_outliers, rate_series_changes
 from .quality import end_before_start, null_reason, null_status_reason, quality_from_profile, status_switch
 from .relations import concentration, correlations, retention_outliers
-from .segments import (crosstab_concentration, dominant_segment, duration_outliers, group_effects, kruskal_effects,
+from .segments import (bracket_effects, crosstab_concentration, dominant_segment, duration_outliers, group_effects, kruskal_effects,
                        mean_outliers, segment_outliers)
 from .series import duration_series, segment_series_changes, series_changes
 
@@ -58,6 +58,7 @@ DETECTORS: dict[str, Detector] = {
     "null_reason": null_reason,
     "null_status": null_status_reason,
     "rank_breakdown": kruskal_effects,
+    "bracket": bracket_effects,
 }
 
 

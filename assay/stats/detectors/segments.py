@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..probes import CrosstabMeta, DurationBreakdownMeta, GroupMeta, RankBreakdownMeta
+from ..probes import BracketMeta, CrosstabMeta, DurationBreakdownMeta, GroupMeta, RankBreakdownMeta
 from .candidate import Candidate, Kind, no_effect
-from .countsql import Source, eq, quote
+from .countsql import Source, eq, lit, quote
 from .significance import anova_effect, anova_p, cramers_v, robust_z, two_prop_p
 from .thresholds import MIN_BEHAVIOUR_ROWS, MIN_REL_GAP, MIN_SEGMENT_N, NO_EFFECT_P
 from .wording import calendar_label, fmt, pct, words
@@ -450,4 +450,55 @@ def kruskal_effects(df: pd.DataFrame, meta: RankBreakdownMeta | dict, step: int,
         indicators=[f"kruskal-wallis H = {h:.1f}", f"epsilon\u00b2 = {eps2:.3f}", f"{label}[{hi_l}] = {fmt(median[hi])}",
                     f"{label}[{lo_l}] = {fmt(median[lo])}", f"skewness = {skew:.2f}", f"rows = {int(total):,}"],
         area_text=f"{table} {dim} {m} {label} differs by {dim_words} {hi_l} {lo_l}",
+    )]
+
+
+def bracket_effects(df: pd.DataFrame, meta: BracketMeta | dict, step: int, table: str, ref: str) -> list[Candidate]:
+    """A measure across quarters of the rows ranked by an amount: rising (or falling) bracket after bracket
+    (one-way ANOVA from the brackets' counts, means and sds, and every step in one direction), or uniform."""
+    meta = BracketMeta.of(meta)
+    need = {"bracket", "lo", "hi", "nn", "mean", "sd"}
+    if not meta.by or not need <= set(df.columns):
+        return []
+    d = df.sort_values("bracket")
+    d = d[pd.to_numeric(d["nn"], errors="coerce").fillna(0) >= MIN_EFFECT_GROUP_N]
+    if len(d) < 3:
+        return []
+    n = d["nn"].to_numpy(dtype=float)
+    mean = pd.to_numeric(d["mean"], errors="coerce").to_numpy(dtype=float)
+    sd = pd.to_numeric(d["sd"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    lo, hi = d["lo"].to_numpy(dtype=float), d["hi"].to_numpy(dtype=float)
+    if not np.isfinite(mean).all():
+        return []
+    eta2, omega2, p = anova_effect(n, mean, sd)
+    label, by = meta.label or words(meta.measure), words(meta.by)
+    ranges = ", ".join(f"{fmt(a)}-{fmt(b)}: {fmt(m)}" for a, b, m in zip(lo, hi, mean))
+    if p >= NO_EFFECT_P:
+        return [_with_measure("avg_" + meta.measure, no_effect(
+            f"The average {label} is uniform across {by} brackets",
+            f"The average {label} of {table} by quarter of {meta.by} ({ranges}) does not differ (ANOVA p = {p:.2g}, "
+            f"eta\u00b2 = {eta2:.3f}).", table, step, p, f"{meta.measure} by {meta.by} bracket uniform",
+            f"{table} {meta.by} bracket {label} uniform"))]
+    steps = np.diff(mean)
+    if not ((steps > 0).all() or (steps < 0).all()):
+        return []  # not one direction: the spread says little about the amount itself
+    up = bool(steps[0] > 0)
+    total = float(n.sum())
+    grand = float((n * mean).sum() / total)
+    gap = (mean.max() - mean.min()) / abs(grand) if grand else 0.0
+    effect = min(1.0, 0.6 * min(1.0, math.sqrt(max(omega2, 0.0)) / 0.5) + 0.4 * min(1.0, abs(gap) / 2))
+    top = int(np.argmax(mean))
+    cond = f"{quote(meta.by)} BETWEEN {lit(float(lo[top]))} AND {lit(float(hi[top]))}"
+    return [Candidate(
+        kind=Kind.GROUP_EFFECT, measure="avg_" + meta.measure,
+        name=f"The average {label} {'rises' if up else 'falls'} across {by} brackets",
+        description=(f"In {table}, the average {label} {'rises' if up else 'falls'} with {by}: by quarter of the rows "
+                     f"ranked by {meta.by}, {ranges} (ANOVA p = {p:.2g}, eta\u00b2 = {eta2:.3f}, omega\u00b2 = "
+                     f"{omega2:.3f} over {int(total):,} rows)."),
+        table=table, step=step, effect=round(effect, 4), p_value=p,
+        count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {cond}",
+        segment=f"{meta.measure} by {meta.by} bracket", support=int(total),
+        indicators=[f"eta\u00b2 = {eta2:.3f}", f"omega\u00b2 = {omega2:.3f}"] +
+                   [f"average {label}[{fmt(a)}-{fmt(b)}] = {fmt(m)}" for a, b, m in zip(lo, hi, mean)],
+        area_text=f"{table} {meta.by} bracket {label} {'rises' if up else 'falls'}",
     )]

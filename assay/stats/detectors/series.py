@@ -11,7 +11,8 @@ from ..probes import DurationSeriesMeta, SegmentSeriesMeta, SeriesMeta
 from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, quote, since as since_sql
 from .relations import MIN_CORRELATION, correlation_candidate
-from .significance import change_point, correlation_p, departs_in_its_direction, spike, step_beats_line, trend
+from .significance import (change_point, common_trend, correlation_p, departs_in_its_direction, spike, step_beats_line,
+                           trend)
 from .thresholds import CHANGE_MIN_REL, MIN_SEGMENT_N, NO_EFFECT_P
 from .wording import fmt, grain_word, measure_words, pct, words
 
@@ -194,6 +195,7 @@ def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int
                              f"(smallest p = {min(v[2] for v in fits.values()):.2g}).", table, step,
                              min(v[2] for v in fits.values()), f"{meta.dim} {measure} over time",
                              f"{table} {dim} {what} uniform over time"))
+    departed = False
     for seg, (slope, rel, p) in fits.items():
         others = [v[1] for s2, v in fits.items() if s2 != seg]
         if seg in skip or not others:
@@ -201,6 +203,7 @@ def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int
         typical = float(np.median(others))
         if abs(rel) < 0.5 or p >= 0.001 or abs(rel - typical) < 0.5 or not departs_alone(rel, typical):
             continue
+        departed = True
         word = "increasing" if slope > 0 else "decreasing"
         col = wide[seg].dropna()
         first, last = (pd.Timestamp(col.index[i]).strftime("%Y-%m") for i in (0, -1))
@@ -215,7 +218,29 @@ def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int
             segment=f"{meta.dim}={seg}", indicators=[f"slope = {fmt(slope)} per month"],
             area_text=f"{table} {meta.dim} {seg} {what} trend over time",
         ))
+    if not departed and not any(c.kind == Kind.NO_EFFECT for c in out):
+        out += _shared_trend(wide, meta, step, table, what)
     return out
+
+
+def _shared_trend(wide: pd.DataFrame, meta: SegmentSeriesMeta, step: int, table: str, what: str) -> list[Candidate]:
+    """Every segment moving with the whole: the table's measure climbs (or falls) and the segments' relative
+    slopes do not differ (Cochran's Q far from significant): "the increase is uniform across categories"."""
+    cols = [c for c in wide.columns if wide[c].notna().sum() >= 6]
+    ys = [(wide[c].fillna(0) if meta.measure in ("", "n") else wide[c].dropna()).to_numpy(dtype=float) for c in cols]
+    ct = common_trend(ys)
+    if ct is None:
+        return []
+    pooled, p_pooled, p_het = ct
+    months = max(len(y) for y in ys)
+    if p_pooled >= 0.001 or abs(pooled) * (months - 1) < CHANGE_MIN_REL or p_het < NO_EFFECT_P:
+        return []
+    word, dim = ("increase" if pooled > 0 else "decrease"), words(meta.dim or "")
+    return [no_effect(f"The {word} in the {what} is uniform across {dim} values",
+                      f"The monthly {what} {'rises' if pooled > 0 else 'falls'} by about {pct(abs(pooled))} of its "
+                      f"level a month in each of the {len(ys)} {dim} values alike (pooled trend p = {p_pooled:.2g}; "
+                      f"the slopes do not differ, Cochran's Q p = {p_het:.2g}).", table, step, p_het,
+                      f"{meta.dim} {meta.measure or 'n'} shared trend", f"{table} {dim} {what} {word} uniform")]
 
 
 def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int, table: str,

@@ -86,6 +86,32 @@ def trend(y: np.ndarray) -> tuple[float, float, float] | None:
     return float(r.slope), float(r.slope * (len(y) - 1) / base), float(r.pvalue)
 
 
+def common_trend(series: list[np.ndarray]) -> tuple[float, float, float] | None:
+    """Whether several series (a segment's monthly values each) share one trend: (pooled relative slope per
+    period, its p, p of the slopes' heterogeneity). Each slope is relative to its series' mean (segments of
+    different sizes growing in proportion move alike), pooled by inverse variance; heterogeneity is Cochran's Q."""
+    b, w = [], []
+    for y in series:
+        y = np.asarray(y, dtype=float)
+        y = y[np.isfinite(y)]
+        base = abs(float(np.mean(y))) if len(y) else 0.0
+        if len(y) < 6 or not base:
+            continue
+        r = stats.linregress(np.arange(len(y), dtype=float), y)
+        se = float(r.stderr) / base
+        if not se > 0:
+            continue
+        b.append(float(r.slope) / base)
+        w.append(1.0 / se ** 2)
+    if len(b) < 3:
+        return None
+    b_, w_ = np.array(b), np.array(w)
+    pooled = float((w_ * b_).sum() / w_.sum())
+    z = pooled * math.sqrt(float(w_.sum()))
+    q = float((w_ * (b_ - pooled) ** 2).sum())
+    return pooled, float(2 * stats.norm.sf(abs(z))), float(stats.chi2.sf(q, len(b) - 1))
+
+
 def anova_p(n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> float:
     """One-way ANOVA from each group's count, mean and standard deviation."""
     k, total = len(n), float(n.sum())
