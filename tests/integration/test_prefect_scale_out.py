@@ -30,7 +30,7 @@ import pymongo
 import pytest
 
 from tests.helpers import small_warehouse
-from tests.integration.test_prefect_server import BIN, _stop, sh
+from tests.integration.test_prefect_server import sh
 from tests.integration.test_prefect_workers import (  # noqa: F401  (fixtures)
     START,
     LoopbackAnalyst,
@@ -38,6 +38,7 @@ from tests.integration.test_prefect_workers import (  # noqa: F401  (fixtures)
     flow_state,
     server,
 )
+from tests.prefect_servers import BIN, stop
 
 pytestmark = pytest.mark.prefect_server  # a real Prefect server, two workers, MongoDB
 
@@ -134,7 +135,7 @@ class Worker:
         self.proc.wait(30)
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop(self.proc)
 
 
 def ppid(pid: int) -> int:

@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,73 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import need_service
 from tests.helpers import small_warehouse
+from tests.prefect_servers import BIN, stop
 
 pytestmark = pytest.mark.prefect_server
 
-BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, proc: subprocess.Popen, timeout: float) -> bool:
-    import httpx
-
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    return False
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
-# the scheduler stays (the schedule test needs it); test_prefect_workers.py turns it off too
-UNUSED_SERVICES = ("TRIGGERS", "FOREMAN", "LATE_RUNS", "PAUSE_EXPIRATIONS", "CANCELLATION_CLEANUP", "REPOSSESSOR",
-                   "CLEANUP_RECONCILER")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("prefect-server")
-    port = _free_port()
-    env = {**os.environ, "PREFECT_HOME": str(root / "prefect"), "ASSAY_HOME": str(root / "assay"),
-           "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false",
-           # the scheduler looks every 60 s by default; the schedule test should not wait that long
-           "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
-           # and writes 3 runs ahead, not 100 (a schedule's hour ahead, capped): the test needs the first
-           "PREFECT_SERVER_SERVICES_SCHEDULER_MAX_RUNS": "3", "PREFECT_SERVER_SERVICES_SCHEDULER_MIN_RUNS": "1",
-           # services these tests do not use (they poll the server's SQLite while it idles between runs)
-           **{f"PREFECT_SERVER_SERVICES_{s}_ENABLED": "false" for s in UNUSED_SERVICES},
-           # nor for `assay serve`'s runner or a worker to look for runs to start (every 10 s by default)
-           "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_WORKER_QUERY_SECONDS": "1"}
-    log = open(root / "server.log", "w")
-    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port),
-                             "--no-ui"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    if not _wait_http(f"http://127.0.0.1:{port}/api/health", proc, 180):
-        _stop(proc)
-        need_service("prefect server", (root / "server.log").read_text()[-500:])
-    yield env, root
-    _stop(proc)
+@pytest.fixture
+def server(prefect_serve_server, tmp_path):
+    """The session's served-paths server (tests/integration/conftest.py), reset to a fresh server's state, and
+    this test's own ASSAY_HOME: (env, root)."""
+    prefect_serve_server.ensure()
+    prefect_serve_server.reset()
+    return prefect_serve_server.client_env(tmp_path / "assay"), tmp_path
 
 
 def sh(env, *args, timeout=300):
@@ -171,7 +113,7 @@ def test_served_deployments_run_to_completion(server):
         maint = trigger(env, "assay-maintenance/maintenance", {"params": {"keep_days": 30, "keep_last": 1}})
         assert maint["state"] == "COMPLETED", maint
     finally:
-        _stop(serving)
+        stop(serving)
 
 
 def test_prefect_deploy_all_with_a_work_pool(server):
@@ -198,7 +140,7 @@ def test_prefect_deploy_all_with_a_work_pool(server):
         done = trigger(env, "assay-discovery/discovery")
         assert done["state"] == "COMPLETED", (done, (root / "worker.log").read_text()[-3000:])
     finally:
-        _stop(worker)
+        stop(worker)
 
 
 def deployment_runs(env, deployment: str) -> list[dict]:
@@ -249,4 +191,4 @@ def test_a_project_schedule_creates_flow_runs_that_run(server):
         assert dep == {"limit": 1, "strategy": "ENQUEUE", "crons": ["* * * * * */15"]}, dep  # a cron schedule
         assert any(r["state"] == "COMPLETED" and r["auto"] for r in runs), (runs, (root / "serve-cron.log").read_text()[-3000:])
     finally:
-        _stop(serving)
+        stop(serving)
