@@ -22,8 +22,15 @@ BIN = Path(sys.executable).parent
 
 # services the served paths do not use (they poll the server's SQLite while it idles between runs); the
 # scheduler stays (the schedule test needs it)
-SERVE_UNUSED_SERVICES = ("TRIGGERS", "FOREMAN", "LATE_RUNS", "PAUSE_EXPIRATIONS", "CANCELLATION_CLEANUP",
-                         "REPOSSESSOR", "CLEANUP_RECONCILER")
+SERVE_UNUSED_SERVICES = (
+    "TRIGGERS",
+    "FOREMAN",
+    "LATE_RUNS",
+    "PAUSE_EXPIRATIONS",
+    "CANCELLATION_CLEANUP",
+    "REPOSSESSOR",
+    "CLEANUP_RECONCILER",
+)
 # the work-pool tests use none of them: fewer writers on the server's SQLite file (under load a writer held it
 # for 60 s at a time, "database is locked")
 POOL_UNUSED_SERVICES = ("SCHEDULER", *SERVE_UNUSED_SERVICES)
@@ -32,10 +39,12 @@ SERVE_SETTINGS = {
     # the scheduler looks every 60 s by default; the schedule test should not wait that long
     "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
     # and writes 3 runs ahead, not 100 (a schedule's hour ahead, capped): the test needs the first
-    "PREFECT_SERVER_SERVICES_SCHEDULER_MAX_RUNS": "3", "PREFECT_SERVER_SERVICES_SCHEDULER_MIN_RUNS": "1",
+    "PREFECT_SERVER_SERVICES_SCHEDULER_MAX_RUNS": "3",
+    "PREFECT_SERVER_SERVICES_SCHEDULER_MIN_RUNS": "1",
     **{f"PREFECT_SERVER_SERVICES_{s}_ENABLED": "false" for s in SERVE_UNUSED_SERVICES},
     # nor for `assay serve`'s runner or a worker to look for runs to start (every 10 s by default)
-    "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_WORKER_QUERY_SECONDS": "1",
+    "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+    "PREFECT_WORKER_QUERY_SECONDS": "1",
 }
 POOL_SETTINGS = {"DO_NOT_TRACK": "1", **{f"PREFECT_SERVER_SERVICES_{s}_ENABLED": "false" for s in POOL_UNUSED_SERVICES}}
 
@@ -88,9 +97,15 @@ class PrefectServer:
         return self.proc is not None and self.proc.poll() is None
 
     def _env(self) -> dict[str, str]:
-        return {**os.environ, "PREFECT_HOME": str(self.root / "prefect"), "PREFECT_API_URL": self.url,
-                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING",
-                "PREFECT_UI_ENABLED": "false", **self.settings}
+        return {
+            **os.environ,
+            "PREFECT_HOME": str(self.root / "prefect"),
+            "PREFECT_API_URL": self.url,
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_LOGGING_LEVEL": "WARNING",
+            "PREFECT_UI_ENABLED": "false",
+            **self.settings,
+        }
 
     def ensure(self) -> None:
         """Start the server unless it runs; a server that does not answer is a missing service."""
@@ -102,9 +117,13 @@ class PrefectServer:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/api"
         log = self.root / "server.log"
-        self.proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",
-                                      str(port), "--no-ui"], env=self._env(), stdout=open(log, "a"),
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port), "--no-ui"],
+            env=self._env(),
+            stdout=open(log, "a"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.starts += 1
         if not wait_http(f"{self.url}/health", self.proc, 180):
             self.stop()
