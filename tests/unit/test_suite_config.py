@@ -33,8 +33,9 @@ def test_a_failing_assert_still_explains_itself():
 
 def test_no_unit_test_module_imports_prefect_when_collected():
     """The unit tier collects in every xdist worker; Prefect (with assay_flows) is ~1.8 s of CPU to import and the
-    core never imports it, so a unit test that needs it imports it inside the test (one worker pays, at run time)."""
-    heavy = ("prefect", "assay_flows")
+    core never imports it, so a unit test that needs it imports it inside the test (one worker pays, at run time).
+    The same for the MCP SDK (~0.7 s; only test_mcp_server.py uses it)."""
+    heavy = ("prefect", "assay_flows", "mcp")
     found = []
     for path in sorted(Path(__file__).parent.glob("*.py")):
         for node in ast.parse(path.read_text()).body:  # module level only: what collection runs
