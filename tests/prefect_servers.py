@@ -157,3 +157,53 @@ class PrefectServer:
         if not os.path.lexists(cache):
             cache.symlink_to(self.root / "embeddings.sqlite")
         return {**self._env(), "ASSAY_HOME": str(assay_home)}
+
+
+def retrying(call, attempts: int = 5):
+    """A request to a SQLite-backed server busy with the workers' writes: a timeout, a dropped connection or a
+    503 is tried again (1, 2, 4, 8 s later) instead of failing the test on one slow answer."""
+    import httpx
+
+    for i in range(attempts):
+        try:
+            r = call()
+            if r.status_code != 503 or i == attempts - 1:
+                return r.raise_for_status().json()
+        except (httpx.TimeoutException, httpx.TransportError):
+            if i == attempts - 1:
+                raise
+        time.sleep(2**i)
+    raise AssertionError("unreachable")
+
+
+def create_flow_run(api_url: str, name: str, parameters: dict | None = None) -> str:
+    """A flow run of the deployment ``flow/deployment`` (its id), made over the REST API as the UI's Run button
+    and ``run_deployment`` make one (an idempotency key: a retried request never makes a second run). In this
+    process: a ``python -c`` with ``run_deployment`` cost each call ~2-3 s of CPU importing Prefect."""
+    import uuid
+
+    import httpx
+
+    flow, deployment = name.split("/", 1)
+    with httpx.Client(base_url=api_url, timeout=30) as c:
+        d = retrying(lambda: c.get(f"/deployments/name/{flow}/{deployment}"))
+        body = {"parameters": parameters or {}, "idempotency_key": uuid.uuid4().hex}
+        return retrying(lambda: c.post(f"/deployments/{d['id']}/create_flow_run", json=body))["id"]
+
+
+FINAL_STATES = ("COMPLETED", "FAILED", "CRASHED", "CANCELLED")
+
+
+def wait_flow_run(api_url: str, flow_run_id: str, timeout: float) -> dict:
+    """Poll a flow run (every second, as ``run_deployment(poll_interval=1)`` did) until its state is final or
+    ``timeout`` passes: {"state": its type, "id", "message"}."""
+    import httpx
+
+    deadline = time.time() + timeout
+    with httpx.Client(base_url=api_url, timeout=30) as c:
+        while True:
+            fr = retrying(lambda: c.get(f"/flow_runs/{flow_run_id}"))
+            state = fr.get("state") or {}
+            if state.get("type") in FINAL_STATES or time.time() > deadline:
+                return {"state": state.get("type"), "id": fr["id"], "message": state.get("message")}
+            time.sleep(1)

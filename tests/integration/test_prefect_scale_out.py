@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -32,13 +31,12 @@ import pytest
 from tests.helpers import small_warehouse
 from tests.integration.test_prefect_server import sh
 from tests.integration.test_prefect_workers import (  # noqa: F401  (fixtures)
-    START,
     LoopbackAnalyst,
     analyst,
     flow_state,
     server,
 )
-from tests.prefect_servers import BIN, stop
+from tests.prefect_servers import BIN, create_flow_run, stop
 
 pytestmark = pytest.mark.prefect_server  # a real Prefect server, two workers, MongoDB
 
@@ -157,7 +155,7 @@ def wait_final(env, frid: str, workers, timeout: float = 600, after_count: int =
 
 
 def start_discovery(env) -> str:
-    return sh(env, sys.executable, "-c", START, json.dumps({"params": {"project": "xscale"}})).strip().splitlines()[-1]
+    return create_flow_run(env["PREFECT_API_URL"], "assay-discovery/discovery", {"params": {"project": "xscale"}})
 
 
 def insights(env, run_id: str) -> list[tuple]:

@@ -1,18 +1,18 @@
-"""The deployments against a real `prefect server start` on loopback: `assay serve` serves them,
-`run_deployment` triggers a discovery, a one-area rerun of it, and maintenance; all complete."""
+"""The deployments against a real `prefect server start` on loopback: `assay serve` serves them, a flow run of
+each (made over the REST API, as the UI's Run button or `run_deployment` make one) runs a discovery, a one-area
+rerun of it, and maintenance; all complete."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import small_warehouse
-from tests.prefect_servers import BIN, stop
+from tests.prefect_servers import BIN, create_flow_run, retrying, stop, wait_flow_run
 
 pytestmark = pytest.mark.prefect_server
 
@@ -47,17 +47,7 @@ def api_get(env, path: str, attempts: int = 5):
     the test on one slow answer (seen in CI: a ReadTimeout in the middle of a retry test's poll)."""
     import httpx
 
-    for i in range(attempts):
-        try:
-            r = httpx.get(env["PREFECT_API_URL"] + path, timeout=30)
-            if r.status_code != 503 or i == attempts - 1:
-                r.raise_for_status()
-                return r.json()
-        except (httpx.TimeoutException, httpx.TransportError):
-            if i == attempts - 1:
-                raise
-        time.sleep(2 ** i)
-    raise AssertionError("unreachable")
+    return retrying(lambda: httpx.get(env["PREFECT_API_URL"] + path, timeout=30), attempts)
 
 
 def deployment_names(env) -> list[str]:
@@ -67,17 +57,9 @@ def deployment_names(env) -> list[str]:
     flows = {f["id"]: f["name"] for f in api_post(env, "/flows/filter")}
     return [f"{flows[d['flow_id']]}/{d['name']}" for d in deployments]
 
-TRIGGER = """
-import sys, json
-from prefect.deployments import run_deployment
-fr = run_deployment(sys.argv[1], parameters=json.loads(sys.argv[2]), timeout=float(sys.argv[3]), poll_interval=1)
-print(json.dumps({"state": fr.state.type.value, "id": str(fr.id), "message": fr.state.message}))
-"""
-
-
 def trigger(env, name, params=None, timeout=400):
-    out = sh(env, sys.executable, "-c", TRIGGER, name, json.dumps(params or {}), str(timeout), timeout=timeout + 60)
-    return json.loads(out.strip().splitlines()[-1])
+    """Run a deployment and wait for its flow run to end (tests/prefect_servers.py: over the REST API)."""
+    return wait_flow_run(env["PREFECT_API_URL"], create_flow_run(env["PREFECT_API_URL"], name, params), timeout)
 
 
 def test_served_deployments_run_to_completion(server):
@@ -149,18 +131,13 @@ def deployment_runs(env, deployment: str) -> list[dict]:
     return [{"state": r["state"]["type"] if r.get("state") else None, "auto": r["auto_scheduled"]} for r in runs]
 
 
-DEPLOYMENT = """
-import asyncio, json, sys
-from prefect.client.orchestration import get_client
-async def main():
-    async with get_client() as c:
-        d = await c.read_deployment_by_name(sys.argv[1])
-        opts = d.concurrency_options.collision_strategy.value if d.concurrency_options else None
-        gcl = d.global_concurrency_limit
-        crons = [getattr(s.schedule, "cron", None) for s in d.schedules or []]
-        print(json.dumps({"limit": gcl.limit if gcl else d.concurrency_limit, "strategy": opts, "crons": crons}))
-asyncio.run(main())
-"""
+def deployment_limits(env, name: str) -> dict:
+    """A deployment's concurrency limit, its collision strategy and its cron schedules, as the server has them."""
+    d = api_get(env, f"/deployments/name/{name}")
+    gcl, opts = d.get("global_concurrency_limit"), d.get("concurrency_options")
+    return {"limit": gcl["limit"] if gcl else d.get("concurrency_limit"),
+            "strategy": opts["collision_strategy"] if opts else None,
+            "crons": [s["schedule"].get("cron") for s in d.get("schedules") or []]}
 
 
 def test_a_project_schedule_creates_flow_runs_that_run(server):
@@ -187,7 +164,7 @@ def test_a_project_schedule_creates_flow_runs_that_run(server):
                 break
         assert any(r["auto"] for r in runs), f"the scheduler created no run: {runs}"
         # one discovery of a project at a time: the next scheduled or manual run queues
-        dep = json.loads(sh(env, sys.executable, "-c", DEPLOYMENT, "assay-discovery/discover-cronjob").strip().splitlines()[-1])
+        dep = deployment_limits(env, "assay-discovery/discover-cronjob")
         assert dep == {"limit": 1, "strategy": "ENQUEUE", "crons": ["* * * * * */15"]}, dep  # a cron schedule
         assert any(r["state"] == "COMPLETED" and r["auto"] for r in runs), (runs, (root / "serve-cron.log").read_text()[-3000:])
     finally:

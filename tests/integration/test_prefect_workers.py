@@ -28,7 +28,7 @@ import pytest
 
 from tests.helpers import small_warehouse
 from tests.integration.test_prefect_server import api_get, sh
-from tests.prefect_servers import BIN, stop
+from tests.prefect_servers import BIN, create_flow_run, stop
 
 pytestmark = pytest.mark.prefect_server
 
@@ -170,14 +170,6 @@ class Worker:
 
 
 
-START = """
-import json, sys
-from prefect.deployments import run_deployment
-fr = run_deployment("assay-discovery/discovery", parameters=json.loads(sys.argv[1]), timeout=0)
-print(fr.id)
-"""
-
-
 def flow_state(env, flow_run_id: str) -> dict:
     """A flow run's state as the server has it (its REST API, in this process: wait_final polls it every second)."""
     fr = api_get(env, f"/flow_runs/{flow_run_id}")
@@ -197,7 +189,7 @@ def wait_final(env, flow_run_id: str, worker: Worker, timeout: float = 300, afte
 
 
 def start_discovery(env) -> str:
-    return sh(env, sys.executable, "-c", START, json.dumps({"params": {"project": "xworker"}})).strip().splitlines()[-1]
+    return create_flow_run(env["PREFECT_API_URL"], "assay-discovery/discovery", {"params": {"project": "xworker"}})
 
 
 def assay_json(env, *args) -> dict:
