@@ -80,8 +80,9 @@ SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
 
 
 # the order files are handed to the xdist workers in (`make test` runs with `--dist loadfile
-# --no-loadscope-reorder`, so this order is kept): the files that each start a real Prefect server and run
-# deployments on it take minutes where most files take seconds, so they start first, one on each worker, and
+# --no-loadscope-reorder`, so this order is kept): the files that run deployments on a real Prefect server
+# (two pairs, each pair sharing one server: _SHARED_UNITS) take minutes where most files take seconds, so
+# they start first, one pair on each worker, and
 # the many short files fill in around them; handed out last (xdist's default order, by number of tests),
 # they ran alone at the end on one worker while the other sat idle. Then the tiers in their order.
 # Among them, longest first (measured: bench/README.md, "Test suite time"), so that the two longest start
@@ -122,14 +123,24 @@ def pytest_collection_modifyitems(config, items):
 # per worker: split over both, it ran twice). By path prefix -> unit name:
 # - the flow tier shares a Prefect test harness (a server in a subprocess, ~25 s of CPU to start);
 # - two files read the one statistical discovery of the gaming demo (``gaming_statistical``, 40 steps);
-# - two files use the throw-away MariaDB server (``mysql_dsn``: mariadb-install-db, then a server start).
+# - two files use the throw-away MariaDB server (``mysql_dsn``: mariadb-install-db, then a server start);
+# - two pairs of files each share a real `prefect server start` (tests/integration/conftest.py).
 _SHARED_UNITS = {
     "tests/flows/": "tests/flows",
+    "tests/integration/test_prefect_server.py": "prefect_serve_server",
+    "tests/integration/test_deploy_paths.py": "prefect_serve_server",
+    "tests/integration/test_prefect_workers.py": "prefect_pool_server",
+    "tests/integration/test_prefect_scale_out.py": "prefect_pool_server",
     "tests/integration/test_statistical_demo.py": "gaming_statistical",
     "tests/integration/test_report_browser.py": "gaming_statistical",
     "tests/integration/test_mysql.py": "mariadb",
     "tests/integration/test_mysql_demo.py": "mariadb",
 }
+
+
+def unit_of(scope: str) -> str:
+    """The unit of work a file (an xdist loadfile scope, its path from the rootdir) belongs to."""
+    return next((unit for prefix, unit in _SHARED_UNITS.items() if scope.startswith(prefix)), scope)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -143,8 +154,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class TierScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            scope = super()._split_scope(nodeid)
-            return next((unit for prefix, unit in _SHARED_UNITS.items() if scope.startswith(prefix)), scope)
+            return unit_of(super()._split_scope(nodeid))
 
     config.option.loadscopereorder = False
     return TierScheduling(config, log)

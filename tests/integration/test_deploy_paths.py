@@ -56,8 +56,11 @@ def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):  # 
     # a second project, not on the pool yet: `assay serve` serves that one and leaves the pool's alone
     _project(env, root, "laptop", "schedule: '30 7 * * *'\n")
     log_path = root / "serve-paths.log"
+    # Ctrl-C stops it only where SIGINT is not ignored: a pytest started in the background of a shell without job
+    # control (`cmd &`, nohup, some CI runners) ignores it, and so would `assay serve`, inheriting that
     serving = subprocess.Popen([str(BIN / "assay"), "serve"], env=env, stdout=open(log_path, "w"),
-                               stderr=subprocess.STDOUT, start_new_session=True)
+                               stderr=subprocess.STDOUT, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 240
         served: list[str] = []

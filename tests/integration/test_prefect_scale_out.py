@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -30,14 +29,14 @@ import pymongo
 import pytest
 
 from tests.helpers import small_warehouse
-from tests.integration.test_prefect_server import BIN, _stop, sh
+from tests.integration.test_prefect_server import sh
 from tests.integration.test_prefect_workers import (  # noqa: F401  (fixtures)
-    START,
     LoopbackAnalyst,
     analyst,
     flow_state,
     server,
 )
+from tests.prefect_servers import BIN, create_flow_run, stop
 
 pytestmark = pytest.mark.prefect_server  # a real Prefect server, two workers, MongoDB
 
@@ -134,7 +133,7 @@ class Worker:
         self.proc.wait(30)
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop(self.proc)
 
 
 def ppid(pid: int) -> int:
@@ -156,7 +155,7 @@ def wait_final(env, frid: str, workers, timeout: float = 600, after_count: int =
 
 
 def start_discovery(env) -> str:
-    return sh(env, sys.executable, "-c", START, json.dumps({"params": {"project": "xscale"}})).strip().splitlines()[-1]
+    return create_flow_run(env["PREFECT_API_URL"], "assay-discovery/discovery", {"params": {"project": "xscale"}})
 
 
 def insights(env, run_id: str) -> list[tuple]:

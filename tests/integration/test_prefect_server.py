@@ -1,86 +1,28 @@
-"""The deployments against a real `prefect server start` on loopback: `assay serve` serves them,
-`run_deployment` triggers a discovery, a one-area rerun of it, and maintenance; all complete."""
+"""The deployments against a real `prefect server start` on loopback: `assay serve` serves them, a flow run of
+each (made over the REST API, as the UI's Run button or `run_deployment` make one) runs a discovery, a one-area
+rerun of it, and maintenance; all complete."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import need_service
 from tests.helpers import small_warehouse
+from tests.prefect_servers import BIN, create_flow_run, retrying, stop, wait_flow_run
 
 pytestmark = pytest.mark.prefect_server
 
-BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, proc: subprocess.Popen, timeout: float) -> bool:
-    import httpx
-
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    return False
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
-# the scheduler stays (the schedule test needs it); test_prefect_workers.py turns it off too
-UNUSED_SERVICES = ("TRIGGERS", "FOREMAN", "LATE_RUNS", "PAUSE_EXPIRATIONS", "CANCELLATION_CLEANUP", "REPOSSESSOR",
-                   "CLEANUP_RECONCILER")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("prefect-server")
-    port = _free_port()
-    env = {**os.environ, "PREFECT_HOME": str(root / "prefect"), "ASSAY_HOME": str(root / "assay"),
-           "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false",
-           # the scheduler looks every 60 s by default; the schedule test should not wait that long
-           "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
-           # and writes 3 runs ahead, not 100 (a schedule's hour ahead, capped): the test needs the first
-           "PREFECT_SERVER_SERVICES_SCHEDULER_MAX_RUNS": "3", "PREFECT_SERVER_SERVICES_SCHEDULER_MIN_RUNS": "1",
-           # services these tests do not use (they poll the server's SQLite while it idles between runs)
-           **{f"PREFECT_SERVER_SERVICES_{s}_ENABLED": "false" for s in UNUSED_SERVICES},
-           # nor for `assay serve`'s runner or a worker to look for runs to start (every 10 s by default)
-           "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_WORKER_QUERY_SECONDS": "1"}
-    log = open(root / "server.log", "w")
-    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port),
-                             "--no-ui"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    if not _wait_http(f"http://127.0.0.1:{port}/api/health", proc, 180):
-        _stop(proc)
-        need_service("prefect server", (root / "server.log").read_text()[-500:])
-    yield env, root
-    _stop(proc)
+@pytest.fixture
+def server(prefect_serve_server, tmp_path):
+    """The session's served-paths server (tests/integration/conftest.py), reset to a fresh server's state, and
+    this test's own ASSAY_HOME: (env, root)."""
+    prefect_serve_server.ensure()
+    prefect_serve_server.reset()
+    return prefect_serve_server.client_env(tmp_path / "assay"), tmp_path
 
 
 def sh(env, *args, timeout=300):
@@ -105,17 +47,7 @@ def api_get(env, path: str, attempts: int = 5):
     the test on one slow answer (seen in CI: a ReadTimeout in the middle of a retry test's poll)."""
     import httpx
 
-    for i in range(attempts):
-        try:
-            r = httpx.get(env["PREFECT_API_URL"] + path, timeout=30)
-            if r.status_code != 503 or i == attempts - 1:
-                r.raise_for_status()
-                return r.json()
-        except (httpx.TimeoutException, httpx.TransportError):
-            if i == attempts - 1:
-                raise
-        time.sleep(2 ** i)
-    raise AssertionError("unreachable")
+    return retrying(lambda: httpx.get(env["PREFECT_API_URL"] + path, timeout=30), attempts)
 
 
 def deployment_names(env) -> list[str]:
@@ -125,17 +57,9 @@ def deployment_names(env) -> list[str]:
     flows = {f["id"]: f["name"] for f in api_post(env, "/flows/filter")}
     return [f"{flows[d['flow_id']]}/{d['name']}" for d in deployments]
 
-TRIGGER = """
-import sys, json
-from prefect.deployments import run_deployment
-fr = run_deployment(sys.argv[1], parameters=json.loads(sys.argv[2]), timeout=float(sys.argv[3]), poll_interval=1)
-print(json.dumps({"state": fr.state.type.value, "id": str(fr.id), "message": fr.state.message}))
-"""
-
-
 def trigger(env, name, params=None, timeout=400):
-    out = sh(env, sys.executable, "-c", TRIGGER, name, json.dumps(params or {}), str(timeout), timeout=timeout + 60)
-    return json.loads(out.strip().splitlines()[-1])
+    """Run a deployment and wait for its flow run to end (tests/prefect_servers.py: over the REST API)."""
+    return wait_flow_run(env["PREFECT_API_URL"], create_flow_run(env["PREFECT_API_URL"], name, params), timeout)
 
 
 def test_served_deployments_run_to_completion(server):
@@ -171,7 +95,7 @@ def test_served_deployments_run_to_completion(server):
         maint = trigger(env, "assay-maintenance/maintenance", {"params": {"keep_days": 30, "keep_last": 1}})
         assert maint["state"] == "COMPLETED", maint
     finally:
-        _stop(serving)
+        stop(serving)
 
 
 def test_prefect_deploy_all_with_a_work_pool(server):
@@ -198,7 +122,7 @@ def test_prefect_deploy_all_with_a_work_pool(server):
         done = trigger(env, "assay-discovery/discovery")
         assert done["state"] == "COMPLETED", (done, (root / "worker.log").read_text()[-3000:])
     finally:
-        _stop(worker)
+        stop(worker)
 
 
 def deployment_runs(env, deployment: str) -> list[dict]:
@@ -207,18 +131,13 @@ def deployment_runs(env, deployment: str) -> list[dict]:
     return [{"state": r["state"]["type"] if r.get("state") else None, "auto": r["auto_scheduled"]} for r in runs]
 
 
-DEPLOYMENT = """
-import asyncio, json, sys
-from prefect.client.orchestration import get_client
-async def main():
-    async with get_client() as c:
-        d = await c.read_deployment_by_name(sys.argv[1])
-        opts = d.concurrency_options.collision_strategy.value if d.concurrency_options else None
-        gcl = d.global_concurrency_limit
-        crons = [getattr(s.schedule, "cron", None) for s in d.schedules or []]
-        print(json.dumps({"limit": gcl.limit if gcl else d.concurrency_limit, "strategy": opts, "crons": crons}))
-asyncio.run(main())
-"""
+def deployment_limits(env, name: str) -> dict:
+    """A deployment's concurrency limit, its collision strategy and its cron schedules, as the server has them."""
+    d = api_get(env, f"/deployments/name/{name}")
+    gcl, opts = d.get("global_concurrency_limit"), d.get("concurrency_options")
+    return {"limit": gcl["limit"] if gcl else d.get("concurrency_limit"),
+            "strategy": opts["collision_strategy"] if opts else None,
+            "crons": [s["schedule"].get("cron") for s in d.get("schedules") or []]}
 
 
 def test_a_project_schedule_creates_flow_runs_that_run(server):
@@ -245,8 +164,8 @@ def test_a_project_schedule_creates_flow_runs_that_run(server):
                 break
         assert any(r["auto"] for r in runs), f"the scheduler created no run: {runs}"
         # one discovery of a project at a time: the next scheduled or manual run queues
-        dep = json.loads(sh(env, sys.executable, "-c", DEPLOYMENT, "assay-discovery/discover-cronjob").strip().splitlines()[-1])
+        dep = deployment_limits(env, "assay-discovery/discover-cronjob")
         assert dep == {"limit": 1, "strategy": "ENQUEUE", "crons": ["* * * * * */15"]}, dep  # a cron schedule
         assert any(r["state"] == "COMPLETED" and r["auto"] for r in runs), (runs, (root / "serve-cron.log").read_text()[-3000:])
     finally:
-        _stop(serving)
+        stop(serving)

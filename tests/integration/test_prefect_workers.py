@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import need_service
 from tests.helpers import small_warehouse
-from tests.integration.test_prefect_server import BIN, _free_port, _stop, _wait_http, api_get, sh
+from tests.integration.test_prefect_server import api_get, sh
+from tests.prefect_servers import BIN, create_flow_run, stop
 
 pytestmark = pytest.mark.prefect_server
 
@@ -123,29 +123,14 @@ def analyst():
     srv.shutdown()
 
 
-# services these tests do not use: fewer writers on the server's SQLite file (under load a writer held it
-# for 60 s at a time, "database is locked")
-IDLE_SERVICES = ("SCHEDULER", "TRIGGERS", "FOREMAN", "LATE_RUNS", "PAUSE_EXPIRATIONS", "CANCELLATION_CLEANUP",
-                 "REPOSSESSOR", "CLEANUP_RECONCILER")
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """One `prefect server start` on loopback for every test of this module."""
+def server(prefect_pool_server, tmp_path_factory):
+    """The session's work-pool server (tests/integration/conftest.py, shared with test_prefect_scale_out.py), reset
+    to a fresh server's state, and this module's own ASSAY_HOME: (env, root)."""
     root = tmp_path_factory.mktemp("prefect-workers")
-    port = _free_port()
-    env = {**os.environ, "PREFECT_HOME": str(root / "prefect"), "ASSAY_HOME": str(root / "assay"),
-           "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_LOGGING_LEVEL": "WARNING", "PREFECT_UI_ENABLED": "false", "DO_NOT_TRACK": "1",
-           **{f"PREFECT_SERVER_SERVICES_{s}_ENABLED": "false" for s in IDLE_SERVICES}}
-    log = open(root / "server.log", "w")
-    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port),
-                             "--no-ui"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    if not _wait_http(f"http://127.0.0.1:{port}/api/health", proc, 180):
-        _stop(proc)
-        need_service("prefect server", (root / "server.log").read_text()[-500:])
-    yield env, root
-    _stop(proc)
+    prefect_pool_server.ensure()
+    prefect_pool_server.reset()
+    return prefect_pool_server.client_env(root / "assay"), root
 
 
 @pytest.fixture(scope="module")
@@ -178,19 +163,11 @@ class Worker:
                                      start_new_session=True)
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop(self.proc)
 
     def tail(self) -> str:
         return self.log.read_text()[-3000:]
 
-
-
-START = """
-import json, sys
-from prefect.deployments import run_deployment
-fr = run_deployment("assay-discovery/discovery", parameters=json.loads(sys.argv[1]), timeout=0)
-print(fr.id)
-"""
 
 
 def flow_state(env, flow_run_id: str) -> dict:
@@ -212,7 +189,7 @@ def wait_final(env, flow_run_id: str, worker: Worker, timeout: float = 300, afte
 
 
 def start_discovery(env) -> str:
-    return sh(env, sys.executable, "-c", START, json.dumps({"params": {"project": "xworker"}})).strip().splitlines()[-1]
+    return create_flow_run(env["PREFECT_API_URL"], "assay-discovery/discovery", {"params": {"project": "xworker"}})
 
 
 def assay_json(env, *args) -> dict:

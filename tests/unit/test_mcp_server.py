@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from assay.llm.scripted import ReplayLLM
 from assay.mcp_server import TOOL_NAMES, AssayTools, build_server
@@ -32,6 +31,8 @@ def project(tmp_path_factory):
 
 
 def call(tools: AssayTools, name: str, args: dict | None = None):
+    from mcp import Client  # here, not at collection: ~0.7 s of CPU in every xdist worker (tests/unit/test_suite_config.py)
+
     async def go():
         async with Client(build_server(tools)) as client:
             listed = {t.name for t in (await client.list_tools()).tools}

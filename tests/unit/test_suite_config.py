@@ -33,8 +33,9 @@ def test_a_failing_assert_still_explains_itself():
 
 def test_no_unit_test_module_imports_prefect_when_collected():
     """The unit tier collects in every xdist worker; Prefect (with assay_flows) is ~1.8 s of CPU to import and the
-    core never imports it, so a unit test that needs it imports it inside the test (one worker pays, at run time)."""
-    heavy = ("prefect", "assay_flows")
+    core never imports it, so a unit test that needs it imports it inside the test (one worker pays, at run time).
+    The same for the MCP SDK (~0.7 s; only test_mcp_server.py uses it)."""
+    heavy = ("prefect", "assay_flows", "mcp")
     found = []
     for path in sorted(Path(__file__).parent.glob("*.py")):
         for node in ast.parse(path.read_text()).body:  # module level only: what collection runs
@@ -42,3 +43,30 @@ def test_no_unit_test_module_imports_prefect_when_collected():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in heavy]
     assert not found, found
+
+
+def _functions_using(tree: ast.Module, name: str) -> set[str]:
+    """The module-level functions of ``tree`` (tests, fixtures) that take ``name`` as an argument."""
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and name in [a.arg for a in n.args.args]}
+
+
+def test_the_files_sharing_a_prefect_server_are_one_unit_of_work():
+    """A real Prefect server of tests/integration/conftest.py starts once in an xdist worker only if every file
+    that uses it runs there, one after the other: those files are one unit of work (tests/conftest.py), named after
+    the server's fixture. A file uses it when one of its functions takes the fixture, or it imports a fixture that
+    does from another file."""
+    from tests.conftest import unit_of
+
+    integ = Path(__file__).parents[1] / "integration"
+    servers = _functions_using(ast.parse((integ / "conftest.py").read_text()), "tmp_path_factory")
+    assert servers == {"prefect_serve_server", "prefect_pool_server"}
+    trees = {p.stem: ast.parse(p.read_text()) for p in sorted(integ.glob("test_*.py"))}
+    for server in servers:
+        users = {stem for stem, tree in trees.items() if _functions_using(tree, server)}
+        for stem, tree in trees.items():
+            for node in tree.body:
+                src = node.module.rsplit(".", 1)[-1] if isinstance(node, ast.ImportFrom) and node.module else None
+                if src in users and {a.name for a in node.names} & _functions_using(trees[src], server):
+                    users.add(stem)
+        assert len(users) >= 2, (server, users)  # shared, or there is nothing to share
+        assert {unit_of(f"tests/integration/{stem}.py") for stem in users} == {server}, (server, users)
