@@ -43,6 +43,28 @@ def finding_key(i: Insight) -> tuple | None:
     return _norm(c.segment_sql or c.segment), c.metric.value, _norm(c.measure)
 
 
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SQL_WORDS = {"and", "or", "not", "in", "is", "null", "like", "ilike", "between", "true", "false", "case", "when",
+              "then", "else", "end", "select", "from", "where", "cast", "as", "date", "timestamp", "interval"}
+
+
+def _segment_columns(i: Insight) -> set[str]:
+    """The column names the headline claim's segment condition reads (identifiers outside string literals), or
+    an empty set when the insight has no structured segment."""
+    c = _headline(i)
+    sql = re.sub(r"'(?:[^']|'')*'", " ", (c.segment_sql or "") if c else "")
+    return {w.lower() for w in _IDENT.findall(sql) if w.lower() not in _SQL_WORDS and not w[0].isdigit()}
+
+
+def alike_by_text(a: Insight, b: Insight) -> bool:
+    """Whether a near-identical wording may merge two insights: not when both state their segment in SQL on
+    different columns. The statistical analyst words every profile from one template ("the average X peaks at 19:00
+    ... by hour of the day", "... peaks in July ... by month of the year": cosine 0.90-0.93), and a union of such
+    pairs folded a flights run's hour, month and day-of-week findings into one."""
+    ca, cb = _segment_columns(a), _segment_columns(b)
+    return not (ca and cb and not (ca & cb))
+
+
 def comparisons(i: Insight) -> list[tuple]:
     """(segment, baseline, metric, measure) of each claim that compares a segment with a baseline, in order."""
     return [(_norm(c.segment_sql or c.segment), _norm(c.baseline_sql or c.baseline), c.metric.value, _norm(c.measure))
@@ -157,7 +179,8 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
 
     for a in range(len(insights)):
         for b in range(a + 1, len(insights)):
-            if (keys[a] is not None and keys[a] == keys[b]) or sims[a, b] >= threshold \
+            if (keys[a] is not None and keys[a] == keys[b]) \
+                    or (sims[a, b] >= threshold and alike_by_text(insights[a], insights[b])) \
                     or restates(insights[a], insights[b]) or same_subject(insights[a], insights[b]):
                 parent[find(b)] = find(a)
     groups: dict[int, list[int]] = {}

@@ -258,3 +258,27 @@ def test_show_lists_the_context_notes_apart_from_the_insights():
     shown = CliRunner().invoke(app, ["show", "ctxshow1"], catch_exceptions=False).output
     assert "No insights." in shown and "Context notes" in shown
     assert "sessions: Sessions have no daily rhythm" in shown and "no difference: every comparison" in shown
+
+
+def test_templated_headlines_on_different_dimensions_are_not_one_finding(embedder):
+    """A flights run of the statistical analyst: the hour-of-day, month-of-year and day-of-week profiles of the
+    delay, worded from one template (cosine 0.90-0.93), were chained into one insight and the season was lost. Their
+    segments read different columns: three findings. Paraphrases of one segment still merge by their wording."""
+    hour = ins("goal-1", "revenue", "The average dep delay peaks at 19:00 (24.8) and is lowest at 05:00 (0.688) by "
+               "hour of the day", claim("hour_of_day = 19", "average dep delay", 24.8))
+    month = ins("goal-2", "revenue", "The average dep delay peaks in July (21.7) and is lowest in November (5.44) by "
+                "month of the year", claim("month_of_year = 7", "average dep delay", 21.7))
+    day = ins("goal-3", "revenue", "The average dep delay peaks on Thursday (16.1) and is lowest on Saturday (7.65) "
+              "by day of the week", claim("day_of_week = 4", "average dep delay", 16.1))
+    vecs = embedder.embed([f"{i.name}. {i.description}" for i in (hour, month, day)])
+    low = float(min((vecs @ vecs.T)[0, 1], (vecs @ vecs.T)[1, 2])) - 0.01  # (0.86-0.93 here and in the run)
+    unstructured = [i.model_copy(update={"claims": []}) for i in (hour, month, day)]
+    assert len(merge_findings(unstructured, AREAS, embedder.embed, threshold=low)) == 1  # the wording alone chains
+    out = merge_findings([hour, month, day], AREAS, embedder.embed, threshold=low)
+    assert [i.id for i in out] == ["goal-1", "goal-2", "goal-3"]
+    # the same finding twice, its segment written two ways on the same column, still merges by wording
+    a = ins("revenue-1", "revenue", "Android checkout conversion fell to 14% in July",
+            claim("platform = 'android'", "checkout conversion", 0.14))
+    b = ins("retention-1", "retention", "Android checkout conversion fell to 14% in July",
+            claim("lower(platform) = 'android'", "conversion at checkout", 0.14))
+    assert len(merge_findings([a, b], AREAS, embedder.embed)) == 1
