@@ -166,6 +166,16 @@ Answer with exactly one JSON object:
 - {{"lookup_schema": ["schema.table"]}} to see columns of a table the sources do not cover (up to {max_lookups} times)."""
 
 
+def corrective(ask: str, sql: str, missing: list[str]) -> str:
+    """The corrective round's request: why the query was refused comes first (a model reads the head of a request;
+    round 7 and InsightBench's models missed a reason given as its last sentence), then the metric as before, then
+    the refused query for reference."""
+    return (f"REFUSED: your query does not apply the stated definition exactly: {'; '.join(missing)}. Write it "
+            "again so that it applies every stated condition, each bounding the part of the metric it defines "
+            "(a condition on a column you rename in a CTE or subquery counts as applied).\n\n"
+            f"{ask}\n\nThe refused query:\n```sql\n{sql}\n```")
+
+
 @dataclass
 class Verifier:
     llm: LLM | None
@@ -274,8 +284,7 @@ class Verifier:
                 sql, why = self._ask(CLAIM_PROMPT, evidence, ask, insight.id)
                 missing = self._off_definition(sql, claim, stated)
                 if missing:  # one corrective round: a query that leaves a condition out measures something else
-                    sql, why = self._ask(CLAIM_PROMPT, evidence, ask + "\n\nThe query must apply the stated "
-                                         f"definition exactly, and did not: {'; '.join(missing)}", insight.id)
+                    sql, why = self._ask(CLAIM_PROMPT, evidence, corrective(ask, sql, missing), insight.id)
                     missing = self._off_definition(sql, claim, stated)
             except (LLMError, ActionParseError) as exc:
                 claim.verdict, claim.reasoning = ValidationStatus.error, str(exc)

@@ -625,3 +625,44 @@ def test_a_count_of_table_rows_named_in_the_analyst_s_words_is_confirmed_without
     v = verifier(world, llm).verify(ins)
     assert v.status == ValidationStatus.confirmed and v.verified_count == 200
     assert len(llm.calls) == 1  # no corrective round
+
+
+_LAST_DAY = ("date_diff('day', p.installed_at, (SELECT max(s.started_at) FROM main.sessions s "
+             "WHERE s.player_id = p.player_id))")
+
+
+@pytest.mark.parametrize("cut, applied", [
+    ("last_active_day < 1", True),  # the stated condition, on the column the CTE renamed
+    ("last_active_day < 7", False),  # another literal: another segment
+    ("max_level < 1", False),  # a renamed column that names something else
+    ("true", False),  # the condition dropped
+])
+def test_a_condition_on_a_column_a_cte_renamed_is_the_stated_condition(cut, applied):
+    """Round 7 (both runs' one corrective round each): the model computed ``date_diff(...) AS last_active_day`` (or
+    ``min(event_at) AS cart_at``) in a CTE and filtered the renamed column outside it; the literal-condition check
+    did not find the stated condition and asked again. A renamed column is read as the expression it names (in
+    both checks: the condition is there, and it bounds the whole column); another literal, an unrelated renamed
+    column or a dropped condition are still refused."""
+    stated = {"segment": f"p.acquisition_channel <> 'tiktok_ads' AND {_LAST_DAY} < 1",
+              "baseline": f"p.acquisition_channel <> 'tiktok_ads' AND {_LAST_DAY} >= 90",
+              "period": "p.installed_at < TIMESTAMP '2026-05-01'"}
+    sql = (f"WITH ps AS (SELECT p.player_id, p.acquisition_channel, {_LAST_DAY} AS last_active_day, "
+           "(SELECT max(a.level) FROM main.level_attempts a WHERE a.player_id = p.player_id) AS max_level "
+           "FROM main.players p WHERE p.installed_at < TIMESTAMP '2026-05-01') "
+           f"SELECT avg(max_level) FILTER (WHERE acquisition_channel <> 'tiktok_ads' AND {cut}) AS segment_value, "
+           "avg(max_level) FILTER (WHERE acquisition_channel <> 'tiktok_ads' AND last_active_day >= 90) "
+           "AS baseline_value FROM ps")
+    off = missing_conditions(sql, stated, "duckdb") or partial_conditions(sql, stated, "duckdb", "average")
+    assert (not off) == applied, off
+    # ecommerce: an aggregate renamed in a CTE (min(event_at) AS cart_at) and the period's window read through it
+    stated = {"segment": "platform = 'android' AND event_at >= TIMESTAMP '2026-07-01' AND event_at < "
+                         "TIMESTAMP '2026-10-01'",
+              "baseline": "platform = 'android' AND event_at < TIMESTAMP '2026-07-01'",
+              "period": "event_at < TIMESTAMP '2026-10-01'"}
+    sql = ("WITH s AS (SELECT session_id, min(event_at) AS cart_at, max(CASE WHEN event_type = 'purchase' THEN 1 "
+           "ELSE 0 END) AS bought FROM main.events WHERE platform = 'android' AND event_at < TIMESTAMP '2026-10-01' "
+           "GROUP BY 1) SELECT avg(CASE WHEN cart_at >= TIMESTAMP '2026-07-01' THEN bought END) AS segment_value, "
+           "avg(CASE WHEN cart_at < TIMESTAMP '2026-07-01' THEN bought END) AS baseline_value FROM s")
+    assert not missing_conditions(sql, stated, "duckdb")
+    assert missing_conditions(sql.replace("cart_at >= TIMESTAMP '2026-07-01'", "cart_at >= TIMESTAMP '2026-08-01'"),
+                              stated, "duckdb")
