@@ -184,7 +184,8 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False, re
             answer = analyze_area(s.llm, s.pack, area, picked, previous_context=s.run.previous_context,
                                   profile=profile_text(s.project), dataset=", ".join(s.project.warehouse.schemas)
                                   or s.project.warehouse.kind, goal=s.run.goal or "",
-                                  explorer_summary=_explorer_summary(s.run), max_tokens=s.project.llm.max_tokens)
+                                  explorer_summary=_explorer_summary(s.run), max_tokens=s.project.llm.max_tokens,
+                                  leads=s.run.leads or "")
             insights = answer.insights
             log.usage = answer.usage
             s.bump({"llm_calls": len(answer.dialog), "input_tokens": answer.usage.input_tokens,

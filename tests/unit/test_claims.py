@@ -666,3 +666,44 @@ def test_a_condition_on_a_column_a_cte_renamed_is_the_stated_condition(cut, appl
     assert not missing_conditions(sql, stated, "duckdb")
     assert missing_conditions(sql.replace("cart_at >= TIMESTAMP '2026-07-01'", "cart_at >= TIMESTAMP '2026-08-01'"),
                               stated, "duckdb")
+
+
+def test_the_contract_answers_round_7_s_and_insightbench_s_questions():
+    """The models' feedback (round 7, InsightBench session 8): ``<>`` silently drops NULL rows; a partial last period
+    was never flagged; a per-period share ("an agent's share of incidents each quarter") fit neither the share nor
+    the change rule. The contract says each, with a worked example that the verifier's condition rules accept."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+    from assay.validate.conditions import metric_kind
+
+    text = " ".join(INSIGHTS_CONTRACT.split())
+    assert "col <> 'x' leaves out the rows where col is NULL" in text and "col IS DISTINCT FROM 'x'" in text
+    assert "A last period that the data covers only in part" in text
+    start = text.index('Example: {"metric": "change", "measure": "share of incidents')
+    example = json.loads(text[start + len("Example: "):text.index("}", start) + 1])
+    assert metric_kind(example["metric"], example["measure"]) == "share"  # a change of a share: the share rule
+    stated = {k: example[f"{k}_sql"] for k in ("segment", "baseline", "period")}
+    sql = ("SELECT count(*) FILTER (WHERE assigned_to = 'A' AND opened_at >= DATE '2024-10-01' AND opened_at < "
+           "DATE '2025-01-01') * 1.0 / count(*) FILTER (WHERE opened_at >= DATE '2024-10-01' AND opened_at < "
+           "DATE '2025-01-01') AS segment_value, count(*) FILTER (WHERE assigned_to = 'A' AND opened_at >= "
+           "DATE '2024-01-01' AND opened_at < DATE '2024-04-01') * 1.0 / count(*) FILTER (WHERE opened_at >= "
+           "DATE '2024-01-01' AND opened_at < DATE '2024-04-01') AS baseline_value FROM incidents")
+    assert not missing_conditions(sql, stated)
+    assert not partial_conditions(sql, stated, metric=metric_kind(example["metric"], example["measure"]))
+    # the same share with the whole taken over every quarter is refused
+    whole = sql.replace("count(*) FILTER (WHERE opened_at >= DATE '2024-10-01' AND opened_at < DATE '2025-01-01')",
+                        "count(*)")
+    assert partial_conditions(whole, stated, metric="share")
+
+
+def test_with_a_goal_the_analysis_reports_every_distinct_material_finding_ranked():
+    """InsightBench (session 8): the LLM analyst reported 1-3 insights per task against 4-5 truths, because the
+    contract asked for the top 3 of an area. With a goal (a question) it asks for every distinct, supported, material
+    finding, ranked, up to 6, and no restatements; the open discovery keeps its top 3."""
+    from assay.analysis.discipline import insights_contract
+
+    open_text, goal_text = (" ".join(insights_contract(g).split()) for g in ("", "Why do incidents take longer?"))
+    assert "Report at most 3 insights for this area" in open_text and "every distinct finding" not in open_text
+    assert "Report at most 3 insights" not in goal_text
+    assert "report every distinct finding the results above support that bears on it and is material, not only " \
+           "the top few, ranked most material first" in goal_text
+    assert "at most 6 insights" in goal_text and "never a restatement of another one's number" in goal_text
