@@ -166,6 +166,24 @@ Answer with exactly one JSON object:
 - {{"lookup_schema": ["schema.table"]}} to see columns of a table the sources do not cover (up to {max_lookups} times)."""
 
 
+def grounded_by_warehouse(insight: Insight) -> None:
+    """A number no cited step shows, that the warehouse re-derived blind and confirmed, traces to the warehouse: it
+    is not ungrounded (round 7: "about 6,600 orders lost", carts times a difference of two rates, arithmetic the
+    grounding check does not recompute, confirmed by the verifier). A number the warehouse did not re-derive (a
+    baseline from outside it) or did not confirm stays flagged."""
+    for c in insight.claims:
+        if not c.ungrounded_numbers or c.verdict != ValidationStatus.confirmed:
+            continue
+        checked = [v for v, w in ((c.value, c.verified_value), (c.baseline_value, c.verified_baseline_value))
+                   if v is not None and w is not None]
+        left = [x for x in c.ungrounded_numbers if x not in checked]
+        if len(left) < len(c.ungrounded_numbers):
+            c.ungrounded_numbers = left
+            c.grounded = not left
+            c.reasoning += "; no cited step shows the number, the warehouse's re-derivation confirmed it"
+    insight.ungrounded = any(c.ungrounded_numbers for c in insight.claims)
+
+
 def corrective(ask: str, sql: str, missing: list[str]) -> str:
     """The corrective round's request: why the query was refused comes first (a model reads the head of a request;
     round 7 and InsightBench's models missed a reason given as its last sentence), then the metric as before, then
@@ -202,6 +220,7 @@ class Verifier:
                               reasoning="the insight states no number to re-check")
         for c in insight.claims:
             self._verify_claim(insight, c)
+        grounded_by_warehouse(insight)
         status = worst([c.verdict for c in insight.claims if c.verdict is not None])
         lead = count or self._stated_count(insight)
         parts = [f"{c.metric.value} {c.measure or ''} ({c.segment or 'all'}): {c.verdict.value} - {c.reasoning}"

@@ -707,3 +707,32 @@ def test_with_a_goal_the_analysis_reports_every_distinct_material_finding_ranked
     assert "report every distinct finding the results above support that bears on it and is material, not only " \
            "the top few, ranked most material first" in goal_text
     assert "at most 6 insights" in goal_text and "never a restatement of another one's number" in goal_text
+
+
+def test_a_number_the_warehouse_re_derived_and_confirmed_is_not_ungrounded(world):
+    """Round 7 (ecommerce conversion-1): "about 6,600 orders lost" was carts times the fall of a rate, arithmetic the
+    grounding check does not recompute; the verifier re-derived it blind and confirmed it, and the insight was still
+    flagged ungrounded. A number the warehouse confirmed traces to the warehouse; one it did not confirm, or could not
+    re-derive (a baseline from outside it), stays flagged."""
+    lost_sql = ("SELECT count(*) FILTER (WHERE platform = 'android' AND event_type = 'add_to_cart') - "
+                "count(*) FILTER (WHERE platform = 'android' AND event_type = 'purchase') AS segment_value "
+                "FROM events WHERE event_at >= TIMESTAMP '2026-07-01'")
+
+    def lost(value):
+        return Claim(metric="count", measure="android carts not followed by a purchase", entity="events",
+                     segment="android", segment_sql="platform = 'android'", period="since 2026-07-01",
+                     period_sql="event_at >= TIMESTAMP '2026-07-01'", value=value, source_steps=[7])
+
+    ins = insight(rate_claim(), lost(86))
+    ground_insight(ins, world[2])
+    assert ins.claims[1].ungrounded_numbers == [86] and ins.ungrounded  # no step shows 86
+    llm = ReplayLLM({"verify": [json.dumps({"query": RATE_SQL}), json.dumps({"query": lost_sql})]})
+    assert verifier(world, llm).verify(ins).status == ValidationStatus.confirmed
+    c = ins.claims[1]
+    assert c.verified_value == 86 and c.grounded and not c.ungrounded_numbers and not ins.ungrounded
+    assert "the warehouse's re-derivation confirmed it" in c.reasoning
+    # a number the warehouse does not confirm stays ungrounded
+    ins = insight(rate_claim(), lost(40))
+    llm = ReplayLLM({"verify": [json.dumps({"query": RATE_SQL}), json.dumps({"query": lost_sql})]})
+    assert verifier(world, llm).verify(ins).status != ValidationStatus.confirmed
+    assert ins.claims[1].ungrounded_numbers == [40] and ins.ungrounded
