@@ -339,3 +339,30 @@ def test_an_absence_with_no_comparison_is_a_limit_of_the_data():
     assert context_reason(stopped) is None
     findings, notes = split_context([defects, limit, stopped])
     assert [i.id for i in findings] == ["engagement-3", "orders-1"] and [n.id for n in notes] == ["churn-3"]
+
+
+def test_the_scan_s_leads_no_insight_covers_are_listed(embedder):
+    """Item 4 (#15): a statistically flagged lead that the analysis did not take up is listed in the report, not lost.
+    A lead is covered by an insight that names its segment, or says the same in other words; round 7's replayed
+    gaming run took up every lead but "total price_usd for cross_promo increased from 2026-04-01"."""
+    from assay.findings import lead_segments, uncovered_leads
+
+    leads = ["The rate of failed per succeeded for ios purchases rose from 2026-06-01: In purchases, failed per "
+             "succeeded for platform = ios rose from 0.0629 to 0.62 from 2026-06-01",
+             "The total price usd for cross_promo increased from 2026-04-01: The monthly total price usd for "
+             "cross_promo (acquisition channel) rose from 286.3 to 1,127 from 2026-04-01",
+             "412 rows of sessions end before they start: 412 of 462,777 rows in sessions have ended_at earlier than "
+             "started_at: a logging defect."]
+    assert lead_segments(leads[0]) == ["ios"] and lead_segments(leads[2]) == []
+    ios = ins("monetization-1", "revenue", "iOS payment failures jumped from 3.4% to 38% of purchases since May 2026",
+              Claim(metric="rate", measure="failure rate", segment="iOS purchases", segment_sql="platform = 'ios'",
+                    value=0.38))
+    bad = ins("engagement-3", "revenue", "412 sessions end before they start (negative durations down to -3,596 s)")
+    assert uncovered_leads(leads, [ios, bad], embedder.embed) == [leads[1]]
+    assert uncovered_leads(leads, [], embedder.embed) == leads and uncovered_leads([], [ios], embedder.embed) == []
+
+    from assay.models import DiscoveryResult
+
+    md = render_markdown(DiscoveryResult(run_id="r" * 8, project_id="p", domain="d", insights=[ios, bad],
+                                         uncovered_leads=[leads[1]]))
+    assert "## Leads no insight covers" in md and "cross_promo increased" in md
