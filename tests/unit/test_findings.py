@@ -354,6 +354,7 @@ def test_the_scan_s_leads_no_insight_covers_are_listed(embedder):
              "412 rows of sessions end before they start: 412 of 462,777 rows in sessions have ended_at earlier than "
              "started_at: a logging defect."]
     assert lead_segments(leads[0]) == ["ios"] and lead_segments(leads[2]) == []
+    assert lead_segments("the segment country = BR has 327.5 (robust z = -244.0, n = 62,163 rows)") == ["BR"]
     ios = ins("monetization-1", "revenue", "iOS payment failures jumped from 3.4% to 38% of purchases since May 2026",
               Claim(metric="rate", measure="failure rate", segment="iOS purchases", segment_sql="platform = 'ios'",
                     value=0.38))
