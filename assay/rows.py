@@ -161,6 +161,9 @@ def partial_last_period(table: pa.Table) -> str | None:
     keys = _as_sortable(table.column(key))
     if keys is None or len(np.unique(keys)) != len(keys) or _monotone(keys) != 1:
         return None  # one row per period, in time order (a series per group is left alone)
+    gaps = np.diff(keys).astype("float64")
+    if not np.all((gaps >= 0.85 * np.median(gaps)) & (gaps <= 1.2 * np.median(gaps))):
+        return None  # not periods (days, weeks, months): round 8 read each event type's first timestamp as one
     values = {c: v for c, v in _numeric(table).items() if c != key and np.all(np.isfinite(v)) and np.all(v > 0)}
     counts = {c: v for c, v in values.items() if pa.types.is_integer(table.column(c).type)}
     values = counts or values  # counts fall with a partial period; an average or a rate need not

@@ -174,3 +174,10 @@ def test_a_partial_last_period_is_flagged_to_the_explorer(tmp_path):
     rate = pa.table({"day": pd.date_range("2026-10-01", periods=6).date, "orders": [10, 11, 12, 10, 11, 10],
                      "rate": [0.5, 0.5, 0.5, 0.5, 0.5, 0.1]})
     assert partial_last_period(rate) is None  # a rate that fell, on a full period's count: a finding, not a gap
+    # round 8 (ecommerce): each event type's first timestamp, sorted, is no series of periods
+    firsts = pa.table({"first_at": pd.to_datetime(["2025-11-01 00:00:05", "2025-11-01 00:02:10", "2025-11-01 09:58:27",
+                                                   "2025-11-02 09:58:27"]), "events": [250000, 90000, 30000, 900]})
+    assert partial_last_period(firsts) is None
+    months = pa.table({"month": pd.to_datetime(["2026-07-01", "2026-08-01", "2026-09-01", "2026-10-01",
+                                                "2026-11-01"]), "orders": [900, 950, 910, 940, 12]})
+    assert "the last period (2026-11-01" in partial_last_period(months)  # months of 28-31 days are periods
