@@ -96,21 +96,29 @@ REAL_MODEL = {
     # column a CTE renamed as the stated condition (validate/conditions.py: renames_of), so it no longer sends the
     # corrective round they answer (r7 gaming 0017, r7 ecommerce 0018, r5 ecommerce and gaming one each), and each
     # later answer would verify another claim. Their fixtures stay for bench/estimate_real.py; round 8 replaces them.
+    # Round 8 (2026-11-27, session 10: baseline restatements folded, absences as context, renamed CTE columns read as
+    # what they name, the refusal's reason first, the scan's leads in the analysis prompt, the explorer's rows kept)
+    "demo-ecommerce-30-steps-r8": ("ecommerce", ["On platform = android, purchase per add_to_cart fell",
+                                                 "37 of 400 products have a NULL category"]),
+    "demo-gaming-30-steps-r8": ("gaming", ["level 42 is a difficulty wall", "ios purchases fail far more often"]),
 }
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
-             "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7"}
+             "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7",
+             "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
-           "demo-ecommerce-30-steps-r7": 29}  # as recorded (the model's done)
+           "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
+           "demo-ecommerce-30-steps-r8": 22}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
 # (the tests turn it off by default, tests/conftest.py); the older rounds had no scan and replay without one
 RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
                        "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
-                       "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7"}
+                       "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7",
+                       "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
