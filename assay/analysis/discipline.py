@@ -58,6 +58,9 @@ _INSIGHTS_CONTRACT = """\
   "baseline": "other plans", "baseline_sql": "plan <> 'team'", "period": "since 2025-03-01",
   "period_sql": "created_at >= TIMESTAMP '2025-03-01'", "value": 0.09, "baseline_value": 0.21, "source_steps": [7]}
   A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.
+  A change compares two periods: segment_sql the segment, period_sql the later period, baseline_sql the segment's
+  condition and the earlier period's condition on the same column, value the later period's, baseline_value the
+  earlier one's.
   A condition col <> 'x' leaves out the rows where col is NULL: when "everything else" includes them, write
   col IS DISTINCT FROM 'x' (or say in the baseline's words that NULL rows are left out).
   A share within each period ("agent A's share of incidents each quarter") is a share whose whole is that period's
@@ -78,9 +81,10 @@ _INSIGHTS_CONTRACT = """\
   concentration, or a data problem. A result that shows no difference (that something does not help, does not
   change or does not differ), the size or mix of the data, or growth
   that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
-  act on (a few percent relative to its baseline) or a segment too small to matter. When the goal asks a question
-  that a non-difference answers (is it uniform across groups, did it change), report that answer with its
-  comparison as a claim: the report shows it among its context notes, not as an insight. Report at most {max_insights}
+  act on (a few percent relative to its baseline) or a segment too small to matter. When the goal or this area's own
+  question asks something that a non-difference answers (is it uniform across groups, did it change, does a feature
+  help), report that answer with its comparison as a claim: the report shows it among its context notes, not as an
+  insight. Report at most {max_insights}
   insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer
   are material; one insight per finding (the same effect seen in several results is one insight citing them all;
   two outcomes of one segment against one baseline are one finding about that segment).

@@ -736,3 +736,19 @@ def test_a_number_the_warehouse_re_derived_and_confirmed_is_not_ungrounded(world
     llm = ReplayLLM({"verify": [json.dumps({"query": RATE_SQL}), json.dumps({"query": lost_sql})]})
     assert verifier(world, llm).verify(ins).status != ValidationStatus.confirmed
     assert ins.claims[1].ungrounded_numbers == [40] and ins.ungrounded
+
+
+def test_round_8_s_feedback_is_in_the_prompts():
+    """Round 8's models: an area whose own question a non-difference answers (do boosters help?) could only answer
+    with an empty list; the change rule (period_sql the later period, baseline_sql the earlier) was only in the
+    checking prompt; both verifiers were refused an equivalent form of a stated condition (a join for IN (SELECT ...),
+    row_number() for LIMIT) without being told the check is literal."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+    from assay.validate.verify import CLAIM_PROMPT
+
+    text = " ".join(INSIGHTS_CONTRACT.split())
+    assert "When the goal or this area's own question asks something that a non-difference answers" in text
+    assert "A change compares two periods: segment_sql the segment, period_sql the later period" in text
+    prompt = " ".join(CLAIM_PROMPT.split())
+    assert "The check is literal: an equivalent form (a join instead of IN (SELECT ...), row_number() instead of " \
+           "LIMIT) is refused" in prompt
