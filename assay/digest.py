@@ -268,8 +268,10 @@ def build_compact_result(
     truncated: bool = False,
     pii: Iterable[str] = (),
     auto_pii: bool = True,
+    keep: Iterable[int] = (),
 ) -> CompactResult:
-    """Digest a result. ``total_rows`` is the true count when the row cap cut it."""
+    """Digest a result. ``total_rows`` is the true count when the row cap cut it. ``keep``: positions of rows the
+    digest keeps besides its signal rows (the rows the explorer was shown, which its notes and the analysis cite)."""
     table, mixed = _to_arrow(data)
     n = table.num_rows
     # duplicate column names (SELECT a.id, b.id) get a stable suffix
@@ -299,6 +301,10 @@ def build_compact_result(
             notes.append(f"long values shortened in column(s): {', '.join(shortened)}")
     else:
         positions, how = select_rows(table, DIGEST_KEPT_ROWS)
+        shown = sorted({int(p) for p in keep if 0 <= int(p) < n} - set(positions))
+        if shown:  # a row the explorer saw stays readable for the analysis that cites it
+            positions = sorted(set(positions) | set(shown))
+            how += f"; and the {len(shown)} other rows the explorer was shown"
         all_rows, kept = None, _rows(table.take(pa.array(positions, type=pa.int64())), masked)
         numbers = [p + 1 for p in positions]
         if total > n:
@@ -340,14 +346,36 @@ def cap_bytes(cr: CompactResult, max_bytes: int) -> CompactResult:
         cr.kept_rows, cr.kept_row_numbers = cr.all_rows, list(range(1, len(cr.all_rows) + 1))
         cr.all_rows = None
     base = cr.cut
-    rows, numbers = cr.kept_rows or [], cr.kept_row_numbers or []
-    while rows and len(digest_json(cr).encode()) > max_bytes:
-        rows.pop()
-        numbers.pop()
+    rows, numbers = list(cr.kept_rows or []), list(cr.kept_row_numbers or [])
+    order = _shed_order(rows)  # the rows that carry the least signal go first (rows.py), not the last ones
+    keep = list(range(len(rows)))
+    while keep and len(digest_json(cr).encode()) > max_bytes:
+        drop = order.pop(0) if order else keep[-1]
+        keep.remove(drop)
+        cr.kept_rows, cr.kept_row_numbers = [rows[i] for i in keep], [numbers[i] for i in keep]
         cr.truncated = True
-        cr.cut = (f"{len(rows)} of {cr.row_count} rows kept (the digest's byte cap)"
+        cr.cut = (f"{len(keep)} of {cr.row_count} rows kept (the digest's byte cap)"
                   + (f"; before the cap: {base}" if base else ""))
     return cr
+
+
+def _shed_order(rows: list[dict]) -> list[int]:
+    """Indexes of ``rows`` in the order a byte cap sheds them: a series' rows away from its changes and extremes, a
+    ranking's middle, first; the rows ``select_rows`` keeps longest go last. Rows that cannot form a table (mixed
+    types) are shed from the end, as before."""
+    n = len(rows)
+    try:
+        table = pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+        return list(range(n - 1, -1, -1))
+    rank = {}
+    for k in range(n - 1, 0, -1):  # the rows kept at k but not at k - 1 go at step n - k
+        kept = set(select_rows(table, k)[0])
+        for i in range(n):
+            if i not in kept and i not in rank:
+                rank[i] = k
+    order = sorted(range(n), key=lambda i: (-rank.get(i, 0), -i))
+    return [i for i in order if i in rank] + [i for i in range(n - 1, -1, -1) if i not in rank]
 
 
 def digest_json(cr: CompactResult) -> str:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from .models import Insight, ValidationStatus
+from .validate.compare import AFFECTED, direction
 from .validate.entity import normalize_entity
 
 COUNT_TOLERANCE = 0.20
@@ -45,6 +46,46 @@ def _entity_counts(insight: Insight, pattern: dict) -> list[float]:
     return out
 
 
+def _confirmed_counts(insight: Insight, pattern: dict) -> list[float]:
+    """The warehouse's counts of the pattern's entity that confirmed what the insight claimed: count claims of that
+    entity with a confirmed verdict (their verified value), the affected count's claim among them."""
+    want = normalize_entity(pattern.get("entity"))
+    out = []
+    for c in insight.claims:
+        if c.metric.value != "count" or c.verdict != ValidationStatus.confirmed or want is None:
+            continue
+        entity = insight.affected_entity if c.measure == AFFECTED and not c.entity else c.entity
+        v = c.verified_value if c.verified_value is not None else c.value
+        if normalize_entity(entity) == want and v is not None:
+            out.append(v)
+    return out
+
+
+def _confirmed_effect(insight: Insight, pattern: dict) -> bool:
+    """A comparison on the pattern's segment (named in the claim's words) that the warehouse confirmed, with an
+    effect: the segment's verified value differs from its baseline's beyond the no-effect margin."""
+    for c in insight.claims:
+        if c.measure == AFFECTED or c.verdict != ValidationStatus.confirmed:
+            continue
+        a = c.verified_value if c.verified_value is not None else c.value
+        b = c.verified_baseline_value if c.verified_baseline_value is not None else c.baseline_value
+        if a is None or b is None or direction(a, b) == 0:
+            continue
+        if any(_named(n, _fold(c.segment)) for n in pattern.get("names") or [pattern["segment"]]):
+            return True
+    return False
+
+
+def another_definition(insight: Insight, pattern: dict) -> bool:
+    """The insight counts the pattern's entity, in a cohort cut another way than the truth's, and the warehouse
+    confirmed both that count and the segment's effect. A blind re-derivation of the truth's own definition on the
+    same warehouse gives the truth's count (a count claim carries the verified value), so a confirmed count that
+    differs from it counts another definition of the cohort (a censoring-aware cohort, another outcome of the same
+    behaviour), not an inflated count of the truth's; an unconfirmed or corrected count proves nothing and is refused.
+    """
+    return bool(_confirmed_counts(insight, pattern)) and _confirmed_effect(insight, pattern)
+
+
 def _names(word: str, text: str) -> bool:
     """The word (or a word starting with it) in the text, not as part of an identifier (order != order_items)."""
     return re.search(rf"(?<![a-z0-9_]){re.escape(word.lower())}(?!_)", text) is not None
@@ -58,8 +99,9 @@ def entities_agree(insight: Insight, pattern: dict) -> bool:
 def matches(insight: Insight, pattern: dict) -> bool:
     """Names the pattern's segment (as words, separators folded; the claims' segments count) and its metric; its
     count is compared with the true one (within 20%) only when both count the same entity, and a count
-    claim of that entity counts as well as the affected count. A pattern that states no metric or no
-    entity needs the affected count to match."""
+    claim of that entity counts as well as the affected count. A count of the same entity that is not the truth's
+    matches only as a confirmed count of another cut of the cohort beside a confirmed effect on the segment
+    (``another_definition``). A pattern that states no metric or no entity needs the affected count to match."""
     text = _text(insight)
     folded = _fold(text)
     if not any(_named(n, folded) for n in pattern.get("names") or [pattern["segment"]]):
@@ -75,7 +117,10 @@ def matches(insight: Insight, pattern: dict) -> bool:
     # the segment as its affected count and state the affected subset as a claim, or the other way round)
     if count_ok and entities_agree(insight, pattern) or any(_close(v, true) for v in _entity_counts(insight, pattern)):
         return True
-    return not entities_agree(insight, pattern)
+    if not entities_agree(insight, pattern):
+        return True  # another entity: its count says nothing about the truth's
+    # the same entity, no count near the truth's: found only as a confirmed count of another cut of the cohort
+    return another_definition(insight, pattern)
 
 
 def is_wrong(insight: Insight) -> bool:

@@ -594,6 +594,7 @@ class DiscoveryResult(_Model):
     duration_s: float = 0.0
     insights: list[Insight] = Field(default_factory=list)
     context_notes: list[Insight] = Field(default_factory=list)  # non-differences and facts of the data's shape
+    uncovered_leads: list[str] = Field(default_factory=list)  # the scan's leads no insight covers (findings.py)
     recommendations: list[Recommendation] = Field(default_factory=list)
     recommendation_note: str | None = None
     summary: dict[str, Any] = Field(default_factory=dict)

@@ -36,10 +36,27 @@ def usable(insights: list[Insight]) -> list[Insight]:
             if not (i.validation and i.validation.status == ValidationStatus.rejected) and not i.duplicate_of]
 
 
-def insights_summary(insights: list[Insight]) -> str:
+def insights_summary(insights: list[Insight], left_out: list[Insight] | None = None) -> str:
+    """The count by area, and what is not in the list and why: insights merged into another (one finding reported
+    more than once) and insights left out (rejected by the warehouse, reported by an earlier run). A model that
+    saw fewer insights than the areas reported asked why (round 7)."""
     by_area = Counter(i.area for i in insights)
     parts = ", ".join(f"{a}: {n}" for a, n in sorted(by_area.items()))
-    return f"Total: {len(insights)} insights ({parts})" if insights else "Total: 0 insights"
+    lines = [f"Total: {len(insights)} insights ({parts})" if insights else "Total: 0 insights"]
+    merged = [f"{i.id} stands for {', '.join(i.merged_from)}" for i in insights if i.merged_from]
+    if merged:
+        lines.append("Merged, so not listed: " + "; ".join(merged) + ". Each merged insight reported the same "
+                     "finding as the one that stands for it (the same segment and metric, the same comparison, or "
+                     "that one's baseline stated as a finding); cite the id that stands for it.")
+    why = []
+    for i in left_out or []:
+        if i.validation and i.validation.status == ValidationStatus.rejected:
+            why.append(f"{i.id} (the warehouse rejected its numbers)")
+        elif i.duplicate_of:
+            why.append(f"{i.id} (already reported by an earlier run)")
+    if why:
+        lines.append("Left out: " + ", ".join(why) + ".")
+    return "\n".join(lines)
 
 
 @dataclass
@@ -50,7 +67,7 @@ class RecommendationOutcome:
 
 
 def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_context: str = "", profile: str = "",
-                          today: dt.date | None = None, goal: str = "") -> str:
+                          today: dt.date | None = None, goal: str = "", left_out: list[Insight] | None = None) -> str:
     data = json.dumps([
         _for_reader({k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
                      if k not in _NOT_FOR_RECOMMENDATIONS}) for i in pool
@@ -59,7 +76,7 @@ def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_con
                   previous_context=previous_context, goal=goal_text(goal))
     body = render(pack.recommendations, f"{pack.name} recommendations",
                   discovery_date=(today or dt.date.today()).isoformat(),
-                  insights_summary=insights_summary(pool), insights_data=data, goal=goal_text(goal),
+                  insights_summary=insights_summary(pool, left_out), insights_data=data, goal=goal_text(goal),
                   previous_context=previous_context)
     parts = (base, goal_section(goal), body, RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONTRACT)
     return "\n\n".join(p.strip() for p in parts if p.strip())
@@ -71,7 +88,7 @@ def recommend(llm: LLM, pack: DomainPack, insights: list[Insight], *, previous_c
     if not pool:
         return RecommendationOutcome([], TokenUsage(), [{"note": "no usable insights"}])
     prompt = recommendation_prompt(pack, pool, previous_context=previous_context, profile=profile, today=today,
-                                   goal=goal)
+                                   goal=goal, left_out=[i for i in insights if i not in pool])
     req = LLMRequest(purpose="recommend", system=[SystemBlock(prompt)],
                      messages=[Message("user", content="Write the recommendations as JSON.")], max_tokens=4096,
                      meta={"insight_ids": [i.id for i in pool]})

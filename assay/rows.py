@@ -142,6 +142,42 @@ def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
     return sorted(picked), how
 
 
+PARTIAL_SHARE = 0.5  # a last period below this share of the median period is flagged as possibly partial
+
+
+def partial_last_period(table: pa.Table) -> str | None:
+    """A note when an ordered series by date (one row per period, at least 4) ends with a period whose every
+    positive count (integer column; every positive value when there is none) is under half the median of the others: the data may cover only part of it (round 7:
+    a last day of which the warehouse held a few hours). A flag to check, not a verdict: a real collapse looks the
+    same, and the note says so."""
+    if table.num_rows < 4:
+        return None
+    shape, key = shape_of(table)
+    if shape != "series" or key is None:
+        return None
+    t = table.column(key).type
+    if not (pa.types.is_timestamp(t) or pa.types.is_date(t)):
+        return None
+    keys = _as_sortable(table.column(key))
+    if keys is None or len(np.unique(keys)) != len(keys) or _monotone(keys) != 1:
+        return None  # one row per period, in time order (a series per group is left alone)
+    gaps = np.diff(keys).astype("float64")
+    if not np.all((gaps >= 0.85 * np.median(gaps)) & (gaps <= 1.2 * np.median(gaps))):
+        return None  # not periods (days, weeks, months): round 8 read each event type's first timestamp as one
+    values = {c: v for c, v in _numeric(table).items() if c != key and np.all(np.isfinite(v)) and np.all(v > 0)}
+    counts = {c: v for c, v in values.items() if pa.types.is_integer(table.column(c).type)}
+    values = counts or values  # counts fall with a partial period; an average or a rate need not
+    if not values:
+        return None
+    shares = {c: v[-1] / float(np.median(v[:-1])) for c, v in values.items()}
+    if not all(x < PARTIAL_SHARE for x in shares.values()):
+        return None
+    last = table.column(key)[-1].as_py()
+    worst = ", ".join(f"{c} {x:.0%}" for c, x in shares.items())
+    return (f"the last period ({last}) holds under half of the median period ({worst} of it): it may cover only part "
+            "of its period (the data's end); check its dates before comparing it with the others")
+
+
 def describe_cut(kept: int, total: int, how: str, shortened: list[str] | None = None) -> str:
     text = f"{kept} of {total} rows kept ({how})"
     if shortened:

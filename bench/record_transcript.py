@@ -20,16 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assay.llm.replay import _turns, skeleton  # noqa: E402
-
-HEAD_CHARS = 400
-
-
-def trim(body: dict) -> dict:
-    system, turns = _turns(body)
-    last = turns[-1]["text"] if turns else ""
-    return {"model": body.get("model"), "max_tokens": body.get("max_tokens"), "_skeleton": skeleton(body),
-            "system_head": system[:HEAD_CHARS], "last_user_head": last[:HEAD_CHARS]}
+from assay.llm.replay import trim  # noqa: E402
 
 
 def main(src: Path, dst: Path) -> None:

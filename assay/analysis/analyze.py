@@ -9,7 +9,7 @@ from ..llm.contract import ask_contract
 from ..models import AnalysisAnswer, AnalysisArea, DomainPack, ExplorationStep, Insight, TokenUsage
 from ..packs import render
 from ..validate.grounding import as_drafted
-from .discipline import CLAIM_DISCIPLINE, INSIGHTS_CONTRACT, explorer_summary_section, goal_section, goal_text
+from .discipline import CLAIM_DISCIPLINE, explorer_summary_section, goal_section, goal_text, insights_contract
 from .render import render_query_results
 
 
@@ -21,24 +21,38 @@ class AreaAnswer:
     prompt_chars: int
 
 
+def leads_section(leads: str) -> str:
+    """The statistical scan's leads, as the analysis reads them: headlines and numbers, no SQL (``explore.leads``)."""
+    from ..explore.leads import headlines
+
+    items = headlines(leads or "")
+    if not items:
+        return ""
+    return ("## Leads of the statistical scan (to check against the results above)\n"
+            "Before exploring, a statistical scan flagged these candidates. Its probes are not steps: cite only the "
+            "results above. A lead that a result above shows, and that belongs to this area, is a finding to report "
+            "like any other, ranked by how material it is (unless another insight already reports it); a lead no "
+            "result above shows is not reported.\n" + "\n".join(f"- {h}" for h in items))
+
+
 def build_area_prompt(pack: DomainPack, area: AnalysisArea, steps: list[ExplorationStep], *,
                       previous_context: str, profile: str, dataset: str, goal: str = "",
-                      explorer_summary: str = "") -> str:
+                      explorer_summary: str = "", leads: str = "") -> str:
     base = render(pack.base_context, f"{pack.name} base_context", profile=profile,
                   previous_context=previous_context, goal=goal_text(goal))
     body = render(area.prompt, f"{pack.name} analysis_{area.id}", area=area.model_dump(),
                   total_queries=len(steps), query_results=render_query_results(steps), dataset=dataset,
                   goal=goal_text(goal))
-    parts = (base, goal_section(goal), body, explorer_summary_section(explorer_summary), CLAIM_DISCIPLINE,
-             INSIGHTS_CONTRACT)
+    parts = (base, goal_section(goal), body, explorer_summary_section(explorer_summary), leads_section(leads),
+             CLAIM_DISCIPLINE, insights_contract(goal))
     return "\n\n".join(p.strip() for p in parts if p.strip())
 
 
 def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[ExplorationStep], *,
                  previous_context: str = "", profile: str = "", dataset: str = "", goal: str = "",
-                 explorer_summary: str = "", max_tokens: int = 4096) -> AreaAnswer:
+                 explorer_summary: str = "", max_tokens: int = 4096, leads: str = "") -> AreaAnswer:
     prompt = build_area_prompt(pack, area, steps, previous_context=previous_context, profile=profile,
-                               dataset=dataset, goal=goal, explorer_summary=explorer_summary)
+                               dataset=dataset, goal=goal, explorer_summary=explorer_summary, leads=leads)
     req = LLMRequest(
         purpose=f"analyze:{area.id}",
         system=[SystemBlock(prompt)],

@@ -58,6 +58,20 @@ _INSIGHTS_CONTRACT = """\
   "baseline": "other plans", "baseline_sql": "plan <> 'team'", "period": "since 2025-03-01",
   "period_sql": "created_at >= TIMESTAMP '2025-03-01'", "value": 0.09, "baseline_value": 0.21, "source_steps": [7]}
   A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.
+  A change compares two periods: segment_sql the segment, period_sql the later period, baseline_sql the segment's
+  condition and the earlier period's condition on the same column, value the later period's, baseline_value the
+  earlier one's.
+  A condition col <> 'x' leaves out the rows where col is NULL: when "everything else" includes them, write
+  col IS DISTINCT FROM 'x' (or say in the baseline's words that NULL rows are left out).
+  A share within each period ("agent A's share of incidents each quarter") is a share whose whole is that period's
+  rows: for one period, metric share, segment_sql the part (assigned_to = 'A'), period_sql the period; for a rise or
+  fall between periods, metric change with the share in its measure, segment_sql the part, period_sql the later
+  period, baseline_sql the part and the earlier period on the same column, value and baseline_value the part's
+  share of each period's rows. Example: {"metric": "change", "measure": "share of incidents assigned to agent A",
+  "entity": "incidents", "segment": "agent A, 2024 Q4", "segment_sql": "assigned_to = 'A'", "baseline": "agent A,
+  2024 Q1", "baseline_sql": "assigned_to = 'A' AND opened_at >= DATE '2024-01-01' AND opened_at < DATE
+  '2024-04-01'", "period": "2024 Q4", "period_sql": "opened_at >= DATE '2024-10-01' AND opened_at < DATE
+  '2025-01-01'", "value": 0.31, "baseline_value": 0.12, "source_steps": [4]}
   A baseline comes from this warehouse (another segment, an earlier period, the whole), with its baseline_sql: a
   number from outside it (an industry benchmark, a target, a typical figure) cannot be checked and is no baseline;
   mention it in the description if it matters, never as a claim's baseline_value.
@@ -67,9 +81,10 @@ _INSIGHTS_CONTRACT = """\
   concentration, or a data problem. A result that shows no difference (that something does not help, does not
   change or does not differ), the size or mix of the data, or growth
   that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
-  act on (a few percent relative to its baseline) or a segment too small to matter. When the goal asks a question
-  that a non-difference answers (is it uniform across groups, did it change), report that answer with its
-  comparison as a claim: the report shows it among its context notes, not as an insight. Report at most {max_insights}
+  act on (a few percent relative to its baseline) or a segment too small to matter. When the goal or this area's own
+  question asks something that a non-difference answers (is it uniform across groups, did it change, does a feature
+  help), report that answer with its comparison as a claim: the report shows it among its context notes, not as an
+  insight. Report at most {max_insights}
   insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer
   are material; one insight per finding (the same effect seen in several results is one insight citing them all;
   two outcomes of one segment against one baseline are one finding about that segment).
@@ -78,6 +93,8 @@ _INSIGHTS_CONTRACT = """\
   old at the data's end is right-censored)? Is a first or last period incomplete (fewer days or a partial load)
   and driving a period-over-period change? Does a change that grows toward the data's first or last dates show
   too in the same behaviour measured from another table (sessions against level plays, events against orders)?
+  A last period that the data covers only in part (its final days missing, a value far below the others) is
+  flagged as partial and left out of the comparison, or the comparison is made on the days both periods cover.
   Is it a fact of how the data is modelled (every row of a table holds one value), stated with no comparison?
   Such an observation is not a finding: leave it out, or say in the description which check it passed. A caveat
   (a limit of the data that qualifies other findings) is not an insight either: say it in their descriptions.
@@ -93,6 +110,34 @@ Answer with exactly one JSON object and nothing else:
   "period_sql": "...", "value": 0.14, "baseline_value": 0.52, "source_steps": [7]}]}]}
 Return {"insights": []} when the results show nothing worth reporting for this area."""
 INSIGHTS_CONTRACT = _INSIGHTS_CONTRACT.replace("{max_insights}", str(limits.MAX_INSIGHTS_PER_AREA))
+
+_OPEN_CAP = ("Report at most " + str(limits.MAX_INSIGHTS_PER_AREA) + " insights for this area, the most material first "
+             "(the largest effect on the most entities), and fewer when fewer are material;")
+_GOAL_CAP = ("The goal asks a question: report every distinct finding the results above support that bears on it and "
+             "is material, not only the top few, ranked most material first (the largest effect on the most "
+             "entities), at most " + str(limits.MAX_INSIGHTS_PER_GOAL_AREA) + " insights; each a finding of its own "
+             "(never a restatement of another one's number, segment or baseline), and fewer when fewer are "
+             "material;")
+
+
+def insights_contract(goal: str | None = None) -> str:
+    """The analysis contract. With a goal (a question to answer) it asks for every distinct, supported, material
+    finding, ranked (InsightBench's truths are 4-5 per task; the open discovery's top 3 per area left answers out);
+    without one, for the most material few."""
+    if not (goal or "").strip():
+        return INSIGHTS_CONTRACT
+    return _replace_words(INSIGHTS_CONTRACT, _OPEN_CAP, _GOAL_CAP)
+
+
+def _replace_words(text: str, old: str, new: str) -> str:
+    """``text`` with ``old`` replaced by ``new``, matching ``old`` across the contract's line breaks."""
+    import re
+
+    pattern = r"\s+".join(re.escape(w) for w in old.split())
+    out, n = re.subn(pattern, lambda _: new, text, count=1)
+    if n != 1:
+        raise ValueError(f"not in the contract: {old[:60]}")
+    return out
 
 RECOMMENDATIONS_CONTRACT = """\
 ## Answer format

@@ -130,7 +130,8 @@ class Executor:
         req = LLMRequest(
             purpose=f"fix:{purpose}",
             system=[SystemBlock(prompt, cache=True)],
-            messages=[Message("user", f"Query:\n```sql\n{sql}\n```\n\nError:\n{error}\n\n"
+            # the error first: a model reads a request's head, and a long query pushed it out of view
+            messages=[Message("user", f"Error:\n{error}\n\nQuery:\n```sql\n{sql}\n```\n\n"
                                       "Reply with the corrected query in one ```sql block.")],
             max_tokens=1500,
             meta={"sql": sql, "error": error, "evidence": evidence or ""},

@@ -13,6 +13,7 @@ without an exploration.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from ..models import ExplorationStep
@@ -126,6 +127,14 @@ def render(leads: list[Lead], probes: int) -> str:
             break
         out += item
     return out
+
+
+_ITEM = re.compile(r"^\d+\. (.+?) \([^()]*, score [0-9.]+\)\n   numbers: (.*)$", re.M)
+
+
+def headlines(text: str, numbers_chars: int = 200) -> list[str]:
+    """The leads of a rendered section (``render``) as "headline: numbers" lines, without their SQL."""
+    return [f"{h}: {_one_line(n, numbers_chars)}" for h, n in _ITEM.findall(text or "")]
 
 
 def leads_section(s) -> str:

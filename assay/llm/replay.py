@@ -118,22 +118,39 @@ def skeleton(body: dict) -> dict:
             "last_tool_results": len(last.get("tool_results", [])), "previous_calls": prev_calls}
 
 
-_CLAIM = re.compile(r'^Metric to compute:\s*\{"metric":\s*"([^"]*)",\s*"measure":\s*"((?:[^"\\]|\\.)*)"')
+_CLAIM = re.compile(r'(?m)^Metric to compute:\s*\{"metric":\s*"([^"]*)",\s*"measure":\s*"((?:[^"\\]|\\.)*)"')
 
 
 def _claim_key(text: str) -> tuple[str, str] | None:
     """(metric, measure) of a claim verification's request ("Metric to compute: {...}"), else None."""
-    m = _CLAIM.match(text or "")
+    m = _CLAIM.search(text or "")  # a corrective round states why the query was refused first
     return (m.group(1), m.group(2)) if m else None
 
 
 def _first_user(body: dict) -> str:
     """The first user turn of a recorded request (a trimmed recording keeps the last one's head: a verification
     request's first turn is the claim, and a corrective round repeats it at its start)."""
-    if "_skeleton" in body:
-        return body.get("last_user_head") or ""
+    if "_skeleton" in body:  # (a corrective round's claim, after its reason, kept apart: claim_head)
+        return "\n".join(filter(None, (body.get("last_user_head"), body.get("claim_head"))))
     turns = _turns(body)[1]
     return turns[0]["text"] if turns else ""
+
+
+HEAD_CHARS = 400
+
+
+def trim(body: dict) -> dict:
+    """A wire request trimmed to what the replay checks (``bench/record_transcript.py``): its skeleton, and the
+    first characters of its system prompt and last user turn (for a reader); a verification request's claim line
+    when the turn does not start with it (a corrective round says why first)."""
+    system, turns = _turns(body)
+    last = turns[-1]["text"] if turns else ""
+    out = {"model": body.get("model"), "max_tokens": body.get("max_tokens"), "_skeleton": skeleton(body),
+           "system_head": system[:HEAD_CHARS], "last_user_head": last[:HEAD_CHARS]}
+    m = _CLAIM.search(last)
+    if m and m.start() > 0:
+        out["claim_head"] = last[m.start():m.start() + HEAD_CHARS]
+    return out
 
 
 def _unanswered(turns: list[dict]) -> list[str]:

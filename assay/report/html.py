@@ -323,6 +323,11 @@ _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined
 <p class="meta">Results the analysis reported that are context, not findings: a comparison that shows no difference, or a fact of the data's shape.</p>
 <ul>{% for i in r.context_notes %}<li><b>{{ i.name }}</b> ({{ i.area }}): {{ i.description }} <span class="meta">· {{ i.context_reason }}</span></li>{% endfor %}</ul>
 {% endif %}
+{% if r.uncovered_leads %}
+<h2 id="leads">Leads no insight covers</h2>
+<p class="meta">Candidates the statistical scan flagged before exploration that no insight or context note takes up: unverified, listed so that none is lost.</p>
+<ul>{% for lead in r.uncovered_leads %}<li>{{ lead }}</li>{% endfor %}</ul>
+{% endif %}
 
 <h2 id="recommendations">Recommendations</h2>
 {% if r.recommendation_note %}<p class="meta">{{ r.recommendation_note }}</p>

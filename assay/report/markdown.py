@@ -82,6 +82,11 @@ def render_markdown(r: DiscoveryResult) -> str:
                 "difference, or a fact of the data's shape._"]
         out += [f"- **{_md(i.name)}** ({i.area}): {_md(i.description)} · _{_md(i.context_reason or '')}_"
                 for i in r.context_notes]
+    if r.uncovered_leads:
+        out += ["", "## Leads no insight covers", "",
+                "_Candidates the statistical scan flagged before exploration that no insight or context note takes "
+                "up: unverified, listed so that none is lost._"]
+        out += [f"- {_md(lead)}" for lead in r.uncovered_leads]
     out += ["", "## Recommendations"]
     if r.recommendation_note:
         out.append(f"_{_md(r.recommendation_note)}_")

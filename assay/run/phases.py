@@ -184,7 +184,8 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False, re
             answer = analyze_area(s.llm, s.pack, area, picked, previous_context=s.run.previous_context,
                                   profile=profile_text(s.project), dataset=", ".join(s.project.warehouse.schemas)
                                   or s.project.warehouse.kind, goal=s.run.goal or "",
-                                  explorer_summary=_explorer_summary(s.run), max_tokens=s.project.llm.max_tokens)
+                                  explorer_summary=_explorer_summary(s.run), max_tokens=s.project.llm.max_tokens,
+                                  leads=s.run.leads or "")
             insights = answer.insights
             log.usage = answer.usage
             s.bump({"llm_calls": len(answer.dialog), "input_tokens": answer.usage.input_tokens,
@@ -238,6 +239,21 @@ def collect_insights(s: RunSession, context: list[Insight] | None = None) -> tup
     if context is not None:
         context.extend(notes)
     return insights, logs
+
+
+def _uncovered_leads(s: RunSession, reported: list[Insight]) -> list[str]:
+    """The scan's leads that no insight or context note covers (an LLM run with leads only); never fails a run."""
+    from ..explore.leads import headlines
+    from ..findings import uncovered_leads
+
+    leads = headlines(s.run.leads or "")
+    if not leads or s.llm is None:
+        return []
+    try:
+        return uncovered_leads(leads, reported, s.embedder.embed)
+    except Exception as exc:  # a listing for the reader: the run's result stands without it
+        log.warning("leads: could not match the scan's leads to the insights (%s)", exc)
+        return []
 
 
 def recommendations_phase(s: RunSession) -> dict:
@@ -306,6 +322,7 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
         duration_s=round((utcnow() - as_utc(run.started_at)).total_seconds(), 1),
         insights=insights,
         context_notes=notes,
+        uncovered_leads=_uncovered_leads(s, insights + notes),
         recommendations=recs,
         recommendation_note=rec_doc.get("note"),
         summary={

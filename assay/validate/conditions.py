@@ -28,8 +28,71 @@ def _atom(node: exp.Expression) -> tuple | None:
     return op, cols, lits
 
 
-def atoms(tree: exp.Expression) -> set[tuple]:
-    return {a for n in tree.find_all(*_ATOMS) if (a := _atom(n)) is not None}
+def atoms(tree: exp.Expression, renames: dict[str, list[exp.Expression]] | None = None) -> set[tuple]:
+    """The comparisons of a tree as (operator, columns, literals). With ``renames`` (a query's renamed columns,
+    ``renames_of``), also each comparison with a renamed column read as the expression it names."""
+    out = {a for n in tree.find_all(*_ATOMS) if (a := _atom(n)) is not None}
+    if renames:
+        for n in list(tree.find_all(*_ATOMS)):
+            for v in _expanded(n, renames)[1:]:  # with the comparisons inside what a renamed column names
+                out |= {a for m in v.find_all(*_ATOMS) if (a := _atom(m)) is not None}
+    return out
+
+
+MAX_VARIANTS = 16
+
+
+def renames_of(tree: exp.Expression) -> dict[str, list[exp.Expression]]:
+    """The columns a query defines under another name: ``date_diff('day', installed_at, ...) AS last_day`` in a
+    CTE or subquery, read by ``WHERE last_day < 1`` outside it. A projection that keeps its column's name is no
+    rename."""
+    out: dict[str, list[exp.Expression]] = {}
+    for sel in tree.find_all(exp.Select):
+        for e in sel.expressions:
+            if not isinstance(e, exp.Alias) or not e.alias:
+                continue
+            inner = e.this
+            if isinstance(inner, exp.Column) and inner.name.lower() == e.alias.lower():
+                continue
+            defs = out.setdefault(e.alias.lower(), [])
+            if len(defs) < 3 and not any(inner == d for d in defs):
+                defs.append(inner)
+    return out
+
+
+def _expanded(node: exp.Expression, renames: dict[str, list[exp.Expression]]) -> list[exp.Expression]:
+    """The comparison as written, and with each renamed column replaced by what it names (a few levels deep: a
+    rename of a rename)."""
+    variants, frontier = [node], [node]
+    for _ in range(3):
+        nxt = []
+        for v in frontier:
+            for col in v.find_all(exp.Column):
+                for d in renames.get(col.name.lower(), []):
+                    if len(variants) + len(nxt) >= MAX_VARIANTS:
+                        break
+                    nxt.append(_replace(v, col, d))
+        if not nxt:
+            break
+        variants += nxt
+        frontier = nxt
+    return variants
+
+
+def _replace(node: exp.Expression, col: exp.Column, by: exp.Expression) -> exp.Expression:
+    """A copy of ``node`` with the column ``col`` (found in it) replaced by ``by``."""
+    path = []
+    n = col
+    while n is not node and n is not None:
+        path.append((n.arg_key, n.index))
+        n = n.parent
+    out = node.copy()
+    target = out
+    for key, idx in reversed(path):
+        child = target.args.get(key)
+        target = child[idx] if isinstance(child, list) else child
+    target.replace(exp.Paren(this=by.copy()))
+    return out
 
 
 def where_of(sql: str | None, dialect: str | None = None) -> str:
@@ -64,7 +127,7 @@ def missing_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
         tree = sqlglot.parse_one(sql, read=dialect)
     except Exception:
         return []
-    have = atoms(tree)
+    have = atoms(tree, renames_of(tree))  # a condition on a renamed column is the condition on what it names
     out = []
     for name, text in stated.items():
         if not text or not text.strip():
@@ -85,13 +148,25 @@ def _select_of(node: exp.Expression | None) -> exp.Select | None:
     return node if isinstance(node, exp.Select) else None
 
 
-def _ctes(tree: exp.Expression) -> dict[str, exp.Select]:
-    out: dict[str, exp.Select] = {}
+class _Ctes(dict):
+    """A query's CTEs by name, and its renamed columns (``renames_of``) for reading its conditions."""
+
+    renames: dict[str, list[exp.Expression]] = {}
+
+
+def _ctes(tree: exp.Expression) -> _Ctes:
+    out = _Ctes()
     for cte in tree.find_all(exp.CTE):
         sel = _select_of(cte.this)
         if sel is not None and cte.alias:
             out[cte.alias.lower()] = sel
+    out.renames = renames_of(tree)
     return out
+
+
+def _qatoms(node: exp.Expression, ctes: dict) -> set[tuple]:
+    """The comparisons of a part of the query, renamed columns read as what they name."""
+    return atoms(node, getattr(ctes, "renames", None))
 
 
 def _sources(sel: exp.Select, ctes: dict[str, exp.Select]) -> list[exp.Select]:
@@ -113,10 +188,10 @@ def _row_bound(sel: exp.Select, ctes: dict[str, exp.Select], depth: int = 0) -> 
     out: set[tuple] = set()
     for key in ("where", "having", "qualify"):
         if (node := sel.args.get(key)) is not None:
-            out |= atoms(node)
+            out |= _qatoms(node, ctes)
     for j in sel.args.get("joins") or []:
         if (on := j.args.get("on")) is not None:
-            out |= atoms(on)
+            out |= _qatoms(on, ctes)
     if depth < 6:
         for inner in _sources(sel, ctes):
             out |= _row_bound(inner, ctes, depth + 1)
@@ -157,7 +232,7 @@ def _bounded(node: exp.Expression, need: set[tuple], sel: exp.Select, ctes: dict
                     if e.alias_or_name.lower() == leaf.name.lower()]
             if not defs or not all(_bounded(e.unalias(), need, src, ctes, depth + 1, other_ok) for src, e in defs):
                 return False
-        elif not need <= atoms(leaf) and not (other_ok is not None and other_ok(atoms(leaf) | bound)):
+        elif not need <= _qatoms(leaf, ctes) and not (other_ok is not None and other_ok(_qatoms(leaf, ctes) | bound)):
             return False
     return True
 
@@ -248,7 +323,7 @@ def partial_conditions(sql: str, stated: dict[str, str], dialect: str | None = N
 
 def _reach(node: exp.Expression, sel: exp.Select, ctes: dict[str, exp.Select]) -> set[tuple]:
     """Every comparison that touches some computation of an output column."""
-    reach = atoms(node)
+    reach = _qatoms(node, ctes)
     for leaf in _leaves(node):
         if isinstance(leaf, exp.Subquery) and (inner := _select_of(leaf)) is not None:
             reach |= _row_bound(inner, ctes)
@@ -256,5 +331,5 @@ def _reach(node: exp.Expression, sel: exp.Select, ctes: dict[str, exp.Select]) -
             for s in _sources(sel, ctes):
                 e = next((e for e in s.expressions if e.alias_or_name.lower() == leaf.name.lower()), None)
                 if e is not None:
-                    reach |= atoms(e) | _row_bound(s, ctes)
+                    reach |= _qatoms(e, ctes) | _row_bound(s, ctes)
     return reach

@@ -142,7 +142,9 @@ Write ONE SQL query that returns a single row with the columns:
 - segment_value: the metric computed on the segment (its condition is given in words and as SQL),
 - baseline_value: the same metric computed on the baseline (leave this column out when there is no baseline).
 Apply the stated segment_sql, baseline_sql and period_sql conditions as they are written (table qualifiers may be
-added); the period bounds the whole computation (numerator and denominator, segment and baseline).
+added; a column you rename in a CTE or subquery counts as what it names). The check is literal: an equivalent form (a
+join instead of IN (SELECT ...), row_number() instead of LIMIT) is refused, so copy each condition's text.
+The period bounds the whole computation (numerator and denominator, segment and baseline).
 For a rate, an average or a count, the segment's condition bounds all of segment_value (a rate's numerator and
 denominator) and the baseline's all of baseline_value. For a share, the condition selects the part only: its
 whole is all of the period's rows (segment_value = the segment's part of that whole, baseline_value = the
@@ -164,6 +166,34 @@ Adapt one of the source queries below: their columns exist.
 Answer with exactly one JSON object:
 - {{"query": "SELECT ... AS segment_value, ... AS baseline_value FROM ...", "purpose": "what the values are"}}
 - {{"lookup_schema": ["schema.table"]}} to see columns of a table the sources do not cover (up to {max_lookups} times)."""
+
+
+def grounded_by_warehouse(insight: Insight) -> None:
+    """A number no cited step shows, that the warehouse re-derived blind and confirmed, traces to the warehouse: it
+    is not ungrounded (round 7: "about 6,600 orders lost", carts times a difference of two rates, arithmetic the
+    grounding check does not recompute, confirmed by the verifier). A number the warehouse did not re-derive (a
+    baseline from outside it) or did not confirm stays flagged."""
+    for c in insight.claims:
+        if not c.ungrounded_numbers or c.verdict != ValidationStatus.confirmed:
+            continue
+        checked = [v for v, w in ((c.value, c.verified_value), (c.baseline_value, c.verified_baseline_value))
+                   if v is not None and w is not None]
+        left = [x for x in c.ungrounded_numbers if x not in checked]
+        if len(left) < len(c.ungrounded_numbers):
+            c.ungrounded_numbers = left
+            c.grounded = not left
+            c.reasoning += "; no cited step shows the number, the warehouse's re-derivation confirmed it"
+    insight.ungrounded = any(c.ungrounded_numbers for c in insight.claims)
+
+
+def corrective(ask: str, sql: str, missing: list[str]) -> str:
+    """The corrective round's request: why the query was refused comes first (a model reads the head of a request;
+    round 7 and InsightBench's models missed a reason given as its last sentence), then the metric as before, then
+    the refused query for reference."""
+    return (f"REFUSED: your query does not apply the stated definition exactly: {'; '.join(missing)}. Write it "
+            "again so that it applies every stated condition, each bounding the part of the metric it defines "
+            "(a condition on a column you rename in a CTE or subquery counts as applied).\n\n"
+            f"{ask}\n\nThe refused query:\n```sql\n{sql}\n```")
 
 
 @dataclass
@@ -192,6 +222,7 @@ class Verifier:
                               reasoning="the insight states no number to re-check")
         for c in insight.claims:
             self._verify_claim(insight, c)
+        grounded_by_warehouse(insight)
         status = worst([c.verdict for c in insight.claims if c.verdict is not None])
         lead = count or self._stated_count(insight)
         parts = [f"{c.metric.value} {c.measure or ''} ({c.segment or 'all'}): {c.verdict.value} - {c.reasoning}"
@@ -274,8 +305,7 @@ class Verifier:
                 sql, why = self._ask(CLAIM_PROMPT, evidence, ask, insight.id)
                 missing = self._off_definition(sql, claim, stated)
                 if missing:  # one corrective round: a query that leaves a condition out measures something else
-                    sql, why = self._ask(CLAIM_PROMPT, evidence, ask + "\n\nThe query must apply the stated "
-                                         f"definition exactly, and did not: {'; '.join(missing)}", insight.id)
+                    sql, why = self._ask(CLAIM_PROMPT, evidence, corrective(ask, sql, missing), insight.id)
                     missing = self._off_definition(sql, claim, stated)
             except (LLMError, ActionParseError) as exc:
                 claim.verdict, claim.reasoning = ValidationStatus.error, str(exc)

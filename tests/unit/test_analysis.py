@@ -137,3 +137,46 @@ def test_recommendations_read_no_empty_fields_and_no_verifier_sql():
     for noise in ('"refutation_sql"', '"verdict_history"', '"query"', '""', "[]", "SELECT"):
         assert noise not in text, noise
     assert '"measure": "conversion"' in text and '"baseline_value": 0.4' in text  # what the claim says stays
+
+
+def test_the_recommendations_request_says_what_was_merged_or_left_out_and_why():
+    """Round 7's models asked why the recommendations request listed fewer insights than the areas had reported: the
+    request now says which insight stands for the merged ones, and which were left out and why."""
+    from assay.models import Validation, ValidationStatus
+
+    pack = load_pack("generic")
+    keep = ins("churn-1", "churn")
+    keep.merged_from = ["churn-2", "engagement-2"]
+    wrong = ins("revenue-1", "revenue")
+    wrong.validation = Validation(status=ValidationStatus.rejected)
+    seen = ins("revenue-2", "revenue")
+    seen.duplicate_of = "old-run:revenue-1"
+    llm = ReplayLLM({"recommend": [json.dumps({"recommendations": [
+        {"title": "Win back channel x", "priority": 1, "related_insight_ids": ["churn-1"]}]})]})
+    recommend(llm, pack, [keep, wrong, seen])
+    text = llm.calls[0].system[0].text
+    assert "Merged, so not listed: churn-1 stands for churn-2, engagement-2" in text
+    assert "Left out: revenue-1 (the warehouse rejected its numbers), revenue-2 (already reported by an earlier " \
+           "run)" in text
+    assert "Merged" not in recommendation_prompt(pack, [ins("a-1", "a")])  # nothing merged: nothing said
+
+
+def test_the_analysis_reads_the_scan_s_leads_without_their_sql():
+    """Item 4 (#15): a lead of the statistical scan that the explorer's results show is a finding to report; the
+    analysis prompt lists the leads (headline and numbers, not the probe SQL, which it cannot cite)."""
+    from assay.analysis.analyze import build_area_prompt
+    from assay.explore.leads import Lead, headlines, render
+
+    leads = render([Lead(headline="churn of channel (tiktok_ads) is 3.2x the rest", numbers="0.71 vs 0.22 (n=2,206)",
+                         sql="SELECT channel, avg(churned) FROM players GROUP BY 1", sql_label="probe SQL",
+                         kind="segment_gap", score=0.93),
+                    Lead(headline="duration_s < 0 in 412 rows", numbers="412 of 462,777", sql="SELECT 1",
+                         sql_label="probe SQL", kind="data_quality", score=0.5)], 40)
+    assert headlines(leads) == ["churn of channel (tiktok_ads) is 3.2x the rest: 0.71 vs 0.22 (n=2,206)",
+                                "duration_s < 0 in 412 rows: 412 of 462,777"]
+    pack = load_pack("generic")
+    text = build_area_prompt(pack, pack.areas[0], [], previous_context="", profile="", dataset="d", leads=leads)
+    assert "## Leads of the statistical scan" in text and "- churn of channel (tiktok_ads) is 3.2x the rest" in text
+    assert "avg(churned)" not in text
+    assert "## Leads of the statistical scan" not in build_area_prompt(pack, pack.areas[0], [], previous_context="",
+                                                                        profile="", dataset="d")

@@ -196,3 +196,25 @@ def test_integer_counts_stay_integers():
     assert cols["big"].max == 1234585  # exact, not 1.23458e6
     assert isinstance(cols["cost"].max, float) and cols["cost"].p25 == 20.25
     assert '"min":12,' in text
+
+
+def test_the_rows_the_explorer_was_shown_stay_in_the_digest_and_a_byte_cap_sheds_the_least_signal_first():
+    """Round 7: the explorer was shown 40 of a 108-row result and cited a number from one of them; the step's digest
+    kept its own 12 signal rows only, so the analysis could not read (or ground) it. The digest keeps the rows the
+    explorer saw; when the byte cap cuts it, the rows around the series' change go last, not whichever rows are
+    last."""
+    from assay.digest import cap_bytes
+
+    months = pd.date_range("2017-01-01", periods=108, freq="MS")
+    value = np.where(np.arange(108) < 80, 100.0, 40.0) + np.arange(108) % 3
+    df = pd.DataFrame({"month": months, "orders": value, "note": ["x" * 60] * 108})
+    plain = build_compact_result(df)
+    assert len(plain.kept_rows) == 12 and 57 not in plain.kept_row_numbers
+    seen = build_compact_result(df, keep=range(40, 60))
+    assert {n for n in range(41, 61)} <= set(seen.kept_row_numbers)  # the 20 rows shown, 1-based
+    assert set(plain.kept_row_numbers) <= set(seen.kept_row_numbers)  # and the signal rows
+    assert "and the 20 other rows the explorer was shown" in seen.cut
+    capped = cap_bytes(seen, 2500)
+    assert len(digest_json(capped).encode()) <= 2500 and capped.row_count == 108
+    assert {80, 81} <= set(capped.kept_row_numbers)  # the change (row 80 -> 81) outlives the rows around it
+    assert len(capped.kept_row_numbers) < len(seen.kept_row_numbers)

@@ -105,3 +105,51 @@ def test_a_count_claim_of_the_same_entity_sizes_the_finding():
     assert not matches(i, CHURN)
     i.claims = [claim(metric="count", measure="orders", entity="orders", segment="paid_social", value=1795)]
     assert not matches(i, CHURN)  # another entity's count does not size it
+
+
+TIKTOK = {"id": "tiktok_day1_churn", "segment": "tiktok_ads", "names": ["tiktok_ads"], "affected_count": 2962,
+          "entity": "players", "metric": ["churn", "return", "retention", "day"]}
+
+
+def test_a_confirmed_count_of_another_cut_of_the_cohort_is_the_same_finding():
+    """Round 7: gaming's churn-1 counted the tiktok_ads players gone by day 6 among those installed before May (1,564,
+    a censoring-aware cohort: every one could be 7 days old) where the truth counts every install with no session
+    after day 0 (2,962); ecommerce's retention-1 counted the 7,997 paid_social customers who never ordered where the
+    truth counts the 1,795 with one order. Both counts and both segments' effects were confirmed by the warehouse.
+    A re-derivation of the truth's own definition would have given the truth's count, so a confirmed count that
+    differs from it counts another cut of the cohort: found. An unconfirmed or corrected count of the same entity
+    (possibly the truth's definition, inflated), a confirmed count with no confirmed effect, a count of another
+    entity, or another segment are still refused."""
+    from assay.models import ValidationStatus as V
+
+    def churn(count_verdict=V.confirmed, effect_verdict=V.confirmed, base=0.225, entity="players",
+              segment="tiktok_ads players installed before 2026-05-01"):
+        i = unit("tiktok_ads players churn in week 1: 71% gone by day 6 vs 22%", 1564, entity)
+        i.claims = [claim(metric="rate", measure="share of players whose last session is within 6 days of install",
+                          entity="players", segment=segment, baseline="other channels", value=0.709,
+                          baseline_value=base, verdict=effect_verdict, verified_value=0.709,
+                          verified_baseline_value=base),
+                    claim(metric="count", measure="tiktok_ads players whose last session is within 6 days",
+                          entity=entity, segment=segment, value=1564, verdict=count_verdict,
+                          verified_value={V.confirmed: 1564, V.adjusted: 900}.get(count_verdict))]
+        return i
+
+    assert matches(churn(), TIKTOK)
+    assert not matches(churn(count_verdict=None), TIKTOK)  # an unverified count far from the truth's
+    assert not matches(churn(count_verdict=V.adjusted), TIKTOK)  # the warehouse corrected it, still not the truth's
+    assert not matches(churn(effect_verdict=V.rejected), TIKTOK)  # the effect itself was not confirmed
+    assert not matches(churn(base=0.70), TIKTOK)  # no effect: 0.709 against 0.70
+    assert not matches(churn(segment="organic players"), TIKTOK)  # the effect is another segment's
+    sessions = churn(entity="sessions")
+    sessions.affected_entity = "players"
+    assert not matches(sessions, TIKTOK)  # a confirmed count of another entity does not size the players' cohort
+    # ecommerce: the paid_social customers who never ordered, against the truth's single-order customers
+    never = unit("paid_social customers: 20% ever buy vs 55%, 12% of buyers repeat vs 35%", 7997, "customers")
+    never.claims = [claim(metric="rate", measure="share of buyers with 2 or more orders", entity="customers",
+                          segment="paid_social customers with at least one order", baseline="other channels",
+                          value=0.12, baseline_value=0.35, verdict=V.confirmed),
+                    claim(metric="count", measure="paid_social customers who never placed an order",
+                          entity="customers", segment="paid_social customers with no order", value=7997,
+                          verdict=V.confirmed, verified_value=7997)]
+    assert matches(never, CHURN)
+    assert score_demo([never], [CHURN]).found == ["paid_social_churn"]

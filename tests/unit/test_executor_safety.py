@@ -164,3 +164,14 @@ def test_scrub_fails_closed_on_values(message, clean):
 def test_scrub_always_masks_contacts():
     text = scrub_error("bad value ann@example.com, call +44 20 7946 0958 or 555-123-4567 (on 2024-01-01 10:00:00)")
     assert text == "bad value [masked], call [masked] or [masked] (on 2024-01-01 10:00:00)"
+
+
+def test_the_fixer_reads_the_error_before_the_query(db):
+    """InsightBench (session 8): the reason a query failed, given after a long query, was easy to miss. The fix
+    request states the error first, then the query."""
+    llm = ReplayLLM({"fix:explore": ["```sql\nSELECT 1 AS one\n```"]})
+    ex = executor(db, LineageStub, llm=llm)
+    out = ex.run("SELECT emial FROM customers")
+    assert out.ok and out.fixes == 1
+    text = llm.calls[0].messages[0].content
+    assert text.startswith("Error:\n") and text.index("SELECT emial") > text.index("Query:") > text.index("emial")

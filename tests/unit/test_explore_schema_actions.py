@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pandas as pd
+import pyarrow as pa
 import pytest
 
 from assay import limits
@@ -131,7 +133,9 @@ def test_a_long_result_keeps_every_column_and_says_what_was_cut(tmp_path):
     assert len(data["row_numbers"]) == len(data["rows"]) and all(len(r) == 5 for r in data["rows"])
     kept = {(r[0][:7], r[1]) for r in data["rows"]}  # rows as lists under the one header
     assert ("2024-08", "android") in kept and ("2024-09", "android") in kept  # both sides of the drop
-    assert step.digest.truncated and step.digest.cut.startswith("12 of 76 rows kept")
+    # the step's digest keeps the rows the model was shown (session 10: the analysis cites what the explorer read)
+    assert step.digest.truncated and step.digest.cut.startswith(f"{len(data['rows'])} of 76 rows kept")
+    assert set(data["row_numbers"]) <= set(step.digest.kept_row_numbers)
 
 
 def test_a_small_breakdown_reaches_the_model_whole(tmp_path):
@@ -146,3 +150,34 @@ def test_a_small_breakdown_reaches_the_model_whole(tmp_path):
     llm = ReplayLLM({"explore": [q("SELECT category, platform, carts, rate FROM g ORDER BY 1, 2"), '{"done": true}']})
     data = json.loads(make_explorer(path, llm).run().steps[0].result_preview)["data"]
     assert data["row_count"] == 54 and len(data["rows"]) == 54 and "cut" not in data
+
+
+def test_a_partial_last_period_is_flagged_to_the_explorer(tmp_path):
+    """Round 7 (ecommerce): a daily series ended with 2026-11-01, of which the warehouse held a few hours, and no one
+    flagged it. A date series whose last period holds under half of the median period's counts is flagged as possibly
+    partial (its averages need not fall); a full last period, or one where only a rate fell, is not."""
+    from assay.rows import partial_last_period
+
+    path = tmp_path / "days.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE d AS SELECT DATE '2026-10-20' + INTERVAL (i) DAY AS day,
+                   CASE WHEN i = 12 THEN 30 ELSE 1000 + i END AS orders FROM range(0, 13) r(i)""")
+    con.close()
+    llm = ReplayLLM({"explore": [q("SELECT day, orders FROM d ORDER BY day"), '{"done": true}']})
+    view = json.loads(make_explorer(path, llm).run().steps[0].result_preview)
+    assert any("the last period (2026-11-01" in h and "may cover only part" in h for h in view["hints"]), view
+    full = pa.table({"day": pd.date_range("2026-10-01", periods=6).date, "orders": [10, 11, 12, 10, 11, 9]})
+    assert partial_last_period(full) is None
+    mixed = pa.table({"day": pd.date_range("2026-10-01", periods=6).date, "orders": [10, 11, 12, 10, 11, 2],
+                      "avg_value": [5.0, 5.1, 5.2, 5.0, 4.9, 5.0]})
+    assert "orders 18%" in partial_last_period(mixed)  # the count fell; an average does not with a partial period
+    rate = pa.table({"day": pd.date_range("2026-10-01", periods=6).date, "orders": [10, 11, 12, 10, 11, 10],
+                     "rate": [0.5, 0.5, 0.5, 0.5, 0.5, 0.1]})
+    assert partial_last_period(rate) is None  # a rate that fell, on a full period's count: a finding, not a gap
+    # round 8 (ecommerce): each event type's first timestamp, sorted, is no series of periods
+    firsts = pa.table({"first_at": pd.to_datetime(["2025-11-01 00:00:05", "2025-11-01 00:02:10", "2025-11-01 09:58:27",
+                                                   "2025-11-02 09:58:27"]), "events": [250000, 90000, 30000, 900]})
+    assert partial_last_period(firsts) is None
+    months = pa.table({"month": pd.to_datetime(["2026-07-01", "2026-08-01", "2026-09-01", "2026-10-01",
+                                                "2026-11-01"]), "orders": [900, 950, 910, 940, 12]})
+    assert "the last period (2026-11-01" in partial_last_period(months)  # months of 28-31 days are periods

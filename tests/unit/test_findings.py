@@ -282,3 +282,110 @@ def test_templated_headlines_on_different_dimensions_are_not_one_finding(embedde
     b = ins("retention-1", "retention", "Android checkout conversion fell to 14% in July",
             claim("lower(platform) = 'android'", "conversion at checkout", 0.14))
     assert len(merge_findings([a, b], AREAS, embedder.embed)) == 1
+# ---------------------------------------------------------------------------- round 7 (gaming): unmatched insights
+
+_LAST = "date_diff('day', p.installed_at, (SELECT max(s.started_at) FROM sessions s WHERE s.player_id = p.player_id))"
+_EARLY = "p.installed_at < TIMESTAMP '2026-05-01'"
+
+
+def _r7(measure, value, base=None, metric="rate", seg="p.channel = 'tiktok'", baseline="p.channel <> 'tiktok'",
+        period=_EARLY, words="tiktok players"):
+    return Claim(metric=metric, measure=measure, entity="players", segment=words, segment_sql=seg,
+                 baseline="other channels" if baseline else "", baseline_sql=baseline or "", period="before May",
+                 period_sql=period, value=value, baseline_value=base)
+
+
+def test_an_insight_leading_with_another_s_baseline_folds_into_it(embedder):
+    """Round 7 (gaming) churn-2, "week-1 churners leave at about level 4: 2,958 non-tiktok players (22.5%) gone by
+    day 6", led with a share of the other channels' players (0.225, no baseline) that churn-1 ("tiktok players
+    churn in week 1: 71% vs 22%") had as its baseline, in the same period: it states churn-1's reference point,
+    compares nothing of its own in its lead claim, and folds into churn-1, which keeps its headline even when the
+    baseline restatement's text fits the area better. Round 7's levels-2 (merged with churn-2: the same level
+    comparison) goes with it. Another segment's share, another period or another value stays apart."""
+    from assay.findings import restates_baseline
+
+    churn1 = ins("churn-1", "retention", "tiktok players churn in week 1: 71% gone by day 6 vs 22%",
+                 _r7("share of players whose last session is within 6 days of install (week-1 churn)", 0.709, 0.225),
+                 _r7("tiktok players whose last session is within 6 days", 1564, metric="count", baseline=None,
+                     seg=f"p.channel = 'tiktok' AND {_LAST} < 7"),
+                 _r7("sessions per player", 6.905, 16.534, metric="average", period="p.m = 11"))
+    level = _r7("highest level attempted", 4.05, 38.25, metric="average", seg=f"p.channel <> 'tiktok' AND {_LAST} < 1",
+                baseline=f"p.channel <> 'tiktok' AND {_LAST} >= 90", words="non-tiktok players gone on day 0")
+    churn2 = ins("churn-2", "retention", "Week-1 churners, churn and retention: 2,958 non-tiktok players (22.5%) "
+                 "churn by day 6 and leave at about level 4",
+                 _r7("share of players whose last session is within 6 days of install", 0.225, metric="share",
+                     seg="p.channel <> 'tiktok'", baseline=None, words="non-tiktok players"),
+                 _r7("non-tiktok players whose last session is within 6 days", 2958, metric="count", baseline=None,
+                     seg=f"p.channel <> 'tiktok' AND {_LAST} < 7"), level)
+    levels2 = ins("levels-2", "revenue", "Early-level exits: 4,522 players quit in their first week",
+                  _r7("players whose last session is within 6 days", 4522, metric="count", baseline=None,
+                      seg=f"{_LAST} < 7", words="players"), level)
+    assert restates_baseline(churn2, churn1) and not restates_baseline(churn1, churn2)
+    assert not restates_baseline(levels2, churn1)  # its lead (4,522 of all channels) is nobody's baseline
+    for order in ([churn1, churn2, levels2], [levels2, churn2, churn1]):
+        out = merge_findings(order, AREAS, embedder.embed)
+        assert [i.id for i in out] == ["churn-1"], [i.id for i in out]
+        assert set(out[0].merged_from) == {"churn-2", "levels-2"} and out[0].also_relevant_to == ["revenue"]
+    # the same segment in another period, with another value, or a segment that is nobody's baseline: its own finding
+    for other in (churn2.model_copy(update={"claims": [churn2.claims[0].model_copy(update={"period_sql": "m = 1"})]}),
+                  churn2.model_copy(update={"claims": [churn2.claims[0].model_copy(update={"value": 0.31})]}),
+                  churn2.model_copy(update={"claims": [churn2.claims[0].model_copy(
+                      update={"segment_sql": "p.channel = 'organic'"})]})):
+        assert not restates_baseline(other, churn1)
+        assert len(merge_findings([churn1, other], AREAS, embedder.embed)) == 2
+
+
+def test_an_absence_with_no_comparison_is_a_limit_of_the_data():
+    """Round 7 (gaming) churn-3, "no player is active past day 120: 4,910 of 6,736 mature players last seen on days
+    90-120": counts and a share with no baseline, and 0 players with a session after day 120, which the model's own
+    text called "a caveat". What the data does not hold is a limit of what it can show: a context note. A count of
+    defective rows (not 0) stays a finding, and so does a 0 that is compared with a baseline (a break)."""
+    from assay.findings import context_reason, split_context
+
+    limit = ins("churn-3", "retention", "No player is active past day 120",
+                _r7("players last seen on days 90-120", 4910, metric="count", baseline=None,
+                    seg=f"p.channel <> 'tiktok' AND {_LAST} BETWEEN 90 AND 120"),
+                _r7("share of players last seen on days 90-120", 0.729, metric="share", baseline=None,
+                    seg="p.channel <> 'tiktok'"),
+                _r7("players with a session more than 120 days after install", 0, metric="count", baseline=None,
+                    seg=f"p.channel <> 'tiktok' AND {_LAST} > 120"))
+    assert context_reason(limit).startswith("a limit of the data")
+    defects = ins("engagement-3", "engagement", "412 sessions end before they start",
+                  Claim(metric="count", measure="sessions that end before they start", entity="sessions",
+                        segment="ended_at < started_at", segment_sql="ended_at < started_at", value=412))
+    assert context_reason(defects) is None
+    stopped = ins("orders-1", "orders", "No order from Brazil since July",
+                  Claim(metric="count", measure="orders", entity="orders", segment="BR since July",
+                        segment_sql="country = 'BR'", baseline="BR before July", baseline_sql="country = 'BR'",
+                        period_sql="d >= '2026-07-01'", value=0, baseline_value=1200))
+    assert context_reason(stopped) is None
+    findings, notes = split_context([defects, limit, stopped])
+    assert [i.id for i in findings] == ["engagement-3", "orders-1"] and [n.id for n in notes] == ["churn-3"]
+
+
+def test_the_scan_s_leads_no_insight_covers_are_listed(embedder):
+    """Item 4 (#15): a statistically flagged lead that the analysis did not take up is listed in the report, not lost.
+    A lead is covered by an insight that names its segment, or says the same in other words; round 7's replayed
+    gaming run took up every lead but "total price_usd for cross_promo increased from 2026-04-01"."""
+    from assay.findings import lead_segments, uncovered_leads
+
+    leads = ["The rate of failed per succeeded for ios purchases rose from 2026-06-01: In purchases, failed per "
+             "succeeded for platform = ios rose from 0.0629 to 0.62 from 2026-06-01",
+             "The total price usd for cross_promo increased from 2026-04-01: The monthly total price usd for "
+             "cross_promo (acquisition channel) rose from 286.3 to 1,127 from 2026-04-01",
+             "412 rows of sessions end before they start: 412 of 462,777 rows in sessions have ended_at earlier than "
+             "started_at: a logging defect."]
+    assert lead_segments(leads[0]) == ["ios"] and lead_segments(leads[2]) == []
+    assert lead_segments("the segment country = BR has 327.5 (robust z = -244.0, n = 62,163 rows)") == ["BR"]
+    ios = ins("monetization-1", "revenue", "iOS payment failures jumped from 3.4% to 38% of purchases since May 2026",
+              Claim(metric="rate", measure="failure rate", segment="iOS purchases", segment_sql="platform = 'ios'",
+                    value=0.38))
+    bad = ins("engagement-3", "revenue", "412 sessions end before they start (negative durations down to -3,596 s)")
+    assert uncovered_leads(leads, [ios, bad], embedder.embed) == [leads[1]]
+    assert uncovered_leads(leads, [], embedder.embed) == leads and uncovered_leads([], [ios], embedder.embed) == []
+
+    from assay.models import DiscoveryResult
+
+    md = render_markdown(DiscoveryResult(run_id="r" * 8, project_id="p", domain="d", insights=[ios, bad],
+                                         uncovered_leads=[leads[1]]))
+    assert "## Leads no insight covers" in md and "cross_promo increased" in md

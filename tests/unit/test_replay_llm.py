@@ -86,3 +86,20 @@ def test_a_verification_request_is_matched_to_its_claim():
     assert _claim_key(text) == ("count", 'android \\"cart\\" events')
     assert _claim_key(text + "\n\nThe query must apply the stated definition exactly") == _claim_key(text)
     assert _claim_key("Lookup result: {}") is None and _claim_key("") is None
+
+
+def test_a_corrective_round_says_why_first_and_still_names_its_claim():
+    """Round 7 / InsightBench: a refused verification query's reason was the request's last sentence, easy to miss.
+    The corrective round now starts with it; the replay still finds the claim after it, in the wire request and in
+    a trimmed recording (bench/record_transcript.py keeps the claim's line apart when the reason pushes it out of
+    the head)."""
+    from assay.llm.replay import _claim_key, _first_user, trim
+    from assay.validate.verify import corrective
+
+    ask = 'Metric to compute:\n{"metric": "rate", "measure": "week-1 churn", "entity": "players"}'
+    text = corrective(ask, "SELECT 1", ["segment (" + "x = 1 AND " * 80 + "y = 2)"])
+    assert text.startswith("REFUSED: your query does not apply the stated definition exactly: segment (x = 1")
+    assert _claim_key(text) == ("rate", "week-1 churn") and text.rstrip().endswith("SELECT 1\n```")
+    trimmed = trim({"model": "m", "messages": [{"role": "user", "content": text}]})
+    assert _claim_key(trimmed["last_user_head"]) is None  # the reason fills the head
+    assert _claim_key(_first_user(trimmed)) == ("rate", "week-1 churn")
