@@ -188,6 +188,7 @@ class AssayTools:
             proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=dict(os.environ), start_new_session=True)
         return {"started": True, "project": project, "pid": proc.pid, "log": str(log),
+                "command": " ".join(["assay", *cmd[3:]]),
                 "next": "list_runs shows the run and its status; show_run its insights when it ends"}
 
 
