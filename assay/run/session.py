@@ -22,7 +22,7 @@ from ..schema.provider import SchemaProvider
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
 from ..vectors.embedder import get_embedder, get_schema_embedder
-from ..vectors.index import deferred_index
+from ..vectors.index import deferred_index, step_vectors
 from ..warehouse import build_guard, open_warehouse
 
 
@@ -88,7 +88,7 @@ class RunSession:
 
     @cached_property
     def step_index(self) -> StepIndex:
-        return StepIndex(self.index, self.embedder, self.run_id)
+        return StepIndex(step_vectors(self.settings), self.embedder, self.run_id)
 
     @cached_property
     def schema_index(self) -> SchemaIndex:

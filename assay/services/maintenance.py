@@ -46,10 +46,13 @@ class BackgroundSweep:
         ctx = contextvars.copy_context()
 
         def run() -> None:
-            from ..vectors.index import open_index
+            from ..vectors.index import DeferredIndex, open_index, step_vectors
 
             try:
                 self.dropped = sweep_run_collections(store, open_index(settings))
+                held = step_vectors(settings)
+                if not isinstance(held, DeferredIndex):  # local mode: runs' steps in this process's memory
+                    self.dropped += sweep_run_collections(store, held)
             except BaseException as exc:  # noqa: BLE001 - reported by join()
                 self.error = exc
 

@@ -299,6 +299,19 @@ def deferred_index(settings: Settings) -> DeferredIndex:
     return DeferredIndex(settings)
 
 
+def step_vectors(settings: Settings):
+    """Where a run's step vectors live: with Qdrant local mode, this process's memory (``memory_index``: the
+    run's areas run in this process, and the collection is dropped when the run ends); with a server or the
+    store, the index every worker shares, opened on first use."""
+    from ..settings import vector_index_kind
+
+    if vector_index_kind(settings) == "local":
+        from .memory_index import process_index
+
+        return process_index()
+    return deferred_index(settings)
+
+
 def schema_collection(project_id: str) -> str:
     return f"assay_schema_{project_id}"
 

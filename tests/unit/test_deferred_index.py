@@ -22,6 +22,7 @@ from assay.run.session import RunSession
 from assay.services.maintenance import BackgroundSweep
 from assay.settings import load_settings
 from assay.store import open_store
+from assay.vectors.memory_index import MemoryIndex
 from tests.helpers import small_warehouse
 
 STOP = {"at": None}  # a step number at which the scripted model "dies" (a killed worker)
@@ -45,6 +46,14 @@ def handler(req):
                 }
             )
         return '{"done": true, "summary": "enough"}'
+    if req.purpose.startswith("analyze:"):
+        return json.dumps({"insights": [{"name": "paid customers", "description": "paid vs organic",
+                                         "severity": "high", "affected_count": 66, "source_steps": [1]}]})
+    if req.purpose == "verify":
+        return '{"query": "SELECT count(*) AS count FROM customers WHERE channel = \'paid\'"}'
+    if req.purpose == "recommend":
+        return json.dumps({"recommendations": [{"title": "Win back paid customers", "priority": 1,
+                                                "related_insight_ids": req.meta["insight_ids"]}]})
     raise AssertionError(req.purpose)
 
 
@@ -78,7 +87,11 @@ def _session_to_exploration(run_id: str) -> RunSession:
     return s
 
 
-def test_the_first_step_does_not_wait_for_the_index_and_exploration_ends_with_it_complete(run, monkeypatch):
+@pytest.mark.parametrize("kind", ["local", "store"])
+def test_the_first_step_does_not_wait_for_the_index_and_exploration_ends_with_it_complete(run, monkeypatch, kind):
+    """Local mode keeps the step vectors in this process's memory; with the store (or a server) the indexer
+    thread opens the shared index. Either way the first step is stored while the index is still opening."""
+    monkeypatch.setenv("ASSAY_VECTOR_INDEX", kind)
     store, run_id = run
     real = vindex.open_index
     first_step = threading.Event()
@@ -108,8 +121,12 @@ def test_the_first_step_does_not_wait_for_the_index_and_exploration_ends_with_it
     # the deferred work happened, and exploration returned only once it had: a reader finds every query step
     queries = [st for st in store.steps(run_id) if st.action.value == "query"]
     assert len(queries) == 4
-    idx = real(load_settings())
-    assert idx.count(vindex.run_collection(run_id)) == len(queries)
+    assert s.step_index.index.count(vindex.run_collection(run_id)) == len(queries)
+    if kind == "local":
+        assert isinstance(s.step_index.index, MemoryIndex)
+        assert not real(load_settings()).exists(vindex.run_collection(run_id))  # no Qdrant collection for steps
+    else:
+        assert s.step_index.index.resolve() is real(load_settings())
     hits = s.step_index.search("orders by channel", 10)
     assert {h for h, _ in hits} == {st.step for st in queries}
     s.step_index.drop()
@@ -131,7 +148,7 @@ def test_a_resumed_exploration_indexes_the_steps_stored_before_it(run):
     exploration_phase(s2)
     queries = [st for st in store.steps(run_id) if st.action.value == "query"]
     assert len(queries) == 4
-    assert vindex.open_index(load_settings()).count(vindex.run_collection(run_id)) == 4
+    assert s2.step_index.index.count(vindex.run_collection(run_id)) == 4
     s2.step_index.drop()
     s2.close()
 
@@ -184,3 +201,49 @@ def test_a_failed_boot_sweep_is_logged_not_raised(monkeypatch, caplog):
     with caplog.at_level(logging.WARNING, logger="test-sweep"):
         assert sweep.join(timeout=30, log=log) == []
     assert "index unreachable" in caplog.text
+
+
+def test_a_one_area_rerun_in_local_mode_imports_no_qdrant_client(run, tmp_path):
+    """Local mode: a rerun's areas read the steps' vectors back from the embedding cache into this process's
+    memory; Qdrant's client (two seconds of import) is never loaded, and the hook's drop needs none either."""
+    from assay.run.phases import area_phase, recommendations_phase, save_phase
+
+    store, run_id = run
+    s = _session_to_exploration(run_id)
+    exploration_phase(s)
+    s.store.update_run(run_id, status=RunStatus.completed)
+    s.step_index.drop()  # the run ended: its hook dropped the collection
+    s.close()
+    code = (
+        "import sys, json\n"
+        "from assay.run.lifecycle import rerun_areas_inline\n"
+        "from tests.unit.test_deferred_index import handler  # registers the scripted model\n"
+        f"r = rerun_areas_inline({run_id!r}, ['conversion'])\n"
+        "from assay_flows.flows.hooks import drop_run_collection_of\n"
+        f"drop_run_collection_of({run_id!r})\n"
+        "print(json.dumps({'qdrant': 'qdrant_client' in sys.modules, 'areas': [(a.area, a.ok, a.selected_steps) "
+        "for a in r.analysis_log]}))\n"
+    )
+    import os
+
+    env = dict(os.environ, ASSAY_VECTOR_INDEX="local")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["qdrant"] is False, got
+    [(area, ok, picked)] = got["areas"]
+    assert area == "conversion" and ok and picked, got  # the area read its steps back through the index
+
+
+def test_the_local_step_index_is_searched_like_the_shared_one():
+    m = MemoryIndex()
+    m.ensure("c", 3)
+    m.upsert("c", [("a", [1.0, 0.0, 0.0], {"step": 1}), ("b", [0.0, 2.0, 0.0], {"step": 2}),
+                   ("c", [1.0, 1.0, 0.0], {"step": 3})])
+    hits = m.search("c", [0.0, 1.0, 0.0], top_k=2)
+    assert [h.key for h in hits] == ["b", "c"] and hits[0].score == pytest.approx(1.0)
+    assert hits[1].score == pytest.approx(2**-0.5, rel=1e-5) and hits[0].payload["step"] == 2
+    assert m.count("c") == 3 and m.collections("c") == ["c"]
+    m.upsert("c", [("a", [0.0, 1.0, 0.0], {"step": 1})])  # same key: replaced
+    assert m.count("c") == 3 and m.search("c", [0.0, 1.0, 0.0], top_k=1, min_score=0.99)[0].key in ("a", "b")
+    assert m.drop("c") and not m.exists("c") and m.search("c", [1.0, 0.0, 0.0], 3) == []
