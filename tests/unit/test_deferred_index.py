@@ -47,13 +47,29 @@ def handler(req):
             )
         return '{"done": true, "summary": "enough"}'
     if req.purpose.startswith("analyze:"):
-        return json.dumps({"insights": [{"name": "paid customers", "description": "paid vs organic",
-                                         "severity": "high", "affected_count": 66, "source_steps": [1]}]})
+        return json.dumps(
+            {
+                "insights": [
+                    {
+                        "name": "paid customers",
+                        "description": "paid vs organic",
+                        "severity": "high",
+                        "affected_count": 66,
+                        "source_steps": [1],
+                    }
+                ]
+            }
+        )
     if req.purpose == "verify":
         return '{"query": "SELECT count(*) AS count FROM customers WHERE channel = \'paid\'"}'
     if req.purpose == "recommend":
-        return json.dumps({"recommendations": [{"title": "Win back paid customers", "priority": 1,
-                                                "related_insight_ids": req.meta["insight_ids"]}]})
+        return json.dumps(
+            {
+                "recommendations": [
+                    {"title": "Win back paid customers", "priority": 1, "related_insight_ids": req.meta["insight_ids"]}
+                ]
+            }
+        )
     raise AssertionError(req.purpose)
 
 
@@ -206,7 +222,6 @@ def test_a_failed_boot_sweep_is_logged_not_raised(monkeypatch, caplog):
 def test_a_one_area_rerun_in_local_mode_imports_no_qdrant_client(run, tmp_path):
     """Local mode: a rerun's areas read the steps' vectors back from the embedding cache into this process's
     memory; Qdrant's client (two seconds of import) is never loaded, and the hook's drop needs none either."""
-    from assay.run.phases import area_phase, recommendations_phase, save_phase
 
     store, run_id = run
     s = _session_to_exploration(run_id)
@@ -238,8 +253,10 @@ def test_a_one_area_rerun_in_local_mode_imports_no_qdrant_client(run, tmp_path):
 def test_the_local_step_index_is_searched_like_the_shared_one():
     m = MemoryIndex()
     m.ensure("c", 3)
-    m.upsert("c", [("a", [1.0, 0.0, 0.0], {"step": 1}), ("b", [0.0, 2.0, 0.0], {"step": 2}),
-                   ("c", [1.0, 1.0, 0.0], {"step": 3})])
+    m.upsert(
+        "c",
+        [("a", [1.0, 0.0, 0.0], {"step": 1}), ("b", [0.0, 2.0, 0.0], {"step": 2}), ("c", [1.0, 1.0, 0.0], {"step": 3})],
+    )
     hits = m.search("c", [0.0, 1.0, 0.0], top_k=2)
     assert [h.key for h in hits] == ["b", "c"] and hits[0].score == pytest.approx(1.0)
     assert hits[1].score == pytest.approx(2**-0.5, rel=1e-5) and hits[0].payload["step"] == 2
