@@ -17,7 +17,8 @@ Prints `name: value` lines:
   estimate_fit_all_<size>                    the sizes fitted on every round
 and `#` lines: each fold's fitted sizes, each transcript's implied sizes.
 
-Usage: .venv/bin/python bench/estimate_fit.py --recorded /tmp/replays.json [--rounds r4,r5,r6,r7] [--current]
+Usage: .venv/bin/python bench/estimate_fit.py --recorded /tmp/replays.json [--rounds r4,r5,r7] [--current]
+       [--only picked_share,digest_chars,...]
 (--current: the held-out errors of today's defaults as well, for comparison.)
 """
 
@@ -50,7 +51,7 @@ def _project():
 def predict(inputs: dict, shape) -> dict[str, dict[str, int]]:
     from assay.estimate import estimate
 
-    est = estimate(_project(), analyst="llm", shape=shape, **inputs)
+    est = estimate(_project(), shape=shape, **{**inputs, "analyst": "llm"})
     return {p.phase: {"input": p.input_tokens, "cached": p.cached_tokens, "output": p.output_tokens,
                       "calls": p.calls} for p in est.phases}
 
@@ -113,11 +114,11 @@ def implied(name: str, got: dict, detail: dict) -> dict[str, float]:
     return out
 
 
-def fit(rows: list[dict[str, float]]):
+def fit(rows: list[dict[str, float]], only: tuple[str, ...] = FITTED):
     from assay.estimate import Shape
 
     values = {}
-    for k in FITTED:
+    for k in only:
         got = [r[k] for r in rows if k in r]
         if got:
             values[k] = statistics.fmean(got)
@@ -140,12 +141,14 @@ def errors(got: dict, pred: dict) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--recorded", required=True)
-    ap.add_argument("--rounds", default="r4,r5,r6,r7")
+    ap.add_argument("--rounds", default="r4,r5,r7")
     ap.add_argument("--current", action="store_true")
+    ap.add_argument("--only", help="fit only these sizes (comma-separated); the others keep today's defaults")
     args = ap.parse_args()
     saved = json.loads(Path(args.recorded).read_text())
     details = saved.get("_detail", {})
     rounds = args.rounds.split(",")
+    only = tuple(args.only.split(",")) if args.only else FITTED
     names = [n for n in details if ROUND.get(n) in rounds and n in saved]
     missing = sorted({r for r in rounds} - {ROUND[n] for n in names})
     if missing:
@@ -161,7 +164,7 @@ def main() -> None:
         train = [rows[n] for n in names if ROUND[n] != held]
         if not test or not train:
             continue
-        shape = fit(train)
+        shape = fit(train, only)
         print(f"# fold {held}: fitted on {len(train)} transcripts: " +
               ", ".join(f"{k} {getattr(shape, k):,.2f}" for k in FITTED), flush=True)
         for n in test:
@@ -180,7 +183,7 @@ def main() -> None:
             if per:
                 n, (k, v) = max(per.items(), key=lambda kv: abs(kv[1][1]))
                 print(f"estimate_fit_{label}_{held}: {abs(v):.3f}  # {n} {k} {v:+.3f}")
-    everything = fit(list(rows.values()))
+    everything = fit(list(rows.values()), only)
     for k in FITTED:
         print(f"estimate_fit_all_{k}: {getattr(everything, k):.3f}")
 
