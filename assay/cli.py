@@ -64,9 +64,9 @@ def exit_now(code: object = 0) -> None:
 
     What a command leaves to run at exit does run, in order: the threads Python waits for, then every
     ``atexit`` handler (the vector index's close, logging's flush, Prefect's drains), then stdout and stderr
-    are flushed. What is skipped is freeing every module and object one by one: with Prefect, pandas,
-    scipy and duckdb loaded that took 2.5-4 s of every command on a loaded two-core machine (a one-area
-    rerun: 9.8-11.9 s with it, 7.0-8.1 s without; issue #20 item 8). ``ASSAY_FAST_EXIT=0`` exits the usual way."""
+    are flushed. What is skipped is the interpreter's own teardown after that: with Prefect, pandas, scipy
+    and duckdb loaded it took 2.5-4 s of every command on a loaded two-core machine (a one-area rerun:
+    9.8-11.9 s with it, 7.0-8.1 s without; issue #20 item 8). ``ASSAY_FAST_EXIT=0`` exits the usual way."""
     if code is None:
         code = 0
     elif not isinstance(code, int):  # sys.exit("message"): printed, status 1, as the interpreter does
