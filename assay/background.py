@@ -20,8 +20,11 @@ class BatchWorker(Generic[T]):
     rebuilt on demand (the step index) or are only a view (artifacts).
     """
 
-    def __init__(self, handle: Callable[[list[T]], None], name: str, max_batch: int = 32):
+    def __init__(self, handle: Callable[[list[T]], None], name: str, max_batch: int = 32,
+                 first: Callable[[], object] | None = None):
+        """``first``: work done on the thread before any item (in order: items wait for it), failures logged."""
         self.handle = handle
+        self.first = first
         self.max_batch = max_batch
         self.q: queue.Queue = queue.Queue()
         self.errors: list[BaseException] = []
@@ -34,6 +37,12 @@ class BatchWorker(Generic[T]):
         self.q.put(item)
 
     def _run(self) -> None:
+        if self.first is not None:
+            try:
+                self.first()
+            except BaseException as exc:  # noqa: BLE001 - reported, never raised into the loop
+                self.errors.append(exc)
+                log.warning("background %s failed: %s", self._thread.name, exc)
         done = False
         while not done:
             batch = [self.q.get()]

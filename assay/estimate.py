@@ -58,7 +58,9 @@ class Shape:
 
     The defaults describe a real model at work (measured on the recorded real-model runs of
     tests/fixtures/transcripts, see bench/README.md "estimate against a real model": fitted on the round-4
-    runs, the prompts the product sends today; rounds 2 and 5 held out): per exploration
+    runs, the prompts the product sends today; rounds 2 and 5 held out; the analysis's and recommendations'
+    sizes, ``picked_share``, ``digest_chars``, ``recommend_insight_share`` and ``insight_json_chars``, on the
+    replayable rounds 4, 5 and 7 in session 10, left out one round at a time by bench/estimate_fit.py): per exploration
     *step*, a call carrying ``steps_per_call`` steps (models ask for two or three queries at once), a model
     that ends with ``done`` before the budget runs out, and insights whose claims are re-derived one call
     each. A project's own finished LLM run replaces them (``calibrate``)."""
@@ -72,14 +74,20 @@ class Shape:
     intro_chars: float = 60
     leads_chars: float = 3_500       # the leads section of the exploration prompt (2.6k, 4.8k on the demos)
     status_chars: float = 60
-    digest_chars: float = 1_675      # one step in an analysis prompt (segment-by-time results are long)
+    digest_chars: float = 3_075      # one step in an analysis prompt (segment-by-time results are long)
+    # the steps one area's analysis reads, as a share of the steps taken (the picker keeps an area's relevant
+    # steps, at most ANALYSIS_AREA_TOP_K): the analysis input grows with the exploration, not with a constant
+    picked_share: float = 0.466  # rounds 4, 5, 7: 0.37-0.55 (bench/estimate_fit.py)
     analysis_output_chars: float = 9_100  # one area's insights (at most MAX_INSIGHTS_PER_AREA) with their claims
     insights_per_area: float = 2.8
     verify_calls_per_insight: float = 4.1  # one blind re-derivation per claim, and the count check
     verify_extra_chars: float = 1_300  # evidence and the claim, beside the prompt and the catalog
     verify_output_chars: float = 545
     recommend_output_chars: float = 9_500
-    insight_json_chars: float = 4_400  # a verified insight as the recommendations prompt carries it
+    insight_json_chars: float = 4_800  # a verified insight as the recommendations prompt carries it
+    # the share of the areas' insights that reach the recommendations (one segment's findings merged into one,
+    # non-differences moved to the context notes): its input grows with these, not with every area's insights
+    recommend_insight_share: float = 0.806  # rounds 4, 5, 7: 0.73-0.93
     source: str = "defaults"
     # calibrated from a previous run: measured usage of one area (analysis and verification) and of
     # the recommendations call, as (calls, input, cached, output) tokens
@@ -275,7 +283,7 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
                          f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps; a model that "
                          f"calls done sooner spends less on the exploration (its input grows with every call); "
                          f"after the first run the project's own sizes replace these")
-    picked = min(limits.ANALYSIS_AREA_TOP_K, steps_used(max_steps, shape))
+    picked = min(limits.ANALYSIS_AREA_TOP_K, max(1, round(steps_used(max_steps, shape) * shape.picked_share)))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN
     if shape.area_usage:
         calls, i, c, o = shape.area_usage
@@ -302,7 +310,8 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
     ve = PhaseEstimate("verification", calls=n_verify, input_tokens=tokens(n_verify * vprompt),
                        cached_tokens=tokens(hits * stable), output_tokens=tokens(n_verify * shape.verify_output_chars))
     re_ = PhaseEstimate("recommendations", calls=1,
-                        input_tokens=tokens(recommend_prompt_chars + n_insights * shape.insight_json_chars),
+                        input_tokens=tokens(recommend_prompt_chars
+                                            + n_insights * shape.recommend_insight_share * shape.insight_json_chars),
                         output_tokens=tokens(shape.recommend_output_chars))
     est.phases = [ex, an, ve, re_]
     for p in est.phases:

@@ -9,7 +9,7 @@ phase and per token kind.
 
 Prints one `name: value` line per figure:
   estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
-  estimate_real_error_max_cold_<round>         the same per round (r4 fitted; r2, r5, r6 held out)
+  estimate_real_error_max_cold_<round>         the same per round (r2, r4, r5, r6, r7)
   estimate_real_error_max_given_stop_<round>   the same estimate told only where the model stopped: the step
                                                budget set to the steps it took (every other size the default)
   estimate_real_under_max_cold_<round>         the largest share by which a recorded figure exceeds the cold
@@ -38,13 +38,17 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                # round 5: LLM table descriptions and the statistical leads in the first exploration prompt
                "demo-ecommerce-30-steps-leads": "ecommerce", "demo-gaming-30-steps-leads": "gaming",
                # round 6 (held out: recorded after the defaults were fitted on round 4)
-               "demo-ecommerce-30-steps-r6": "ecommerce", "demo-gaming-30-steps-r6": "gaming"}
+               "demo-ecommerce-30-steps-r6": "ecommerce", "demo-gaming-30-steps-r6": "gaming",
+               # round 7 (session 8): context notes, one finding per segment's outcomes, the verifier's condition rules
+               "demo-ecommerce-30-steps-r7": "ecommerce", "demo-gaming-30-steps-r7": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
-             "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6"}
+             "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
+             "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
-         "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6"}
+         "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
+         "demo-ecommerce-30-steps-r7": "r7", "demo-gaming-30-steps-r7": "r7"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it
@@ -79,8 +83,10 @@ def phase_of(purpose: str) -> str:
     return "exploration"
 
 
-def replay_by_phase(name: str, project_id: str, settings) -> dict[str, dict[str, int]]:
-    """Replay the transcript through the pipeline; recorded tokens per phase and kind."""
+def replay_by_phase(name: str, project_id: str, settings, detail: dict | None = None) -> dict[str, dict[str, int]]:
+    """Replay the transcript through the pipeline; recorded tokens per phase and kind. ``detail`` (a dict) gets
+    every call's (phase, input, cached, output) tokens in order and what the run did: per area the steps its
+    analysis read and the insights it kept, the insights that reached the recommendations."""
     from assay.llm import replay
     from assay.models import LLMConfig
     from assay.run.lifecycle import new_run_id, run_discovery_inline
@@ -97,11 +103,25 @@ def replay_by_phase(name: str, project_id: str, settings) -> dict[str, dict[str,
         ph["input"] += resp.usage.input_tokens
         ph["cached"] += resp.usage.cached_tokens
         ph["output"] += resp.usage.output_tokens
+        calls.append([phase_of(request.purpose), resp.usage.input_tokens, resp.usage.cached_tokens,
+                      resp.usage.output_tokens])
+        if request.purpose == "recommend":
+            rec_insights.append(len(request.meta.get("insight_ids") or []))
         return resp
 
+    calls: list[list] = []
+    rec_insights: list[int] = []
     llm.complete = counting
-    run_discovery_inline(project_id, new_run_id(), settings=settings)
+    result = run_discovery_inline(project_id, new_run_id(), settings=settings)
     llm.assert_consumed()
+    if detail is not None:
+        from assay.store import open_store
+
+        steps = open_store(settings).steps(result.run_id)
+        detail.update(calls=calls, steps_taken=steps_taken(name),
+                      query_steps=sum(1 for st in steps if st.action.value == "query"), areas=[{"area": a.area, "ok": a.ok, "picked": len(a.selected_steps), "insights": a.insights,
+                               "results_chars": a.query_results_chars} for a in result.analysis_log],
+            insights=len(result.insights), recommend_insights=rec_insights[-1] if rec_insights else None)
     return dict(got)
 
 
@@ -131,6 +151,26 @@ def given_stop(pid: str, settings, share: float):
         return estimate_project(pid, settings=settings)
     finally:
         model.estimate = real
+
+
+def estimate_inputs(pid: str, settings) -> dict:
+    """The sizes the project's estimate is made of (its rendered prompts): what ``bench/estimate_fit.py`` feeds
+    ``assay.estimate.estimate`` with other shapes."""
+    import assay.estimate as model
+    from assay.services.estimate import estimate_project
+
+    real, seen = model.estimate, {}
+
+    def spy(project, **kwargs):
+        seen.update({k: v for k, v in kwargs.items() if k not in ("shape", "warehouse")})
+        return real(project, **kwargs)
+
+    model.estimate = spy
+    try:
+        estimate_project(pid, settings=settings)
+    finally:
+        model.estimate = real
+    return seen
 
 
 def main() -> None:
@@ -169,6 +209,7 @@ def main() -> None:
                                    warehouse=WarehouseConfig(kind="duckdb", settings={
                                        "path": str(db), "llm_descriptions": name in DESCRIBED}),
                                    llm=LLMConfig(provider="replay", model=name)))
+        inputs = estimate_inputs(pid, settings)
         pred = predicted_by_phase(estimate_project(pid, settings=settings))
         taken = steps_taken(name)
         pred_stop = predicted_by_phase(given_stop(pid, settings, taken / 30))
@@ -180,7 +221,9 @@ def main() -> None:
             from assay.llm.replay import TranscriptMismatch
 
             try:
-                saved[name] = replay_by_phase(name, pid, settings)
+                detail: dict = {"inputs": inputs}
+                saved[name] = replay_by_phase(name, pid, settings, detail)
+                saved.setdefault("_detail", {})[name] = detail
             except TranscriptMismatch as e:  # the product's requests moved on since the recording
                 print(f"# {name}: no longer replays ({e}); left out", flush=True)
                 continue

@@ -90,11 +90,11 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
     prior = s.store.steps(s.run_id)
     if s.run.exploration_finished:
         return s.run.exploration_finished
-    s.step_index.ensure(prior)
+    # the steps already stored (a resumed run) are indexed by the writer's indexer thread, before its new ones
     if s.run.analyst == "statistical":
         from ..stats.planner import explore_statistically
 
-        writer = RunWriter(s, on_step)
+        writer = RunWriter(s, on_step, prior)
         try:
             finished = explore_statistically(s, prior, writer)
         finally:
@@ -104,7 +104,7 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
         from ..explore.leads import leads_section
 
         leads_section(s)  # scanned once per run, before the first request; the prompt reads it from the run
-        writer = RunWriter(s, on_step)
+        writer = RunWriter(s, on_step, prior)
         explorer = Explorer(
             llm=s.llm,
             executor=s.executor,

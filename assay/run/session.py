@@ -21,8 +21,8 @@ from ..schema.index import SchemaIndex, project_schema_index
 from ..schema.provider import SchemaProvider
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
-from ..vectors import get_embedder, open_index
-from ..vectors.embedder import get_schema_embedder
+from ..vectors.embedder import get_embedder, get_schema_embedder
+from ..vectors.index import deferred_index, step_vectors
 from ..warehouse import build_guard, open_warehouse
 
 
@@ -79,7 +79,8 @@ class RunSession:
 
     @cached_property
     def index(self):
-        return open_index(self.settings)
+        """Opened on first use, in whichever thread first reads or writes vectors (``DeferredIndex``)."""
+        return deferred_index(self.settings)
 
     @cached_property
     def embedder(self):
@@ -87,7 +88,7 @@ class RunSession:
 
     @cached_property
     def step_index(self) -> StepIndex:
-        return StepIndex(self.index, self.embedder, self.run_id)
+        return StepIndex(step_vectors(self.settings), self.embedder, self.run_id)
 
     @cached_property
     def schema_index(self) -> SchemaIndex:

@@ -20,12 +20,18 @@ class RunWriter:
     indexed in batches off the loop's critical path.
     """
 
-    def __init__(self, s: RunSession, on_step: Callable[[ExplorationStep], None] | None):
+    def __init__(self, s: RunSession, on_step: Callable[[ExplorationStep], None] | None,
+                 prior: list[ExplorationStep] | None = None):
+        """``prior``: the steps a resumed exploration already stored; the indexer first makes sure they are
+        indexed (``StepIndex.ensure``), on its own thread: opening the index (importing Qdrant's client,
+        opening its folder) is off the path to the first step, and ``close()`` waits for it all."""
         self.s = s
         self.on_step = on_step
         self.pending: dict[str, int] = {}
         self._lock = threading.Lock()
-        self.indexer = BatchWorker(self._index, name=f"step-index-{s.run_id[:8]}")
+        steps = list(prior or [])
+        self.indexer = BatchWorker(self._index, name=f"step-index-{s.run_id[:8]}",
+                                   first=lambda: s.step_index.ensure(steps))
         self.progress = BatchWorker(self._progress, name=f"run-progress-{s.run_id[:8]}", max_batch=256)
 
     def bump(self, counters: dict[str, int]) -> None:

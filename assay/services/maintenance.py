@@ -30,6 +30,46 @@ def sweep_run_collections(store: Store, index, *, now: float | None = None,
     return sweep_orphans(index, active, {n: ended[n] for n in recent}, now, max_age_s, known=known)
 
 
+class BackgroundSweep:
+    """``sweep_run_collections`` on a thread of its own, started with a run: opening the vector index (the
+    Qdrant client's import, a local folder's collections) and dropping orphans stays off the path to the
+    run's first step (issue #20 item 8). ``join()`` before the run ends: its collections are dropped by the
+    end hooks, and the process's index is closed at exit. A failure is kept (``error``) and logged by
+    ``join``: maintenance never fails a discovery."""
+
+    def __init__(self, store: Store, settings, name: str = "assay-boot-sweep"):
+        import contextvars
+        import threading
+
+        self.dropped: list[str] = []
+        self.error: BaseException | None = None
+        ctx = contextvars.copy_context()
+
+        def run() -> None:
+            from ..vectors.index import DeferredIndex, open_index, step_vectors
+
+            try:
+                self.dropped = sweep_run_collections(store, open_index(settings))
+                held = step_vectors(settings)
+                if not isinstance(held, DeferredIndex):  # local mode: runs' steps in this process's memory
+                    self.dropped += sweep_run_collections(store, held)
+            except BaseException as exc:  # noqa: BLE001 - reported by join()
+                self.error = exc
+
+        self._thread = threading.Thread(target=ctx.run, args=(run,), name=name, daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: float | None = None, log=None) -> list[str]:
+        """Wait for the sweep; the collections it dropped. ``log``: where to say what it did or why it failed."""
+        self._thread.join(timeout)
+        if log is not None:
+            if self.error is not None:
+                log.warning("orphan sweep failed: %s", self.error)
+            elif self.dropped:
+                log.info("dropped %d orphaned step collections", len(self.dropped))
+        return self.dropped
+
+
 def prune_runs(store: Store, *, keep_days: float = limits.KEEP_RUNS_DAYS, keep_last: int = limits.KEEP_LAST_RUNS,
                now: dt.datetime | None = None) -> list[str]:
     """Delete runs that ended more than ``keep_days`` ago, with everything they wrote; the last

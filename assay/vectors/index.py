@@ -1,7 +1,9 @@
 """Qdrant collections: the project's schema index and each run's step index.
 
 Local mode (a folder, one process) is the embedded default; ``QDRANT_URL``
-points at a server. Local mode is not thread-safe, so every call through a
+points at a server. The Qdrant client is imported when an index is first opened, not with this module
+(the import alone costs one to three seconds), and a run's session opens its index on first use
+(``deferred_index``), off the path to its first exploration step (issue #20 item 8). Local mode is not thread-safe, so every call through a
 local client is serialised by one lock; a server client needs none. Without a
 server, ``ASSAY_VECTOR_INDEX=store`` (the default with ``MONGODB_URI``) keeps the
 vectors in the result store, which every process shares (``store_index.py``).
@@ -15,11 +17,12 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterator
-
-from qdrant_client import QdrantClient, models
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..settings import Settings
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
 
 _NS = uuid.UUID("6f1f5b8e-4f8a-4c3c-9a53-1f7a1d2c0b11")
 
@@ -70,6 +73,8 @@ class VectorIndex:
                 yield
 
     def ensure(self, name: str, dim: int) -> None:
+        from qdrant_client import models
+
         with self._guard():
             if not self.client.collection_exists(name):
                 try:
@@ -88,6 +93,8 @@ class VectorIndex:
     def upsert(self, name: str, items: list[tuple[str, list[float], dict[str, Any]]]) -> None:
         if not items:
             return
+        from qdrant_client import models
+
         points = [
             models.PointStruct(id=point_id(k), vector=list(map(float, v)), payload={**p, "_key": k})
             for k, v, p in items
@@ -99,6 +106,8 @@ class VectorIndex:
     def delete(self, name: str, keys: list[str]) -> None:
         if not keys:
             return
+        from qdrant_client import models
+
         with self._guard():
             self._fast_commits(name)
             self.client.delete(name, points_selector=models.PointIdsList(points=[point_id(k) for k in keys]))
@@ -138,6 +147,8 @@ class VectorIndex:
         """Merge new payload fields into existing points, by key, without touching their vectors."""
         if not updates:
             return
+        from qdrant_client import models
+
         ops = [models.SetPayloadOperation(set_payload=models.SetPayload(payload=p, points=[point_id(k)]))
                for k, p in updates.items()]
         with self._guard():
@@ -192,6 +203,8 @@ def _open_local(settings: Settings, *, wait_s: float | None = None, log_every_s:
     import logging
     import os
 
+    from qdrant_client import QdrantClient
+
     log = logging.getLogger("assay")
     wait_s = float(os.environ.get("ASSAY_LOCAL_INDEX_WAIT_S", LOCAL_WAIT_S)) if wait_s is None else wait_s
     start = time.monotonic()
@@ -242,6 +255,8 @@ def open_index(settings: Settings) -> VectorIndex:
             store = open_store(settings)
             idx = StoreIndex(store.db, backend=store.backend)
         elif kind == "server":
+            from qdrant_client import QdrantClient
+
             client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=30)
             idx = VectorIndex(client, local=False)
         else:
@@ -250,6 +265,51 @@ def open_index(settings: Settings) -> VectorIndex:
             idx = VectorIndex(client, local=True)
         _INDEXES[key] = idx
         return idx
+
+
+class DeferredIndex:
+    """The process's index (``open_index``) opened on its first use, not when it is handed out.
+
+    A run's session builds its step and schema indexes around one of these: building them imports no Qdrant
+    client and opens no collection folder, so that work happens in the threads that first read or write
+    vectors (the schema index's sync, the step indexer, the boot-time sweep), not on the path to the first
+    exploration step (issue #20 item 8). Every attribute is the opened index's."""
+
+    def __init__(self, settings: Settings):
+        self._settings = settings
+        self._index: Any = None
+
+    def resolve(self):
+        """The opened index (opening it now if nothing has yet); ``open_index`` serialises the openers."""
+        if self._index is None:
+            self._index = open_index(self._settings)
+        return self._index
+
+    @property
+    def opened(self) -> bool:
+        return self._index is not None
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_settings", "_index"):
+            raise AttributeError(name)
+        return getattr(self.resolve(), name)
+
+
+def deferred_index(settings: Settings) -> DeferredIndex:
+    return DeferredIndex(settings)
+
+
+def step_vectors(settings: Settings):
+    """Where a run's step vectors live: with Qdrant local mode, this process's memory (``memory_index``: the
+    run's areas run in this process, and the collection is dropped when the run ends); with a server or the
+    store, the index every worker shares, opened on first use."""
+    from ..settings import vector_index_kind
+
+    if vector_index_kind(settings) == "local":
+        from .memory_index import process_index
+
+        return process_index()
+    return deferred_index(settings)
 
 
 def schema_collection(project_id: str) -> str:

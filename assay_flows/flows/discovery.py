@@ -12,7 +12,7 @@ from pydantic.json_schema import SkipJsonSchema
 from assay.errors import UserError
 from assay.liveness import Heartbeat, reap_gone_runs
 from assay.run.lifecycle import create_run, fail_run
-from assay.services.maintenance import sweep_run_collections
+from assay.services.maintenance import BackgroundSweep
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.vectors.embedder import warm_up
@@ -77,15 +77,20 @@ async def discovery_flow(params: DiscoveryParams, run_id: SkipJsonSchema[str | N
 
 
 async def _phases(store, run_id: str, logger, placement=None):
-    try:  # the boot-time sweep: collections of runs killed before their hooks ran
-        from assay.vectors.index import open_index
-
+    try:  # runs whose process died: marked crashed (and mirrored) before this one starts
         await mirror_all(reap_gone_runs(store))
-        swept = sweep_run_collections(store, open_index(load_settings()))
-        if swept:
-            logger.info("dropped %d orphaned step collections", len(swept))
     except Exception as exc:  # maintenance never blocks a discovery
         logger.warning("orphan sweep failed: %s", exc)
+    # the boot-time sweep (collections of runs killed before their hooks ran) opens the vector index: on a
+    # thread of its own, beside the run's first phases; joined before the run ends
+    sweep = BackgroundSweep(store, load_settings())
+    try:
+        return await _run_phases(store, run_id, placement)
+    finally:
+        sweep.join(log=logger)
+
+
+async def _run_phases(store, run_id: str, placement=None):
     try:
         await init_task(run_id)
         await context_task(run_id)

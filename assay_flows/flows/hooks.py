@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from assay.settings import load_settings
-from assay.vectors.index import open_index, run_collection
+from assay.vectors.index import run_collection, step_vectors
 
 log = logging.getLogger("assay")
 
@@ -17,7 +17,7 @@ def run_id_of(flow_run) -> str | None:
 
 def drop_run_collection_of(run_id: str) -> None:
     try:
-        open_index(load_settings()).drop(run_collection(run_id))
+        step_vectors(load_settings()).drop(run_collection(run_id))  # local mode: this process's memory
     except Exception as exc:  # a hook must never turn a result into a crash
         log.warning("could not drop the step collection of run %s: %s", run_id, exc)
 

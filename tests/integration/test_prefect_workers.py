@@ -315,7 +315,11 @@ def test_a_killed_run_is_crashed_in_both_ends_watch_is_swept_and_reruns(pool, an
     st = flow_state(env, frid)
     assert st["type"] == "CRASHED", st  # the Prefect server is told, not left Running
     swept = json.loads(sh(env, sys.executable, "-c", SWEEP, run_id).strip().splitlines()[-1])
-    assert swept == {"before": True, "dropped": True, "after": False}, swept
+    # nothing of the killed run is left in the index folder. With Qdrant local mode (this pool's) a run's step
+    # vectors live in the memory of its process since session 10 (issue #20 item 8), so the kill took them along
+    # and the sweep finds nothing of it to drop; a crashed run's collection in a shared index is still dropped at
+    # the first sweep (tests/integration/test_sweep.py::test_a_crashed_run_loses_its_collection_at_once)
+    assert swept == {"before": False, "dropped": False, "after": False}, swept
 
     # the kill may come before the other areas are saved (their verification waits on the warehouse's query
     # slots, #22): the rerun names every area, as the crash message tells a user to

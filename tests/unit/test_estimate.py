@@ -99,3 +99,32 @@ def test_a_cold_estimate_states_where_it_assumes_the_model_stops_and_a_sooner_st
     assert explore[0].input_tokens < explore[-1].input_tokens / 1.5 and explore[0].calls < explore[-1].calls
     calibrated = estimate(p, shape=Shape(source="calibrated from the project's latest LLM run"), **kw)
     assert not any("cold estimate" in n for n in calibrated.notes)
+
+
+def test_the_analysis_reads_a_share_of_the_steps_taken_and_the_recommendations_the_insights_that_reach_them():
+    """Issue 20 item 11, structure: an area's analysis reads the steps the picker keeps for it, a share of the steps
+    the model took (at most ANALYSIS_AREA_TOP_K), so its input grows with the exploration; the recommendations
+    carry the insights left after merging, a share of every area's insights."""
+    import dataclasses
+
+    p = Project(id="p", llm=LLMConfig(provider="anthropic", model="claude-sonnet-4-5"))
+    kw = dict(system_chars=14_000, catalog_chars=1_500, area_prompt_chars=[6_000] * 5, recommend_prompt_chars=6_000,
+              analyst="llm")
+    base = Shape(picked_share=0.4, steps_used_share=1.0, recommend_insight_share=0.6)
+
+    def phase(est, name):
+        return next(ph for ph in est.phases if ph.phase == name)
+
+    short, long_ = (estimate(p, max_steps=n, shape=base, **kw) for n in (20, 40))
+    per_step = base.digest_chars / limits.CHARS_PER_TOKEN * 5  # five areas
+    grew = phase(long_, "analysis").input_tokens - phase(short, "analysis").input_tokens
+    assert grew == pytest.approx(per_step * 0.4 * 20, rel=0.02)  # 8 more steps read per area
+    capped = estimate(p, max_steps=200, shape=base, **kw)  # 80 steps: the picker's top k bounds an area's read
+    assert phase(capped, "analysis").input_tokens == pytest.approx(
+        5 * (6_000 + limits.ANALYSIS_AREA_TOP_K * base.digest_chars) / limits.CHARS_PER_TOKEN, rel=0.01)
+    fewer = estimate(p, max_steps=30, shape=dataclasses.replace(base, recommend_insight_share=0.3), **kw)
+    more = estimate(p, max_steps=30, shape=base, **kw)
+    n_insights = base.insights_per_area * 5
+    diff = phase(more, "recommendations").input_tokens - phase(fewer, "recommendations").input_tokens
+    assert diff == pytest.approx(n_insights * 0.3 * base.insight_json_chars / limits.CHARS_PER_TOKEN, rel=0.01)
+    assert phase(more, "verification").calls == phase(fewer, "verification").calls  # verified before merging

@@ -42,6 +42,10 @@ def recorded(name: str) -> dict[str, dict[str, int]]:
 # Round 6 (session 8) is held out too; its gaming run wrote 21% less analysis than the defaults (0.271 over:
 # its contract asks for the most material findings first, fewer when fewer are material): not fitted away.
 R6_GAMING = pytest.mark.xfail(strict=True, reason="round 6 gaming: the model wrote 21% less analysis than estimated (error 0.271)")
+# Round 7 (session 8; session 10 measured it): its gaming run kept 2.0 insights per area (one area none) where the
+# other rounds kept 2.2-3.0, checked each with 3.4 calls (3.9-4.8) of shorter answers (420 chars, 480-665): its
+# verification wrote 2.2x less than the defaults, whatever they are fitted on (bench/README.md, session 10)
+R7_GAMING = pytest.mark.xfail(strict=True, reason="round 7 gaming: verification output 2.2x below the estimate")
 
 
 def steps_taken(name: str) -> int:
@@ -70,6 +74,7 @@ def output_errors(name: str, shape: Shape | None = None) -> dict[str, float]:
     "demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4", "demo-ecommerce-30-steps-leads",
     pytest.param("demo-gaming-30-steps-leads", marks=pytest.mark.xfail(strict=True, reason="stopped early: 23 of 30 steps")),
     "demo-ecommerce-30-steps-r6", pytest.param("demo-gaming-30-steps-r6", marks=R6_GAMING),
+    "demo-ecommerce-30-steps-r7", pytest.param("demo-gaming-30-steps-r7", marks=R7_GAMING),
 ])
 def test_cold_output_estimate_is_within_a_quarter_of_a_real_model_per_phase(name):
     errors = output_errors(name)
@@ -79,6 +84,7 @@ def test_cold_output_estimate_is_within_a_quarter_of_a_real_model_per_phase(name
 @pytest.mark.parametrize("name", [
     "demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4", "demo-ecommerce-30-steps-leads",
     "demo-gaming-30-steps-leads", "demo-ecommerce-30-steps-r6", pytest.param("demo-gaming-30-steps-r6", marks=R6_GAMING),
+    "demo-ecommerce-30-steps-r7", pytest.param("demo-gaming-30-steps-r7", marks=R7_GAMING),
 ])
 def test_told_where_the_model_stopped_the_estimate_is_within_a_quarter_per_phase(name):
     """What "≤ 25% cold, per phase" can mean when a model stops early: the same default sizes, told only the steps
