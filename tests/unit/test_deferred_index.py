@@ -4,6 +4,8 @@ whatever reads them (the analysis, the drop hook) finds them complete."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 import subprocess
 import sys
@@ -241,7 +243,9 @@ def test_a_one_area_rerun_in_local_mode_imports_no_qdrant_client(run, tmp_path):
     )
     import os
 
-    env = dict(os.environ, ASSAY_VECTOR_INDEX="local")
+    root = str(Path(__file__).resolve().parents[2])  # `tests` is imported by the child: the checkout's root on its path
+    env = dict(os.environ, ASSAY_VECTOR_INDEX="local",
+               PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
