@@ -228,7 +228,9 @@ def actions_text(tools: bool, allowed: tuple[str, ...] | None = None) -> str:
     lines = []
     if tools:
         lines.append("Call the tools below (several in one turn when they are independent); do not write JSON "
-                     "actions in text.")
+                     "actions in text. Each `query` call is one step of your budget, also when several are in one "
+                     "turn; when the budget is spent the exploration ends, so finish with `done` and your summary "
+                     "before it runs out.")
         for name in allowed:
             t = specs[name]
             props = t.parameters.get("properties", {})

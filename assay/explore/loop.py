@@ -208,6 +208,9 @@ class Explorer:
         if bare:
             msg += (" Areas none of your queries has looked at yet (each is analysed only from your steps): "
                     + ", ".join(a.name for a in bare) + ".")
+        if self.tools and 0 < left <= 3:
+            msg += (f" {left} step{'s' if left != 1 else ''} left: each query call takes one, also in the same turn; "
+                    "end with `done` and your summary.")
         if not self.tools:
             msg += " Answer with one JSON action."
         return msg if left > 0 else msg + " This was the last step."

@@ -40,6 +40,15 @@ def areas_section(areas: list[AnalysisArea]) -> str:
             "and over time.\n" + lines)
 
 
+DIALECT_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "postgresql": "PostgreSQL", "snowflake": "Snowflake",
+                 "mysql": "MySQL", "mariadb": "MariaDB", "bigquery": "BigQuery", "redshift": "Amazon Redshift",
+                 "sqlite": "SQLite"}
+
+
+def dialect_name(kind: str) -> str:
+    return DIALECT_NAMES.get((kind or "").lower(), kind or "SQL")
+
+
 def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, max_steps: int, *,
                               previous_context: str = "", goal: str = "", tools: bool = True,
                               areas: list[AnalysisArea] | None = None, leads: str = "") -> str:
@@ -58,5 +67,7 @@ def render_exploration_prompt(project: Project, pack: DomainPack, catalog: str, 
                   actions=actions_text(tools))
     if "actions" not in pack.exploration:  # a pack written before {{ actions }}: the protocol is still described
         body = f"{body.strip()}\n\n## Actions (this is how to answer)\n{actions_text(tools)}"
+    # the models of round 8 inferred the dialect from the leads' SQL: name it
+    body = f"{body.strip()}\n\nThe warehouse is {dialect_name(cfg.kind)}: write every query in its SQL dialect."
     section = areas_section(pack.areas if areas is None else areas)
     return "\n\n".join(p.strip() for p in (body, section, leads, goal_section(goal), base) if p.strip())

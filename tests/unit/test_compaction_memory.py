@@ -52,3 +52,19 @@ def test_raw_turns_keep_the_models_text_beside_its_calls(db):
     make_explorer(db, llm).run()
     assistant = [m for m in llm.calls[1].messages if m.role == "assistant"][0]
     assert assistant.content == "Counting orders first." and assistant.tool_calls[0].id == "a"
+
+
+def test_the_last_steps_say_each_call_takes_one_and_to_end_with_done(db):
+    """Round 8's InsightBench model: two of five explorations spent their budget without `done` (several calls in
+    one turn each took a step, which nothing said). With native tools, the progress line says so when 3 or fewer
+    steps are left."""
+    script = iter([
+        [ToolCall("a", "query", {"sql": "SELECT count(*) AS n FROM orders", "purpose": "orders"}),
+         ToolCall("b", "query", {"sql": "SELECT count(*) AS n FROM customers", "purpose": "customers"})],
+        [ToolCall("c", "done", {"summary": "counted"})]])
+    llm = ScriptedLLM(lambda req: next(script), tools=True)
+    make_explorer(db, llm, max_steps=5).run()
+    after = llm.calls[1].messages[-1]
+    text = (after.content or "") + " ".join(r for _, r in (after.tool_results or []))
+    assert "Steps used: 2 of 5" in text
+    assert "3 steps left: each query call takes one, also in the same turn; end with `done`" in text

@@ -54,3 +54,15 @@ def test_json_prompt_shows_shapes_the_parser_accepts(name, text, allowed):
     kinds = [parse_action(__import__("json").dumps(o), allowed).kind for o in shapes]
     assert sorted(kinds) == sorted(allowed), name
     assert not re.search(r"`\w+\([^)]*\)`", text), f"{name}: tool-call syntax in a JSON-protocol prompt"
+
+
+def test_the_exploration_prompt_names_the_dialect_and_what_a_step_costs():
+    """Round 8's models inferred the SQL dialect from the leads' SQL, and two explorations ended without `done`
+    because several calls in one turn each took a step."""
+    pack = load_pack("generic")
+    for kind, name in (("duckdb", "DuckDB"), ("postgres", "PostgreSQL"), ("snowflake", "Snowflake"),
+                       ("mysql", "MySQL")):
+        p = Project(id="x", pack="generic", warehouse=WarehouseConfig(kind=kind))
+        text = render_exploration_prompt(p, pack, "- main.t (1 cols, ~1 rows): a", 10, tools=True)
+        assert f"The warehouse is {name}: write every query in its SQL dialect." in text
+    assert "Each `query` call is one step of your budget, also when several are in one turn" in actions_text(True)
