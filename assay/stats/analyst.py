@@ -114,7 +114,9 @@ def _fact_keys(c: D.Candidate) -> set:
     # TTR" and "Fred Luddy's TTR is increasing over time", "Hardware incidents are higher" and "spiked in
     # 2023-08"; the table's burst and its segment's burst in the same periods are one
     # (a trend and a level shift of one segment are one movement over time: the better one is kept)
-    over_time = c.kind if c.kind in (D.Kind.SPIKE, D.Kind.TREND) else ""
+    # (a change point is a movement over time too: "ios purchases fail more" and "ios failures rose from June" are
+    # a level and its movement, and the movement, the more telling, was lost to the level's stronger p)
+    over_time = c.kind if c.kind in (D.Kind.SPIKE, D.Kind.TREND, D.Kind.CHANGE_POINT) else ""
     keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
             ("seg", c.table, c.segment, over_time)}
     if c.kind in (D.Kind.TREND, D.Kind.CHANGE_POINT) and c.segment is not None:
