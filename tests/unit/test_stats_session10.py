@@ -349,3 +349,18 @@ def test_a_segments_level_and_its_change_point_are_two_findings():
     trend = cand(D.Kind.TREND, "The failed rate for ios is increasing over time", 1e-3)
     assert [c.name for c in _dedupe([level, moved])] == [level.name, moved.name]
     assert [c.name for c in _dedupe([level, moved, trend])] == [level.name, moved.name]  # one movement kept
+
+
+def test_a_segments_row_count_stepping_up_stays_one_fact_with_its_level():
+    """The other side of the rule above (InsightBench task 29): "the number of goals for Low increased from July"
+    beside "Low goals have a higher Completed rate" is mostly the table's own growth; keeping it pushed the level
+    finding out. A change point of a segment's row count still shares the segment's key."""
+    from assay.stats.analyst import _dedupe
+
+    level = D.Candidate(kind="outlier_segment", name="Low goals have a higher Completed rate", description="",
+                        table="main.goals", step=1, effect=0.9, p_value=1e-9, count_sql="SELECT 1",
+                        segment="priority=Low", measure="completed rate")
+    volume = D.Candidate(kind=D.Kind.CHANGE_POINT, name="The number of goals for Low increased from 2022-07-01",
+                         description="", table="main.goals", step=2, effect=0.9, p_value=1e-4, count_sql="SELECT 2",
+                         segment="priority=Low", area_text="main.goals priority Low n monthly")
+    assert [c.name for c in _dedupe([level, volume])] == [level.name]
