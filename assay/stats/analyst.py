@@ -114,7 +114,12 @@ def _fact_keys(c: D.Candidate) -> set:
     # TTR" and "Fred Luddy's TTR is increasing over time", "Hardware incidents are higher" and "spiked in
     # 2023-08"; the table's burst and its segment's burst in the same periods are one
     # (a trend and a level shift of one segment are one movement over time: the better one is kept)
-    over_time = c.kind if c.kind in (D.Kind.SPIKE, D.Kind.TREND) else ""
+    # (a change point of a rate or a measure is a movement over time too: "ios purchases fail more" and "ios
+    # failures rose from June" are a level and its movement, and the movement, the more telling, was lost to the
+    # level's stronger p; a segment's row count stepping up is mostly the table's own growth, and stays one
+    # fact with the segment's level)
+    moving = (D.Kind.SPIKE, D.Kind.TREND) + (() if _volume_change(c) else (D.Kind.CHANGE_POINT,))
+    over_time = c.kind if c.kind in moving else ""
     keys = {("sql", c.count_sql or c.name, "" if c.kind == "outlier_segment" else c.measure),
             ("seg", c.table, c.segment, over_time)}
     if c.kind in (D.Kind.TREND, D.Kind.CHANGE_POINT) and c.segment is not None:
@@ -130,6 +135,12 @@ def _fact_keys(c: D.Candidate) -> set:
         keys.add(("value", c.table, c.kind, "" if c.kind == "outlier_segment" else c.measure,
                   c.segment.split("=", 1)[1]))
     return keys
+
+
+def _volume_change(c: D.Candidate) -> bool:
+    """A change point of a segment's monthly row count or active entities (``<table> <dim> <seg> n monthly``)."""
+    parts = c.area_text.split()
+    return c.kind == D.Kind.CHANGE_POINT and len(parts) >= 2 and parts[-1] == "monthly" and parts[-2] in ("n", "entities")
 
 
 def volume_trend(c: D.Candidate) -> bool:

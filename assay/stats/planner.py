@@ -487,7 +487,9 @@ class Planner:
         if money and ent and ent != p.pk:
             out.append(Probe(
                 "concentration", t.fqn, f"Concentration of {money} across {ent} in {t.name} (top 1%, 5%, 10% share)",
-                f"WITH e AS (SELECT {q(ent)} AS entity, sum({q(money)}) AS v FROM {ref} GROUP BY 1), "
+                # rows with no entity are no entity (a NULL key grouped as one was "the top 1% of sources")
+                f"WITH e AS (SELECT {q(ent)} AS entity, sum({q(money)}) AS v FROM {ref} WHERE {q(ent)} IS NOT NULL "
+                f"GROUP BY 1), "
                 f"r AS (SELECT v, row_number() OVER (ORDER BY v DESC) AS rk, count(*) OVER () AS n FROM e) "
                 f"SELECT max(n) AS entities, sum(v) AS total, "
                 f"sum(CASE WHEN rk <= ceil(n * 0.01) THEN v ELSE 0 END) AS top1, "

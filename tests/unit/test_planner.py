@@ -100,3 +100,28 @@ def test_the_plan_runs_reads_measures_and_marks_catalogues(shop):
     text = "\n\n".join(f"-- {pr.kind} · {pr.table}: {pr.purpose}\n{pr.sql};" for pr in probes[:14])
     check_golden("planner/shop_probes.sql", text,
                  "the statistical planner's first probes for a small shop schema (order, revenue, channel)")
+
+
+def test_rows_with_no_entity_are_not_one_entity_of_the_concentration(tmp_path):
+    """Round 8's InsightBench model read the scan's lead "the top 1% of source_id bring ..." that was the rows with
+    no source_id grouped as one source. The concentration probe ranks only rows that name an entity."""
+    path = tmp_path / "exp.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE expenses AS SELECT i AS expense_id,
+        CASE WHEN i % 3 = 0 THEN NULL ELSE 1 + (i % 500) END AS source_id,
+        10.0 + (i % 7) AS amount, TIMESTAMP '2025-01-01' + INTERVAL (i) HOUR AS opened_at FROM range(1, 6001) t(i)""")
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    try:
+        pl = Planner(wh.list_tables(), wh.quote, ["expense", "amount"])
+        probes = [pr for pr in pl.plan(profiles_of(pl, wh)) if pr.kind == "concentration"]
+        assert probes, "no concentration probe planned"
+        row = run(wh, probes[0].sql)[0]
+        top1_alone = run(wh, "SELECT sum(amount) AS v FROM expenses WHERE source_id IS NULL")[0]["v"]
+        named = run(wh, "SELECT count(DISTINCT source_id) AS n FROM expenses")[0]["n"]
+        assert row["entities"] == named == 500  # the named sources, not 501 with the NULL group
+        assert row["top1"] < top1_alone / 10  # the NULL group (a third of the amount) is not the top 1%
+        assert row["total"] == pytest.approx(run(wh, "SELECT sum(amount) AS v FROM expenses WHERE source_id IS NOT "
+                                                     "NULL")[0]["v"])
+    finally:
+        wh.close()

@@ -331,3 +331,36 @@ def test_a_spread_closer_to_the_goal_than_its_host_is_not_folded_away():
     host, spread = cands()
     host.relevance, spread.relevance = 0.31, 0.62  # the question asks about life expectancy
     assert fold_spreads_into_outliers([host, spread]) == [host, spread] and "Also" not in host.description
+
+
+def test_a_segments_level_and_its_change_point_are_two_findings():
+    """The ask evaluation's gaming run: "ios purchases have a higher failed rate" (a level, p 3e-50) and "ios
+    failures rose from 0.058 to 0.59 from June" (its change point) shared one per-segment key, and the change point,
+    what a reader asks ("since when?"), was dropped. A change point is a movement over time, as a trend is; a trend
+    and a change point of one segment are still one movement."""
+    from assay.stats.analyst import _dedupe
+
+    def cand(kind, name, p):
+        return D.Candidate(kind=kind, name=name, description=name, table="main.purchases", step=1, effect=0.9,
+                           p_value=p, count_sql=f"SELECT {len(name)}", segment="platform=ios", measure="failed rate")
+
+    level = cand("outlier_segment", "ios purchases have a higher failed rate", 3e-50)
+    moved = cand(D.Kind.CHANGE_POINT, "The rate of failed per succeeded for ios purchases rose from 2026-06-01", 4e-4)
+    trend = cand(D.Kind.TREND, "The failed rate for ios is increasing over time", 1e-3)
+    assert [c.name for c in _dedupe([level, moved])] == [level.name, moved.name]
+    assert [c.name for c in _dedupe([level, moved, trend])] == [level.name, moved.name]  # one movement kept
+
+
+def test_a_segments_row_count_stepping_up_stays_one_fact_with_its_level():
+    """The other side of the rule above (InsightBench task 29): "the number of goals for Low increased from July"
+    beside "Low goals have a higher Completed rate" is mostly the table's own growth; keeping it pushed the level
+    finding out. A change point of a segment's row count still shares the segment's key."""
+    from assay.stats.analyst import _dedupe
+
+    level = D.Candidate(kind="outlier_segment", name="Low goals have a higher Completed rate", description="",
+                        table="main.goals", step=1, effect=0.9, p_value=1e-9, count_sql="SELECT 1",
+                        segment="priority=Low", measure="completed rate")
+    volume = D.Candidate(kind=D.Kind.CHANGE_POINT, name="The number of goals for Low increased from 2022-07-01",
+                         description="", table="main.goals", step=2, effect=0.9, p_value=1e-4, count_sql="SELECT 2",
+                         segment="priority=Low", area_text="main.goals priority Low n monthly")
+    assert [c.name for c in _dedupe([level, volume])] == [level.name]
