@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .findings import fold, names_value
 from .models import Insight, ValidationStatus
 from .validate.compare import AFFECTED, direction
 from .validate.entity import normalize_entity
@@ -17,17 +18,6 @@ def _text(i: Insight) -> str:
     the claims' SQL: a condition such as ``channel <> 'x'`` names x for the segment that excludes it."""
     claims = " ".join(f"{c.measure} {c.segment}" for c in i.claims)
     return f"{i.name} {i.description} {i.segment or ''} {claims}".lower()
-
-
-def _fold(text: str) -> str:
-    """Separators folded: 'paid_social', 'paid-social' and 'paid social' name the same segment."""
-    return re.sub(r"[\s_\-]+", " ", text.lower())
-
-
-def _named(name: str, folded_text: str) -> bool:
-    """The segment's name as whole words of the (folded) text: 'ios' is not in 'ratios', 'br' not in 'brand'."""
-    n = _fold(name).strip()
-    return bool(n) and re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", folded_text) is not None
 
 
 def _close(count: float | None, true: float) -> bool:
@@ -71,7 +61,7 @@ def _confirmed_effect(insight: Insight, pattern: dict) -> bool:
         b = c.verified_baseline_value if c.verified_baseline_value is not None else c.baseline_value
         if a is None or b is None or direction(a, b) == 0:
             continue
-        if any(_named(n, _fold(c.segment)) for n in pattern.get("names") or [pattern["segment"]]):
+        if any(names_value(n, fold(c.segment)) for n in pattern.get("names") or [pattern["segment"]]):
             return True
     return False
 
@@ -103,8 +93,8 @@ def matches(insight: Insight, pattern: dict) -> bool:
     matches only as a confirmed count of another cut of the cohort beside a confirmed effect on the segment
     (``another_definition``). A pattern that states no metric or no entity needs the affected count to match."""
     text = _text(insight)
-    folded = _fold(text)
-    if not any(_named(n, folded) for n in pattern.get("names") or [pattern["segment"]]):
+    folded = fold(text)
+    if not any(names_value(n, folded) for n in pattern.get("names") or [pattern["segment"]]):
         return False
     metric = pattern.get("metric") or []
     if metric and not any(_names(w, text) for w in metric):

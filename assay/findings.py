@@ -18,6 +18,7 @@ import numpy as np
 
 from .models import AnalysisArea, Claim, Insight, MetricKind
 from .validate.compare import AFFECTED, NO_EFFECT, ORDER, direction
+from .validate.conditions import condition_columns
 from .validate.entity import normalize_entity
 from .validate.grounding import close
 
@@ -45,17 +46,11 @@ def finding_key(i: Insight) -> tuple | None:
     return _norm(c.segment_sql or c.segment), c.metric.value, _norm(c.measure)
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SQL_WORDS = {"and", "or", "not", "in", "is", "null", "like", "ilike", "between", "true", "false", "case", "when",
-              "then", "else", "end", "select", "from", "where", "cast", "as", "date", "timestamp", "interval"}
-
-
 def _segment_columns(i: Insight) -> set[str]:
-    """The column names the headline claim's segment condition reads (identifiers outside string literals), or
-    an empty set when the insight has no structured segment."""
+    """The column names the headline claim's segment condition reads, or an empty set when the insight has no
+    structured segment."""
     c = _headline(i)
-    sql = re.sub(r"'(?:[^']|'')*'", " ", (c.segment_sql or "") if c else "")
-    return {w.lower() for w in _IDENT.findall(sql) if w.lower() not in _SQL_WORDS and not w[0].isdigit()}
+    return condition_columns(c.segment_sql) if c else set()
 
 
 def alike_by_text(a: Insight, b: Insight) -> bool:
@@ -281,13 +276,15 @@ def lead_segments(lead: str) -> list[str]:
     return list(dict.fromkeys(v for v in values if re.search(r"[A-Za-z]", v)))  # not "z = -6.5", "n = 154,148"
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """Separators folded: 'paid_social', 'paid-social' and 'paid social' name the same segment."""
     return re.sub(r"[\s_\-]+", " ", (text or "").lower())
 
 
-def _names(value: str, folded: str) -> bool:
-    v = _fold(value).strip()
-    return bool(v) and re.search(rf"(?<![a-z0-9]){re.escape(v)}(?![a-z0-9])", folded) is not None
+def names_value(value: str, folded_text: str) -> bool:
+    """The value as whole words of the (folded) text: 'ios' is not in 'ratios', 'br' not in 'brand'."""
+    v = fold(value).strip()
+    return bool(v) and re.search(rf"(?<![a-z0-9]){re.escape(v)}(?![a-z0-9])", folded_text) is not None
 
 
 def uncovered_leads(leads: list[str], reported: list[Insight], embed: Callable[[list[str]], np.ndarray],
@@ -297,12 +294,12 @@ def uncovered_leads(leads: list[str], reported: list[Insight], embed: Callable[[
     statistically flagged candidate the analysis did not take up is not lost (issue #15, item 4)."""
     if not leads:
         return []
-    texts = [_fold(f"{i.name} {i.description} {i.segment or ''} " + " ".join(c.segment for c in i.claims))
+    texts = [fold(f"{i.name} {i.description} {i.segment or ''} " + " ".join(c.segment for c in i.claims))
              for i in reported]
     left = []
     for lead in leads:
         segs = lead_segments(lead)
-        if segs and any(all(_names(v, t) for v in segs) for t in texts):
+        if segs and any(all(names_value(v, t) for v in segs) for t in texts):
             continue
         left.append(lead)
     if not left or not reported:

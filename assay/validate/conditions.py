@@ -252,6 +252,12 @@ def _columns(node: exp.Expression) -> set[str]:
     return {c.name.lower() for c in node.find_all(exp.Column)}
 
 
+def condition_columns(text: str | None, dialect: str | None = None) -> set[str]:
+    """The column names a condition reads (lower case); empty when there is none or it does not parse."""
+    tree = _condition(text, dialect) if text and text.strip() else None
+    return _columns(tree) if tree is not None else set()
+
+
 def _outputs(tree: exp.Expression) -> dict[str, exp.Expression]:
     sel = _select_of(tree)
     if sel is None:

@@ -80,7 +80,7 @@ async def _phases(store, run_id: str, logger, placement=None):
     try:  # runs whose process died: marked crashed (and mirrored) before this one starts
         await mirror_all(reap_gone_runs(store))
     except Exception as exc:  # maintenance never blocks a discovery
-        logger.warning("orphan sweep failed: %s", exc)
+        logger.warning("marking crashed runs failed: %s", exc)
     # the boot-time sweep (collections of runs killed before their hooks ran) opens the vector index: on a
     # thread of its own, beside the run's first phases; joined before the run ends
     sweep = BackgroundSweep(store, load_settings())
