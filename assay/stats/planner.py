@@ -750,17 +750,13 @@ class Planner:
             return []
         q, t, ref = self.q, p.table, self.ref(p.table)
         start, end, label = dur
-        targets = [(slug(label) + "_days", f"CASE WHEN {q(end)} >= {q(start)} THEN "
-                                           f"{self._interval_expr(start, end)} END", label)]
-        out = []
-        for m, expr, label in targets:
-            out.append(Probe(
-                "bracket", t.fqn, f"{t.name}: average {label} by quarter of {money}",
-                f"WITH b AS (SELECT {q(money)} AS v, {expr} AS x, ntile(4) OVER (ORDER BY {q(money)}) AS k "
-                f"FROM {ref} WHERE {q(money)} IS NOT NULL) SELECT k AS bracket, min(v) AS lo, max(v) AS hi, "
-                f"count(*) AS n, count(x) AS nn, avg(x) AS mean, stddev_samp(x) AS sd FROM b GROUP BY 1 ORDER BY 1",
-                BracketMeta(by=money, measure=m, label=label)))
-        return out
+        expr = f"CASE WHEN {q(end)} >= {q(start)} THEN {self._interval_expr(start, end)} END"
+        return [Probe(
+            "bracket", t.fqn, f"{t.name}: average {label} by quarter of {money}",
+            f"WITH b AS (SELECT {q(money)} AS v, {expr} AS x, ntile(4) OVER (ORDER BY {q(money)}) AS k "
+            f"FROM {ref} WHERE {q(money)} IS NOT NULL) SELECT k AS bracket, min(v) AS lo, max(v) AS hi, "
+            f"count(*) AS n, count(x) AS nn, avg(x) AS mean, stddev_samp(x) AS sd FROM b GROUP BY 1 ORDER BY 1",
+            BracketMeta(by=money, measure=slug(label) + "_days", label=label))]
 
     def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:
         """Pairs of small dimensions: is one value concentrated within a segment of the other?"""
