@@ -11,6 +11,9 @@ from .validate.compare import AFFECTED, direction
 from .validate.entity import normalize_entity
 
 COUNT_TOLERANCE = 0.20
+# a concentration ("the top k% bring a large share") is shown by a confirmed share of at least this many times the
+# group's own share of the population (k%): the uniform spread is the baseline a top group's share is compared with
+CONCENTRATION_FACTOR = 3.0
 
 
 def _text(i: Insight) -> str:
@@ -76,6 +79,40 @@ def another_definition(insight: Insight, pattern: dict) -> bool:
     return bool(_confirmed_counts(insight, pattern)) and _confirmed_effect(insight, pattern)
 
 
+def _top_fraction(segment: str) -> float | None:
+    """k/100 of a "top k%" group, None for any other segment."""
+    m = re.search(r"top\s+(\d+(?:\.\d+)?)\s*%", segment or "", re.I)
+    return float(m.group(1)) / 100 if m else None
+
+
+def confirmed_concentration(insight: Insight, pattern: dict) -> bool:
+    """A concentration states a top group's share with no baseline: its baseline is the group's own share of the
+    population (the top 1% of customers holding 1% of revenue is no concentration). Found when the warehouse
+    confirmed a share claim on the pattern's own group (its segment names it, its entity is the pattern's) of at
+    least CONCENTRATION_FACTOR times that population share. The count of such a group is fixed by its definition
+    (ceil(k% of the entities)), so an insight that leads with another group (the top 10%) and states the truth's
+    group's share beside it has found it; a share the warehouse did not confirm, of another group or another
+    entity, or near the uniform spread, has not."""
+    k = _top_fraction(pattern.get("segment") or "")
+    want = normalize_entity(pattern.get("entity"))
+    if pattern.get("kind") != "concentration" or k is None or want is None:
+        return False
+    names = pattern.get("names") or [pattern["segment"]]
+    for c in insight.claims:
+        if c.metric.value != "share" or c.verdict != ValidationStatus.confirmed:
+            continue
+        if normalize_entity(c.entity or insight.affected_entity) != want:
+            continue
+        if not any(names_value(n, fold(c.segment)) for n in names):
+            continue
+        v = c.verified_value if c.verified_value is not None else c.value
+        if v is not None and v > 1:
+            v /= 100  # a share written in percent
+        if v is not None and v >= CONCENTRATION_FACTOR * k:
+            return True
+    return False
+
+
 def _names(word: str, text: str) -> bool:
     """The word (or a word starting with it) in the text, not as part of an identifier (order != order_items)."""
     return re.search(rf"(?<![a-z0-9_]){re.escape(word.lower())}(?!_)", text) is not None
@@ -91,7 +128,8 @@ def matches(insight: Insight, pattern: dict) -> bool:
     count is compared with the true one (within 20%) only when both count the same entity, and a count
     claim of that entity counts as well as the affected count. A count of the same entity that is not the truth's
     matches only as a confirmed count of another cut of the cohort beside a confirmed effect on the segment
-    (``another_definition``). A pattern that states no metric or no entity needs the affected count to match."""
+    (``another_definition``), or, for a concentration, as a confirmed share of the truth's own top group
+    (``confirmed_concentration``). A pattern that states no metric or no entity needs the affected count to match."""
     text = _text(insight)
     folded = fold(text)
     if not any(names_value(n, folded) for n in pattern.get("names") or [pattern["segment"]]):
@@ -109,8 +147,9 @@ def matches(insight: Insight, pattern: dict) -> bool:
         return True
     if not entities_agree(insight, pattern):
         return True  # another entity: its count says nothing about the truth's
-    # the same entity, no count near the truth's: found only as a confirmed count of another cut of the cohort
-    return another_definition(insight, pattern)
+    # the same entity, no count near the truth's: found only as a confirmed count of another cut of the cohort, or
+    # as a confirmed share of the truth's own top group (a concentration)
+    return another_definition(insight, pattern) or confirmed_concentration(insight, pattern)
 
 
 def is_wrong(insight: Insight) -> bool:

@@ -19,6 +19,10 @@ Prints one ``name: value`` line per figure:
 - relookups: lookup_schema calls that asked again for a table an earlier lookup delivered
 - llm_requests: requests the model answered
 
+``--replay NAME`` replays a recorded transcript (``tests/fixtures/transcripts/NAME``) instead of asking a model:
+the recorded answers, today's code. Replay on the warehouse the transcript was recorded on (scale 1 for the
+30-step rounds) to score today's rules on a real model's answers without a new run.
+
 ``--done FILE`` is written when the run ends (whatever the outcome), so a helper answering through the
 bridge knows when to stop.
 """
@@ -46,13 +50,14 @@ def main() -> None:
     ap.add_argument("--home", default=None, help="ASSAY_HOME for this run (default: a new temp dir)")
     ap.add_argument("--model", default="claude-sonnet-4-5")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds one model answer may take (bridge: long)")
+    ap.add_argument("--replay", default=None, help="a transcript under tests/fixtures/transcripts to replay")
     ap.add_argument("--done", default=None, help="a file written when the run ends")
     ap.add_argument("--json", default=None, help="also write the figures and the run id to this file")
     args = ap.parse_args()
 
     os.environ["ASSAY_HOME"] = args.home or tempfile.mkdtemp(prefix="assay-rm-")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not os.environ.get("ANTHROPIC_API_KEY"):
+    if not args.replay and not os.environ.get("ANTHROPIC_API_KEY"):
         raise SystemExit("set ANTHROPIC_API_KEY (any value for the bridge) and ANTHROPIC_BASE_URL")
 
     from assay.demo import generate
@@ -73,13 +78,17 @@ def main() -> None:
         settings = load_settings()
         db, truth_path = generate(args.which, settings.demo_dir, scale=args.scale)
         truth = json.loads(Path(truth_path).read_text())
+        llm = LLMConfig(provider="replay", model=args.replay) if args.replay else \
+            LLMConfig(provider="anthropic", model=args.model, api_key_env="ANTHROPIC_API_KEY", timeout_s=args.timeout)
         project = Project(id=f"rm-{args.which}", pack=truth["pack"], category=truth["category"], analyst="llm",
                           max_steps=args.steps,
-                          warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
-                          llm=LLMConfig(provider="anthropic", model=args.model, api_key_env="ANTHROPIC_API_KEY",
-                                        timeout_s=args.timeout))
+                          warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}), llm=llm)
         store = open_store(settings)
         store.save_project(project)
+        if args.replay:
+            from assay.llm import replay
+
+            replay.reset(args.replay)
         t0 = time.perf_counter()
         result = run_discovery_inline(project.id, run_id, settings=settings)
         figures["run_s"] = time.perf_counter() - t0

@@ -153,3 +153,40 @@ def test_a_confirmed_count_of_another_cut_of_the_cohort_is_the_same_finding():
                           verdict=V.confirmed, verified_value=7997)]
     assert matches(never, CHURN)
     assert score_demo([never], [CHURN]).found == ["paid_social_churn"]
+
+
+WHALES = {"id": "revenue_concentration", "kind": "concentration", "segment": "top 1% customers", "names": ["top 1%"],
+          "affected_count": 207, "entity": "customers", "metric": ["revenue", "total_amount", "sales"]}
+
+
+def test_a_confirmed_share_of_the_truths_top_group_finds_a_concentration():
+    """Round 8's ecommerce revenue-3 led with the top 10% of customers (2,067 of them, 44.1% of completed revenue) and
+    stated the top 1%'s share beside it (13.9%), both confirmed. The truth's top group is fixed by its definition
+    (ceil(1% of customers)), so the count of another group says nothing; the top 1%'s confirmed share, 13.9 times
+    its 1% of the customers, is the planted concentration. Refused: an unconfirmed share, a share near the uniform
+    spread, a share of another group or of another entity, and any of it for a pattern that is no concentration."""
+    from assay.models import ValidationStatus as V
+
+    def top(share=0.139, verdict=V.confirmed, segment="top 1% of customers by completed revenue",
+            entity="customers"):
+        i = unit("The top 10% of customers hold 44.1% of completed revenue, and the top 1% hold 13.9%", 2067,
+                 "customers")
+        i.claims = [claim(metric="share", measure="share of completed revenue", entity="customers",
+                          segment="top 10% of customers by completed revenue", value=0.441, verdict=V.confirmed,
+                          verified_value=0.441),
+                    claim(metric="share", measure="share of completed revenue", entity=entity, segment=segment,
+                          value=share, verdict=verdict, verified_value=share if verdict else None),
+                    claim(metric="count", measure="customers in the top 10%", entity="customers",
+                          segment="top 10% of customers by completed revenue", value=2067, verdict=V.confirmed,
+                          verified_value=2067)]
+        return i
+
+    assert matches(top(), WHALES)
+    assert matches(top(share=13.9), WHALES)  # the same share written in percent
+    assert score_demo([top()], [WHALES]).found == ["revenue_concentration"]
+    assert not matches(top(verdict=None), WHALES)  # the warehouse never confirmed the top 1%'s share
+    assert not matches(top(verdict=V.rejected), WHALES)
+    assert not matches(top(share=0.02), WHALES)  # 2% for 1% of customers: near the uniform spread
+    assert not matches(top(segment="customers in the top 10%"), WHALES)  # another group's share
+    assert not matches(top(entity="orders"), WHALES)  # the top 1% of orders is another group
+    assert not matches(top(), {**WHALES, "kind": "segment_gap"})  # only a concentration has this baseline
