@@ -542,6 +542,7 @@ class Telemetry(_Model):
     leads: int = 0         # leads it gave the explorer
     scan_adopted: int = 0           # the scan's findings adopted as insights (run/adopt.py)
     scan_adoption_queries: int = 0  # queries the adoption ran (count SQL, claims, verification)
+    scan_adoption_ms: int = 0       # the adoption's wall time
 
 
 class DiscoveryRun(_Model):

@@ -114,6 +114,7 @@ def main() -> None:
         figures["scan_adopted_rejected"] = sum(1 for i in result.insights if i.origin and i.validation
                                                and i.validation.status.value == "rejected")
         figures["scan_adoption_queries"] = tel.scan_adoption_queries
+        figures["scan_adoption_s"] = tel.scan_adoption_ms / 1000
         figures["uncovered_leads"] = len(result.uncovered_leads)
 
         steps = store.steps(run_id)

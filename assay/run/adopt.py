@@ -123,6 +123,8 @@ def adopt_scan_findings(s) -> int:
         new = own[a] + adopted.get(a, [])
         s.store.save_area(s.run_id, a, new, area_log.model_copy(update={"insights": len(new)}))
     n = sum(len(v) for v in adopted.values())
-    s.store.update_run(s.run_id, **{"telemetry.scan_adopted": n, "telemetry.scan_adoption_queries": ex.queries})
-    log.info("scan findings: %d adopted as insights (%d queries, %.1f s)", n, ex.queries, time.perf_counter() - t0)
+    took = time.perf_counter() - t0
+    s.store.update_run(s.run_id, **{"telemetry.scan_adopted": n, "telemetry.scan_adoption_queries": ex.queries,
+                                    "telemetry.scan_adoption_ms": int(took * 1000)})
+    log.info("scan findings: %d adopted as insights (%d queries, %.1f s)", n, ex.queries, took)
     return n
