@@ -66,8 +66,9 @@ def scan_steps(s) -> list[ExplorationStep]:
 
 def lead_line(i: Insight) -> str:
     """A statistical insight as a lead line ("headline: numbers"), as ``findings.uncovered_leads`` reads one."""
-    one = lambda t: (lambda x: x if len(x) <= LEAD_CHARS else x[: LEAD_CHARS - 1] + "…")(" ".join((t or "").split()))
-    return f"{one(i.name)}: {one(i.description)}"
+    from ..explore.leads import _one_line
+
+    return f"{_one_line(i.name, LEAD_CHARS)}: {_one_line(i.description, LEAD_CHARS)}"
 
 
 def adopt_scan_findings(s) -> int:
