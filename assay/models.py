@@ -95,6 +95,10 @@ class AnalysisConfig(_Model):
     smaller budget leaves few probes that look at behaviour."""
 
     leads_probes: int = 40
+    # the scan's findings that the statistical analyst would report and no LLM insight covers become insights of
+    # the run (origin "statistical scan"), built and verified as the statistical analyst's (run/adopt.py); off:
+    # they are only listed as uncovered leads
+    adopt_scan_findings: bool = True
 
     @field_validator("leads_probes", mode="before")
     @classmethod
@@ -232,6 +236,7 @@ class StepAction(str, Enum):
     lookup_schema = "lookup_schema"
     search_tables = "search_tables"
     search_insights = "search_insights"  # `assay ask`: earlier discoveries' findings
+    scan = "scan"  # a statistical-scan probe backing an adopted finding (run/adopt.py): no exploration step
     complete_rejected = "complete_rejected"
     done = "done"
     error = "error"
@@ -284,7 +289,7 @@ class ExplorationStep(_Model):
 
     @property
     def ok(self) -> bool:
-        return self.action == StepAction.query and self.error is None and self.refused is None
+        return self.action in (StepAction.query, StepAction.scan) and self.error is None and self.refused is None
 
 
 # --------------------------------------------------------------------------- insights
@@ -452,6 +457,7 @@ class Insight(InsightDraft):
     ungrounded: bool = False  # a number of a claim traces to no cited step's stored result
     also_relevant_to: list[str] = Field(default_factory=list)  # areas whose same finding was merged here
     merged_from: list[str] = Field(default_factory=list)       # ids of the merged insights
+    origin: str | None = None  # "statistical scan": a scan finding no LLM insight covered (run/adopt.py)
     context_reason: str | None = None  # set on a context note: why it is not a finding (findings.split_context)
     verdict_history: list[VerdictRecord] = Field(default_factory=list)  # re-verifications, oldest first
     discovered_at: dt.datetime = Field(default_factory=utcnow)
@@ -534,6 +540,9 @@ class Telemetry(_Model):
     llm_calls: int = 0
     leads_probes: int = 0  # queries the statistical leads scan ran before the exploration
     leads: int = 0         # leads it gave the explorer
+    scan_adopted: int = 0           # the scan's findings adopted as insights (run/adopt.py)
+    scan_adoption_queries: int = 0  # queries the adoption ran (count SQL, claims, verification)
+    scan_adoption_ms: int = 0       # the adoption's wall time
 
 
 class DiscoveryRun(_Model):

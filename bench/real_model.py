@@ -52,6 +52,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800, help="seconds one model answer may take (bridge: long)")
     ap.add_argument("--replay", default=None, help="a transcript under tests/fixtures/transcripts to replay")
     ap.add_argument("--done", default=None, help="a file written when the run ends")
+    ap.add_argument("--no-adopt", action="store_true",
+                    help="analysis.adopt_scan_findings off: the scan's uncovered findings are only listed")
     ap.add_argument("--json", default=None, help="also write the figures and the run id to this file")
     args = ap.parse_args()
 
@@ -82,7 +84,8 @@ def main() -> None:
             LLMConfig(provider="anthropic", model=args.model, api_key_env="ANTHROPIC_API_KEY", timeout_s=args.timeout)
         project = Project(id=f"rm-{args.which}", pack=truth["pack"], category=truth["category"], analyst="llm",
                           max_steps=args.steps,
-                          warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}), llm=llm)
+                          warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}), llm=llm,
+                          analysis={"adopt_scan_findings": not args.no_adopt})
         store = open_store(settings)
         store.save_project(project)
         if args.replay:
@@ -106,6 +109,13 @@ def main() -> None:
         for v, n in sorted(verdicts.items()):
             figures[f"verdict_{v}"] = n
         figures["ungrounded"] = sum(1 for i in result.insights if i.ungrounded)
+        tel = store.get_run(run_id).telemetry
+        figures["scan_adopted"] = sum(1 for i in result.insights if i.origin)  # after merging (run/adopt.py)
+        figures["scan_adopted_rejected"] = sum(1 for i in result.insights if i.origin and i.validation
+                                               and i.validation.status.value == "rejected")
+        figures["scan_adoption_queries"] = tel.scan_adoption_queries
+        figures["scan_adoption_s"] = tel.scan_adoption_ms / 1000
+        figures["uncovered_leads"] = len(result.uncovered_leads)
 
         steps = store.steps(run_id)
         actions = Counter(st.action.value for st in steps)

@@ -3,8 +3,9 @@
 Before the model explores, the statistical analyst's planner runs a few probes (``analysis.leads_probes``,
 through the run's guarded executor, no LLM) and its detectors rank what those probes show. The strongest
 candidates open the explorer's prompt as *leads*: a headline, the numbers and the SQL behind them, said to be
-unverified. They are not insights: the scan's probes are not steps of the run, so the analysis cannot cite
-them; a lead reaches the report only when the model's own queries show it.
+unverified. They are not insights: the scan's probes are not steps of the exploration, so the analysis cannot
+cite them. The scan's probe steps are stored with the run (``Store.put_scan``); after the analysis, the findings
+the statistical analyst would report and no LLM insight covers are adopted as insights (``run/adopt.py``).
 
 A scan that fails (a warehouse error, an odd result) leaves the explorer without leads, never the run
 without an exploration.
@@ -79,8 +80,9 @@ def _one_line(text: str, cap: int) -> str:
     return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
-def scan(s, probes: int) -> tuple[list[Lead], int]:
-    """The leads of a statistical scan of at most ``probes`` probe queries, and the queries it ran."""
+def scan(s, probes: int, steps_out: list[ExplorationStep] | None = None) -> tuple[list[Lead], int]:
+    """The leads of a statistical scan of at most ``probes`` probe queries, and the queries it ran; its probe
+    steps go into ``steps_out`` when given (stored on the run: run/adopt.py rebuilds its findings from them)."""
     from ..stats import detectors as D
     from ..stats.analyst import (_dedupe, detect_all, drop_artifact_echoes, fold_spreads_into_outliers,
                                  merge_segment_outliers, worth_reporting)
@@ -91,6 +93,8 @@ def scan(s, probes: int) -> tuple[list[Lead], int]:
     ss = _ScanSession(s, ex)
     steps: list[ExplorationStep] = []
     explore_statistically(ss, [], steps.append, max_steps=probes, behaviour_first=True)
+    if steps_out is not None:
+        steps_out.extend(steps)
     failed = [st for st in steps if not st.ok]
     if steps and len(failed) == len(steps):
         raise RuntimeError(f"every probe failed ({failed[0].error})")
@@ -146,8 +150,10 @@ def leads_section(s) -> str:
     text = ""
     if budget:
         try:
-            leads, queries = scan(s, budget)
+            probes: list[ExplorationStep] = []
+            leads, queries = scan(s, budget, probes)
             text = render(leads, queries)
+            s.store.put_scan(s.run_id, probes)  # before the run says it scanned: a resumed run never re-scans
             s.bump({"leads_probes": queries, "leads": len(leads)})
             log.info("leads: %d probe queries, %d leads for the explorer", queries, len(leads))
         except Exception as exc:  # the scan is help: the explorer starts without it

@@ -97,6 +97,9 @@ def unchecked_numbers(i: Insight) -> list[str]:
 def insight_notes(i: Insight) -> list[str]:
     """Flags of the insight as a whole (ungrounded numbers, merged findings, numbers nobody re-derived)."""
     notes = []
+    if i.origin:
+        notes.append(f"origin: {i.origin} (a finding of the statistical scan that no LLM insight covered; built "
+                     "and verified as the statistical analyst's)")
     if not any(c.verdict in CHECKED for c in i.claims):
         notes.append("no number of this insight was re-derived in the warehouse")
     elif rest := unchecked_numbers(i):

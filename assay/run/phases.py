@@ -23,6 +23,7 @@ from ..models import (
     Phase,
     RunStatus,
     RunType,
+    StepAction,
     as_utc,
     utcnow,
 )
@@ -87,7 +88,7 @@ def schema_phase(s: RunSession, refresh: bool = False) -> dict:
 
 def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] | None = None) -> str:
     s.store.update_run(s.run_id, phase=Phase.exploration)
-    prior = s.store.steps(s.run_id)
+    prior = [st for st in s.store.steps(s.run_id) if st.action != StepAction.scan]  # the scan's are not the model's
     if s.run.exploration_finished:
         return s.run.exploration_finished
     # the steps already stored (a resumed run) are indexed by the writer's indexer thread, before its new ones
@@ -256,8 +257,19 @@ def _uncovered_leads(s: RunSession, reported: list[Insight]) -> list[str]:
         return []
 
 
+def _adopt_scan_findings(s: RunSession) -> None:
+    """The scan's findings no LLM insight covers join the run (run/adopt.py); never fails a run."""
+    from .adopt import adopt_scan_findings
+
+    try:
+        adopt_scan_findings(s)
+    except Exception as exc:  # the LLM's analysis stands without them; the leads stay listed
+        log.warning("scan findings: could not adopt them (%s: %s)", type(exc).__name__, str(exc)[:300])
+
+
 def recommendations_phase(s: RunSession) -> dict:
     s.store.update_run(s.run_id, phase=Phase.recommendations)
+    _adopt_scan_findings(s)  # after every area, before the recommendations read the insights
     notes: list[Insight] = []
     insights, _ = collect_insights(s, notes)
     previous = s.store.recent_results(s.project.id, limit=5, exclude=s.run_id)
@@ -318,7 +330,7 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
         analyst=run.analyst,
         run_type=run_type,
         areas_requested=run.areas_requested,
-        total_steps=len([st for st in steps if st.action.value != "done"]),
+        total_steps=len([st for st in steps if st.action.value not in ("done", "scan")]),
         duration_s=round((utcnow() - as_utc(run.started_at)).total_seconds(), 1),
         insights=insights,
         context_notes=notes,

@@ -174,7 +174,7 @@ class Store:
         with self._lock:
             for col in ("steps", "areas", "area_runs", "candidates_errors", "feedback"):
                 self.db[col].delete_many({"run_id": run_id})
-            for col in ("candidates", "recommendations", "results", "runs"):
+            for col in ("candidates", "scans", "recommendations", "results", "runs"):
                 self.db[col].delete_many({"_id": run_id})
 
     # ------------------------------------------------------------------ per-area results
@@ -269,6 +269,19 @@ class Store:
     def put_candidates(self, run_id: str, items: list[dict], areas: list[str] | None = None) -> None:
         self.db.candidates.replace_one({"_id": run_id}, {"_id": run_id, "items": items, "areas": areas or []},
                                        upsert=True)
+
+    # ------------------------------------------------------------------ the LLM run's statistical scan
+
+    def put_scan(self, run_id: str, steps: list[ExplorationStep]) -> None:
+        """The probe steps of the statistical scan an LLM run ran before exploring (explore/leads.py), numbered
+        as the scan ran them: what adopting its findings (run/adopt.py) rebuilds them from, without re-scanning."""
+        self.db.scans.replace_one({"_id": run_id}, {"_id": run_id, "steps": [_doc(s) for s in steps]},
+                                  upsert=True)
+
+    def scan_steps(self, run_id: str) -> list[ExplorationStep] | None:
+        """The stored scan's probe steps; None when the run stored no scan (off, failed, or an older run)."""
+        d = self.db.scans.find_one({"_id": run_id})
+        return None if d is None else [ExplorationStep.model_validate(s) for s in d["steps"]]
 
     def log_candidate_error(self, run_id: str, step: int, error: str) -> None:
         self.db.candidates_errors.insert_one({"run_id": run_id, "step": step, "error": error})

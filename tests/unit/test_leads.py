@@ -75,7 +75,8 @@ def _explore_system(req) -> str:
 
 
 def test_the_first_prompt_shows_the_leads_within_the_probe_budget(demo_dir, statistical_queries):
-    result, run, store = _run(demo_dir, "leads-on", leads_probes=12)
+    # the scan alone: adopting its findings after the analysis (on by default) is tests/unit/test_scan_adoption.py
+    result, run, store = _run(demo_dir, "leads-on", leads_probes=12, adopt_scan_findings=False)
     explore = [r for r in REQUESTS if r.purpose == "explore"]
     first = _explore_system(explore[0])
     assert run.leads and run.leads in first  # the scan's section, as stored, opens the exploration
@@ -89,7 +90,8 @@ def test_the_first_prompt_shows_the_leads_within_the_probe_budget(demo_dir, stat
     assert 0 < len(statistical_queries) <= 12 and len(set(statistical_queries)) == len(statistical_queries)
     assert run.telemetry.leads_probes == len(statistical_queries)
     assert run.telemetry.leads == sum(1 for ln in lines if ln[:1].isdigit())
-    # the leads are not steps of the run and not insights: the analysis reported nothing, so nothing is reported
+    # the leads are not exploration steps and not insights: the analysis reported nothing and adoption is off, so
+    # nothing is reported
     steps = store.steps(result.run_id)
     assert [s.purpose for s in steps if s.query] == ["events by platform"]
     assert not any(s.probe for s in steps) and result.insights == []

@@ -1,0 +1,131 @@
+"""The statistical scan's findings join an LLM run (issues #15/#16).
+
+An LLM run starts with a statistical scan (``explore/leads.py``); its probe steps are stored with the run
+(``Store.put_scan``). After the areas are analysed, every finding the statistical analyst would report from
+those probes (``stats/analyst.py``: its detectors, ``worth_reporting``, goal ranking and off-goal cap, merged
+segment outliers, per-area cap, each in the area ``assign_areas`` gives) that no LLM insight or context note
+covers (``findings.uncovered_leads``' rules) becomes an insight of the run, marked ``origin: "statistical scan"``.
+
+It is built and verified exactly as in a statistical run (``analyze_area_statistically``: claims with generated
+SQL, count SQL, severity; the verifier without an LLM). The probe steps it cites are stored as steps of the run
+of their own kind (``StepAction.scan``), numbered after the exploration's: they never count against the
+exploration budget, are never offered to the areas' step picker (which reads queries only) and are never sent
+to the model. Nothing here calls the LLM, so no request before the recommendations changes.
+
+Idempotent and rebuilt from the store: a resumed or repeated call replaces the adopted insights it stored
+before (the scan is never re-run; its candidates are cached like a statistical run's). Off
+(``analysis.adopt_scan_findings: false``): nothing is adopted and the uncovered leads are only listed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from ..models import ExplorationStep, Insight, StepAction
+
+log = logging.getLogger("assay")
+
+ORIGIN = "statistical scan"
+LEAD_CHARS = 200  # a finding as a lead line ("headline: numbers"), as explore.leads.headlines renders one
+
+
+class _ScanStore:
+    """The run's store, whose steps are the scan's probes (numbered after the exploration's steps)."""
+
+    def __init__(self, store, steps: list[ExplorationStep]):
+        self._store = store
+        self._steps = steps
+
+    def steps(self, run_id: str) -> list[ExplorationStep]:
+        return list(self._steps)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+class _ScanSession:
+    """The run session as the statistical analyst sees it when it reads the scan."""
+
+    def __init__(self, s, steps: list[ExplorationStep], executor):
+        self._s = s
+        self.store = _ScanStore(s.store, steps)
+        self.executor = executor
+
+    def __getattr__(self, name):
+        return getattr(self._s, name)
+
+
+def scan_steps(s) -> list[ExplorationStep]:
+    """The stored scan's probes, numbered after the run's own steps (deterministic: the exploration is over)."""
+    probes = s.store.scan_steps(s.run_id) or []
+    base = max((st.step for st in s.store.steps(s.run_id) if st.action != StepAction.scan), default=0)
+    return [st.model_copy(update={"step": base + st.step, "run_id": s.run_id, "action": StepAction.query})
+            for st in probes]
+
+
+def lead_line(i: Insight) -> str:
+    """A statistical insight as a lead line ("headline: numbers"), as ``findings.uncovered_leads`` reads one."""
+    from ..explore.leads import _one_line
+
+    return f"{_one_line(i.name, LEAD_CHARS)}: {_one_line(i.description, LEAD_CHARS)}"
+
+
+def adopt_scan_findings(s) -> int:
+    """Adopt the scan's uncovered findings into the run's areas (see the module doc); the number adopted."""
+    if s.llm is None or not s.project.analysis.adopt_scan_findings:
+        return 0
+    from ..explore.leads import _CachingExecutor
+    from ..findings import uncovered_leads
+    from ..stats.analyst import analyze_area_statistically
+    from ..validate.refute import Refuter, refute_insight
+    from ..validate.verify import Verifier
+
+    probes = scan_steps(s)
+    if not probes:
+        return 0
+    t0 = time.perf_counter()
+    results = s.store.area_results(s.run_id)
+    areas = [a for a in s.pack.areas if a.id in s.run.areas and a.id in results and results[a.id][1].ok]
+    if not areas:
+        return 0
+    own = {a: [i for i in ins if i.origin != ORIGIN] for a, (ins, _) in results.items()}
+    reported = [i for ins in own.values() for i in ins]
+    ex = _CachingExecutor(s.executor)  # the verifier re-runs the count SQL the analyst ran: once
+    ss = _ScanSession(s, probes, ex)
+    by_no = {st.step: st for st in probes}
+    verifier = Verifier(llm=None, executor=ex, steps=by_no, catalog=s.run.catalog, provider=s.provider())
+    refuter = Refuter(ex, s.tables)
+    adopted: dict[str, list[Insight]] = {}
+    for area in areas:
+        found = analyze_area_statistically(ss, area, [])
+        if not found:
+            continue
+        left = set(uncovered_leads([lead_line(i) for i in found], reported, s.embedder.embed))
+        mine = []
+        for i in found:
+            if lead_line(i) not in left:
+                continue
+            i.id = f"{area.id}-scan-{len(mine) + 1}"
+            i.origin = ORIGIN
+            i.validation = verifier.verify(i)
+            i.validation.refutation = refute_insight(refuter, i)
+            mine.append(i)
+        if mine:
+            adopted[area.id] = mine
+    cited = sorted({n for ins in adopted.values() for i in ins
+                    for n in i.source_steps + [m for c in i.claims for m in c.source_steps]})
+    for n in cited:  # the evidence they cite, as steps of the run of their own kind
+        if n in by_no:
+            s.store.add_step(by_no[n].model_copy(update={"action": StepAction.scan}))
+    changed = set(adopted) | {a for a, (ins, _) in results.items() if len(own[a]) != len(ins)}
+    for a in changed:
+        ins, area_log = results[a]
+        new = own[a] + adopted.get(a, [])
+        s.store.save_area(s.run_id, a, new, area_log.model_copy(update={"insights": len(new)}))
+    n = sum(len(v) for v in adopted.values())
+    took = time.perf_counter() - t0
+    s.store.update_run(s.run_id, **{"telemetry.scan_adopted": n, "telemetry.scan_adoption_queries": ex.queries,
+                                    "telemetry.scan_adoption_ms": int(took * 1000)})
+    log.info("scan findings: %d adopted as insights (%d queries, %.1f s)", n, ex.queries, took)
+    return n

@@ -1,0 +1,153 @@
+"""The statistical scan's findings join an LLM run (assay/run/adopt.py): a finding the statistical analyst would
+report from the scan's probes and no LLM insight covers becomes an insight of the run, marked with its origin,
+built and verified as the statistical analyst's, citing the stored probe step; a covered one is not repeated;
+off lists the leads only; a resumed run rebuilds it from the store without re-scanning. Real DuckDB (the demo
+warehouse), scripted LLM."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay.config import project_errors
+from assay.llm import register_scripted
+from assay.llm.scripted import ScriptedLLM
+from assay.models import LLMConfig, Project, StepAction, ValidationStatus, WarehouseConfig
+from assay.report.markdown import render_markdown
+from assay.run.adopt import ORIGIN, adopt_scan_findings
+from assay.run.lifecycle import new_run_id, run_discovery_inline
+from assay.run.phases import recommendations_phase
+from assay.run.session import RunSession
+from assay.settings import load_settings
+from assay.store import open_store
+
+REQUESTS: list = []
+
+# the model's one finding: the paid_social customers' churn (a lead of the scan); it leaves android's fall to the scan
+PAID_SOCIAL = {"name": "paid_social customers rarely come back",
+               "description": "Customers acquired through paid social come back for a second order far less often "
+                              "than those of other channels.",
+               "severity": "high", "source_steps": [1], "segment": "acquisition_channel = 'paid_social'"}
+
+
+def handler(req):
+    REQUESTS.append(req)
+    if req.purpose == "explore":
+        if req.meta["step"] == 1:
+            return json.dumps({"purpose": "customers by channel",
+                               "query": "SELECT acquisition_channel, count(*) AS n FROM customers GROUP BY 1 ORDER BY 1"})
+        return '{"done": true, "summary": "looked at channels"}'
+    if req.purpose.startswith("analyze:"):
+        first = sum(1 for r in REQUESTS if r.purpose.startswith("analyze:")) == 1
+        return json.dumps({"insights": [PAID_SOCIAL] if first else []})
+    if req.purpose == "recommend":
+        return '{"recommendations": []}'
+    raise AssertionError(f"unexpected LLM request: {req.purpose}")
+
+
+register_scripted("adopttest", lambda cfg: ScriptedLLM(handler))
+
+
+def _run(demo_dir, pid, **analysis):
+    REQUESTS.clear()
+    truth = json.loads((demo_dir / "ecommerce_truth.json").read_text())
+    p = Project(id=pid, pack=truth["pack"], category=truth["category"], analyst="llm", max_steps=4,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "ecommerce.duckdb"),
+                                                                   "llm_descriptions": False}),
+                llm=LLMConfig(provider="scripted", model="adopttest"), analysis={"leads_probes": 40, **analysis})
+    store = open_store(load_settings())
+    store.save_project(p)
+    result = run_discovery_inline(p.id, new_run_id())
+    return result, store
+
+
+@pytest.fixture(scope="module")
+def adopted_run(demo_dir):
+    result, store = _run(demo_dir, "adopt-on")
+    return result, store, list(REQUESTS)
+
+
+def _android(insights):
+    return [i for i in insights if "android" in (i.name + i.description).lower()]
+
+
+def test_an_uncovered_scan_finding_becomes_a_verified_insight_citing_its_stored_probe(adopted_run):
+    result, store, requests = adopted_run
+    scan = [i for i in result.insights if i.origin == ORIGIN]
+    android = _android(scan)
+    assert android, [i.name for i in result.insights]
+    ins = android[0]
+    # built as the statistical analyst builds it: generated count SQL, claims with their SQL, each confirmed
+    assert ins.verification_sql and ins.claims and ins.affected_count
+    assert all(c.verdict == ValidationStatus.confirmed for c in ins.claims), [c.verdict for c in ins.claims]
+    assert ins.validation.status == ValidationStatus.confirmed
+    assert "-scan-" in ins.id and ins.area in result.summary["areas_ok"]
+    # it cites a stored step of the run of its own kind: the scan's probe, with its result
+    steps = {st.step: st for st in store.steps(result.run_id)}
+    probe = steps[ins.source_steps[0]]
+    assert probe.action == StepAction.scan and probe.probe and probe.digest is not None
+    # ... which is no exploration step: not counted, not numbered among the model's, never offered to an area
+    explored = [st for st in steps.values() if st.action != StepAction.scan]
+    assert result.total_steps == sum(1 for st in explored if st.action != StepAction.done)
+    assert min(n for n, st in steps.items() if st.action == StepAction.scan) > max(st.step for st in explored)
+    picked = {d["step"] for log in result.analysis_log for d in log.selected_steps}
+    assert not picked & {n for n, st in steps.items() if st.action == StepAction.scan}
+    # no LLM request for it: the model was asked to explore, analyse and recommend only
+    assert {r.purpose.split(":")[0] for r in requests} <= {"explore", "analyze", "recommend"}
+    tel = store.get_run(result.run_id).telemetry
+    assert tel.scan_adopted == len(scan) and tel.scan_adoption_queries > 0
+    assert tel.steps_by_action.get("scan") is None  # the exploration's own counters are untouched
+
+
+def test_a_covered_lead_is_not_adopted_again(adopted_run):
+    result, _, _ = adopted_run
+    paid = [i for i in result.insights if "paid" in (i.name + i.description + (i.segment or "")).lower()]
+    assert len(paid) == 1 and paid[0].origin is None, [(i.name, i.origin) for i in paid]
+    assert not result.uncovered_leads  # what the scan flagged is reported, by the model or adopted
+
+
+def test_the_report_says_where_an_adopted_insight_comes_from(adopted_run):
+    result, _, _ = adopted_run
+    md = render_markdown(result)
+    assert f"origin: {ORIGIN}" in md
+    assert md.count(f"origin: {ORIGIN}") == sum(1 for i in result.insights if i.origin)
+
+
+def test_off_adopts_nothing_and_lists_the_uncovered_leads(demo_dir):
+    result, store = _run(demo_dir, "adopt-off", adopt_scan_findings=False)
+    assert not any(i.origin for i in result.insights)
+    assert not any(st.action == StepAction.scan for st in store.steps(result.run_id))
+    assert any("android" in lead.lower() for lead in result.uncovered_leads), result.uncovered_leads
+    assert not any("paid_social" in lead for lead in result.uncovered_leads)  # the model covered it
+
+
+def test_a_resumed_run_rebuilds_the_adoption_from_the_store_without_scanning(adopted_run, monkeypatch):
+    result, store, _ = adopted_run
+    before = sorted((i.id, i.name, i.validation.status.value) for i in result.insights if i.origin)
+    n_steps = len(store.steps(result.run_id))
+
+    def no_scan(*a, **kw):
+        raise AssertionError("the scan ran again")
+
+    monkeypatch.setattr("assay.explore.leads.scan", no_scan)
+    monkeypatch.setattr("assay.stats.planner.explore_statistically", no_scan)
+    store.db.candidates.delete_many({"_id": result.run_id})  # a new process: only the stored scan is left
+    REQUESTS.clear()
+    s = RunSession(result.run_id)
+    recommendations_phase(s)  # a retried recommendations task adopts again: the same findings, once
+    areas = s.store.area_results(result.run_id)
+    again = sorted((i.id, i.name, i.validation.status.value) for ins, _ in areas.values() for i in ins if i.origin)
+    assert again == before
+    assert len(store.steps(result.run_id)) == n_steps
+    assert adopt_scan_findings(RunSession(result.run_id)) == len(before)
+
+
+def test_adopt_scan_findings_is_a_checked_setting():
+    base = {"id": "p", "warehouse": {"kind": "duckdb", "settings": {"path": "x.duckdb"}}}
+    assert Project(id="p").analysis.adopt_scan_findings is True
+    assert project_errors({**base, "analysis": {"adopt_scan_findings": False}})[0].analysis.adopt_scan_findings is False
+    _, errors = project_errors({**base, "analysis": {"adopt_scan_finding": False}})
+    assert any("unknown key" in e and "adopt_scan_findings" in e for e in errors), errors
+    _, errors = project_errors({**base, "analysis": {"adopt_scan_findings": "sometimes"}})
+    assert any(e.startswith("analysis.adopt_scan_findings") for e in errors), errors
