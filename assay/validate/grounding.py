@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..models import Claim, ExplorationStep, Insight
+from ..models import Claim, ExplorationStep, Insight, MetricKind
 
 MAX_POOL = 400  # numbers of a step kept for the pairwise arithmetic (head rows first)
 
@@ -112,6 +112,12 @@ def ground_claim(claim: Claim, steps: dict[int, ExplorationStep], insight_steps:
         cells = _unique([x for n in cited for x in step_numbers(steps[n], statistics=False)])
         arithmetic = derived(cells + direct)  # the claim's own grounded numbers: a change of two of them
         missing = [x for x in missing if not _in(x, arithmetic)]
+    if missing and claim.metric == MetricKind.fit:
+        # a slope, r or R² read off the rows a step showed: recomputed by code on those rows (validate/fit.py)
+        from .fit import fit_numbers
+
+        fits = [x for n in cited for x in fit_numbers(steps[n])]
+        missing = [x for x in missing if not _in(x, fits)]
     claim.grounded = not missing
     claim.ungrounded_numbers = missing
     return missing
