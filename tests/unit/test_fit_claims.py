@@ -56,7 +56,8 @@ def world(tmp_path_factory):
                        "ORDER BY 1 LIMIT 60"),
                    (6, "SELECT day, n FROM daily ORDER BY day"),
                    (8, "SELECT assigned_to, count(*) AS incidents FROM incidents WHERE state = 'open' GROUP BY 1 "
-                       "ORDER BY 2 DESC")):
+                       "ORDER BY 2 DESC"),
+                   (9, "SELECT state, assigned_to, count(*) AS incidents FROM incidents GROUP BY 1, 2 ORDER BY 1, 2")):
         table = wh.query(sql, row_cap=100, timeout_s=30).table
         steps[n] = ExplorationStep(run_id="r", step=n, action=StepAction.query, purpose=f"step {n}", query=sql,
                                    row_count=table.num_rows, digest=build_compact_result(table))
@@ -256,3 +257,19 @@ def test_a_share_over_another_whole_is_refused(world):
     # an old share without a whole keeps the old rule: all of the period's rows
     ins = one(share_claim(whole="", whole_sql="", value=0.39))
     assert verifier(world, ReplayLLM({"verify": [json.dumps({"query": every_row})]})).verify(ins).status == C
+
+
+def test_the_grounding_check_recomputes_a_share_on_its_stated_whole(world):
+    """Step 9 shows incidents by state and agent: 78 of the 128 open ones are A's. No cell holds 128 and no ratio of
+    two cells is 0.61, so only the share of the stated whole, recomputed on the step's rows, grounds it."""
+    from assay.validate.grounding import share_numbers
+
+    steps = world[2]
+    c = share_claim(source_steps=[9], segment_sql="i.assigned_to = 'A'")  # qualifiers are dropped on the rows
+    assert any(abs(v - 78 / 128) < 1e-9 for v in share_numbers(steps[9], c.segment_sql, c.whole_sql))
+    assert ground_claim(c, steps, [9]) == [] and c.grounded
+    old = share_claim(source_steps=[9], whole="", whole_sql="")  # without its whole: traces to nothing
+    assert ground_claim(old, steps, [9]) == [0.61]
+    other = share_claim(source_steps=[9], whole_sql="state = 'closed'")  # A holds none of the closed ones
+    assert ground_claim(other, steps, [9]) == [0.61]
+    assert share_numbers(steps[8], c.segment_sql, c.whole_sql) == []  # step 8's rows carry no state column
