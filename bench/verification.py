@@ -165,7 +165,8 @@ def scripted(defs: list[Definition], mode: str) -> ScriptedLLM:
         if req.purpose != "verify":
             return ""  # no fixing: a failed query is an error verdict
         text = req.messages[0].content
-        definition = json.loads(text.split("\n")[1])
+        lines = text.split("\n")  # a corrective round states why first: the definition follows its heading
+        definition = json.loads(lines[lines.index("Metric to compute:") + 1])
         d = by_measure[definition["measure"]]
         seg, base = definition.get("segment_sql"), definition.get("baseline_sql")
         per, whole = definition.get("period_sql"), definition.get("whole_sql")

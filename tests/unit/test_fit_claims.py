@@ -273,3 +273,25 @@ def test_the_grounding_check_recomputes_a_share_on_its_stated_whole(world):
     other = share_claim(source_steps=[9], whole_sql="state = 'closed'")  # A holds none of the closed ones
     assert ground_claim(other, steps, [9]) == [0.61]
     assert share_numbers(steps[8], c.segment_sql, c.whole_sql) == []  # step 8's rows carry no state column
+
+
+def test_the_contract_s_worked_example_of_a_funnel_step_s_affected_count():
+    """Item 4: the affected count of a funnel step's rate is the entities that reached the step and did not take the
+    next one, stated as a count claim whose condition the verifier's rules accept (and refuse without the outcome)."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+    from assay.validate.entity import entity_of_sql, same_entity
+
+    text = " ".join(INSIGHTS_CONTRACT.split())
+    start = text.index('a funnel step\'s rate (the entities that reached the step and did not take the next one): {')
+    start = text.index("{", start)
+    example = Claim.model_validate(json.loads(text[start:text.index("}", start) + 1]))
+    assert example.metric == MetricKind.count and example.value == 1840
+    assert '"affected_count": 1840 and "affected_entity": "accounts"' in text
+    stated = {"segment": example.segment_sql, "period": example.period_sql}
+    sql = ("SELECT count(DISTINCT account_id) AS segment_value FROM accounts WHERE plan = 'team' AND "
+           "trial_started_at IS NOT NULL AND converted_at IS NULL AND created_at >= TIMESTAMP '2025-03-01'")
+    assert not missing_conditions(sql, stated) and not partial_conditions(sql, stated, metric="count")
+    assert same_entity(example.entity, entity_of_sql(sql), {"accounts"})
+    # the segment's size (the outcome left out) is not the affected count
+    size = sql.replace(" AND converted_at IS NULL", "")
+    assert missing_conditions(size, stated) == [f"segment ({example.segment_sql})"]
