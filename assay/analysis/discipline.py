@@ -59,7 +59,7 @@ _INSIGHTS_CONTRACT = """\
   "period_sql": "created_at >= TIMESTAMP '2025-03-01'", "value": 0.09, "baseline_value": 0.21, "source_steps": [7]}
   Its affected count, a funnel step's rate (the entities that reached the step and did not take the next one): {"metric":
   "count", "measure": "accounts that started a trial and did not convert", "entity": "accounts", "segment": "team
-  plan accounts with a trial and no conversion", "segment_sql": "plan = 'team' AND trial_started_at IS NOT NULL AND
+  plan accounts with a trial and no conversion", "segment_sql": "plan = 'team' AND trial_start_date IS NOT NULL AND
   converted_at IS NULL", "period": "since 2025-03-01", "period_sql": "created_at >= TIMESTAMP '2025-03-01'",
   "value": 1840, "source_steps": [7]}, with "affected_count": 1840 and "affected_entity": "accounts" on the insight.
   A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.

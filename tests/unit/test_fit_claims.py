@@ -289,7 +289,7 @@ def test_the_contract_s_worked_example_of_a_funnel_step_s_affected_count():
     assert '"affected_count": 1840 and "affected_entity": "accounts"' in text
     stated = {"segment": example.segment_sql, "period": example.period_sql}
     sql = ("SELECT count(DISTINCT account_id) AS segment_value FROM accounts WHERE plan = 'team' AND "
-           "trial_started_at IS NOT NULL AND converted_at IS NULL AND created_at >= TIMESTAMP '2025-03-01'")
+           "trial_start_date IS NOT NULL AND converted_at IS NULL AND created_at >= TIMESTAMP '2025-03-01'")
     assert not missing_conditions(sql, stated) and not partial_conditions(sql, stated, metric="count")
     assert same_entity(example.entity, entity_of_sql(sql), {"accounts"})
     # the segment's size (the outcome left out) is not the affected count
