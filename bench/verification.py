@@ -14,7 +14,8 @@ one a sloppy SQL that keeps every stated condition but computes another metric (
 mean, every event as the denominator, the period on the numerator only).
 
 Prints per LLM: wrong_confirmed, true_confirmed_share; for the correct one verdict_accuracy and
-verdict_accuracy_<kind>, for the wrong ones not_confirmed_<kind> (wrong claims not confirmed, per kind);
+verdict_accuracy_<kind>, for the wrong ones not_confirmed_<kind> (wrong claims not confirmed, per kind); per
+metric (fit, share_of_whole for a share of a stated whole, ...) claims, wrong_confirmed, true_confirmed_share;
 then ungrounded_flagged_share, grounded_true_share, claims_total, verify_query_median_ms.
 Usage: .venv/bin/python bench/verification.py [--scale 1]
 """
