@@ -12,7 +12,7 @@ import os
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 def utcnow() -> dt.datetime:
@@ -320,6 +320,7 @@ class MetricKind(str, Enum):
     share = "share"
     average = "average"
     change = "change"
+    fit = "fit"  # a fitted relation: the slope, r or R² of y on x (validate/fit.py)
 
 
 def _number(v: Any) -> Any:
@@ -333,6 +334,16 @@ def _number(v: Any) -> Any:
         except ValueError:
             return None
     return v
+
+
+_FIT_STATISTICS = {"slope": "slope", "regr_slope": "slope", "trend": "slope", "gradient": "slope",
+                   "r": "r", "corr": "r", "correlation": "r", "pearson": "r", "pearson_r": "r",
+                   "r2": "r2", "r_squared": "r2", "rsquared": "r2", "r^2": "r2", "r²": "r2", "regr_r2": "r2",
+                   "coefficient_of_determination": "r2"}
+# metric names that mean a fit, with the statistic they imply ("" : stated in `statistic`)
+_FIT_METRICS = {"fit": "", "regression": "", "linear_fit": "", "correlation": "r", "corr": "r", "slope": "slope",
+                "regr_slope": "slope", "linear_trend": "slope", "r2": "r2", "r_squared": "r2", "rsquared": "r2",
+                "r²": "r2", "regr_r2": "r2", "coefficient_of_determination": "r2"}
 
 
 class Claim(_Model):
@@ -352,6 +363,16 @@ class Claim(_Model):
     value: float | None = None
     baseline_value: float | None = None
     source_steps: list[int] = Field(default_factory=list)
+    # a share's whole ("78 of 128 open incidents": open incidents), in words and as a SQL condition; empty: all of
+    # the period's rows (an answer written before the field)
+    whole: str = ""
+    whole_sql: str = ""
+    # a fit (metric fit): the statistic (slope | r | r2) of y on x, each in words and as a SQL expression
+    statistic: str = ""
+    y: str = ""
+    y_sql: str = ""
+    x: str = ""
+    x_sql: str = ""
     # set only by the statistical analyst (generated SQL returning segment_value[, baseline_value])
     verification_sql: str | None = None
     # --- the verifier's findings
@@ -364,6 +385,21 @@ class Claim(_Model):
     reasoning: str = ""
     refutation: str | None = None      # "survives refutation" | "but <counter-evidence in one sentence>"
     refutation_sql: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fit_metric(cls, data: Any) -> Any:
+        """A fit written as its statistic ("metric": "r2", "slope", "correlation") is metric fit of that statistic."""
+        if isinstance(data, dict) and isinstance(data.get("metric"), str):
+            key = "_".join(data["metric"].strip().lower().replace("-", " ").split())
+            if key in _FIT_METRICS:
+                data = dict(data, metric="fit")
+                if _FIT_METRICS[key] and not data.get("statistic"):
+                    data["statistic"] = _FIT_METRICS[key]
+        if isinstance(data, dict) and isinstance(data.get("statistic"), str):
+            key = "_".join(data["statistic"].strip().lower().replace("-", " ").split())
+            data = dict(data, statistic=_FIT_STATISTICS.get(key, key))
+        return data
 
     @field_validator("metric", mode="before")
     @classmethod
@@ -380,7 +416,7 @@ class Claim(_Model):
         return _number(v)
 
     @field_validator("measure", "segment", "segment_sql", "baseline", "baseline_sql", "period", "period_sql",
-                     mode="before")
+                     "whole", "whole_sql", "statistic", "y", "y_sql", "x", "x_sql", mode="before")
     @classmethod
     def _text(cls, v: Any) -> Any:
         return "" if v is None else v  # a real model writes null for "no baseline"; that is not an invalid answer

@@ -29,6 +29,11 @@ class Definition:
     alt_period: Pair | None = None
     wrong_baseline: Pair | None = None
     wrong: Callable[[str, str | None, str | None], str] | None = None
+    # a fit: (statistic, y as (words, SQL), x as (words, SQL)); build() computes that statistic
+    fit: tuple[str, Pair, Pair] | None = None
+    # a share's whole (words, SQL condition); build() takes it as a 4th argument, alt_whole is another whole
+    whole: Pair | None = None
+    alt_whole: Pair | None = None
 
 
 def rate(source: str, num: str, den: str) -> Callable[[str, str | None, str | None], str]:
@@ -89,6 +94,46 @@ def monthly(source: str, expr: str, time_col: str) -> Callable[[str, str | None,
     def sloppy(seg: str, base: str | None, per: str | None) -> str:  # totals, not monthly averages
         return build(seg, base, per).replace(f"/ nullif(count(DISTINCT date_trunc('month', {time_col}))", "/ nullif(1")
     build.sloppy = sloppy
+    return build
+
+
+def fit_of(source: str, stat: str, y: str, x: str, *, inner_period: bool = False
+           ) -> Callable[[str, str | None, str | None], str]:
+    """The statistic (slope | r | r2) of y on x over the segment's (and baseline's) rows, within the period; with
+    ``inner_period`` the source is a subquery whose text holds ``{period}`` (a daily series built within it)."""
+    fn = {"slope": "regr_slope", "r": "corr", "r2": "regr_r2"}[stat]
+
+    def build(seg: str, base: str | None, per: str | None, *, swap: bool = False, func: str | None = None) -> str:
+        a, b = (x, y) if swap else (y, x)
+        f = func or fn
+        cols = [f"{f}({a}, {b}) FILTER (WHERE {seg}) AS segment_value"]
+        if base:
+            cols.append(f"{f}({a}, {b}) FILTER (WHERE {base}) AS baseline_value")
+        if inner_period:
+            return f"SELECT {', '.join(cols)} FROM {source.format(period=per or 'TRUE')}"
+        return f"SELECT {', '.join(cols)} FROM {source} WHERE {per or 'TRUE'}"
+
+    def sloppy(seg: str, base: str | None, per: str | None) -> str:
+        # y and x swapped for a slope (x on y), r where R² is asked and R² where r is
+        if stat == "slope":
+            return build(seg, base, per, swap=True)
+        return build(seg, base, per, func="corr" if stat == "r2" else "regr_r2")
+    build.sloppy = sloppy
+    return build
+
+
+def share_of_whole(source: str) -> Callable[..., str]:
+    """The segment's part of the rows of the stated whole (within the period)."""
+    def build(seg: str, base: str | None, per: str | None, whole: str | None = None) -> str:
+        return (f"SELECT count(*) FILTER (WHERE {seg}) * 1.0 / nullif(count(*), 0) AS segment_value "
+                f"FROM {source} WHERE ({per or 'TRUE'}) AND ({whole or 'TRUE'})")
+
+    def sloppy(seg: str, base: str | None, per: str | None, whole: str | None = None) -> str:
+        # the whole applied to the part only: a share of every row
+        return (f"SELECT count(*) FILTER (WHERE ({seg}) AND ({whole or 'TRUE'})) * 1.0 / nullif(count(*), 0) "
+                f"AS segment_value FROM {source} WHERE {per or 'TRUE'}")
+    build.sloppy = sloppy
+    build.takes_whole = True
     return build
 
 
@@ -155,6 +200,32 @@ ECOMMERCE = [
                         "GROUP BY 1, 2 HAVING count(*) = 1) single", "count(*)"),
                alt_segment=("organic", "acquisition_channel = 'organic'"),
                wrong=lambda seg, base, per: count_of("customers", "count(*)")(seg, None, None)),
+    # fits (session 11): a slope between categories, an R² of one column on another, a daily trend
+    Definition("order-item revenue per unit of quantity", "fit", "order items",
+               ("electronics", "p.category = 'electronics'"), ("other categories", "p.category <> 'electronics'"),
+               None, fit_of("order_items oi JOIN products p USING (product_id)", "slope",
+                            "oi.quantity * oi.unit_price", "oi.quantity"),
+               alt_segment=("books", "p.category = 'books'"), wrong_baseline=("all categories", "TRUE"),
+               fit=("slope", ("item revenue", "oi.quantity * oi.unit_price"), ("quantity", "oi.quantity"))),
+    Definition("order total following its item revenue", "fit", "orders", ("android", "o.platform = 'android'"),
+               None, ("since 2026-07-01", "o.ordered_at >= TIMESTAMP '2026-07-01'"),
+               fit_of("orders o JOIN order_items oi USING (order_id)", "r2", "o.total_amount",
+                      "oi.quantity * oi.unit_price"),
+               alt_segment=("web", "o.platform = 'web'"),
+               alt_period=("before 2026-03-01", "o.ordered_at < TIMESTAMP '2026-03-01'"),
+               fit=("r2", ("order total", "o.total_amount"), ("item revenue", "oi.quantity * oi.unit_price"))),
+    Definition("daily orders trend", "fit", "orders", ("android", "platform = 'android'"),
+               ("other platforms", "platform <> 'android'"),
+               ("since 2026-07-01", "ordered_at >= TIMESTAMP '2026-07-01'"),
+               fit_of("(SELECT platform, date_diff('day', DATE '2026-01-01', ordered_at::DATE) AS day, count(*) AS n "
+                      "FROM orders WHERE {period} GROUP BY 1, 2) daily", "slope", "n", "day", inner_period=True),
+               alt_segment=("web", "platform = 'web'"), wrong_baseline=("all platforms", "TRUE"),
+               fit=("slope", ("orders per day", "n"), ("day number", "day"))),
+    # a share of a stated whole (session 11)
+    Definition("share of completed orders", "share", "orders", ("android", "platform = 'android'"), None,
+               ("since 2026-07-01", "ordered_at >= TIMESTAMP '2026-07-01'"), share_of_whole("orders"),
+               alt_segment=("web", "platform = 'web'"),
+               whole=("completed orders", "status = 'completed'"), alt_whole=("refunded orders", "status = 'refunded'")),
 ]
 
 GAMING = [
@@ -206,19 +277,58 @@ GAMING = [
                None, count_of("players", "count(*)"), alt_segment=("google_ads", "acquisition_channel = 'google_ads'"),
                wrong=lambda seg, base, per: count_of("sessions s JOIN players p USING (player_id)", "count(*)")(
                    seg, None, None)),
+    # fits (session 11): a correlation whose sign differs between two level ranges, an R² of a logged duration on
+    # its own timestamps
+    Definition("level win rate against level number", "fit", "levels", ("levels 1-40", "level <= 40"),
+               ("levels 41 and above", "level > 40"), None,
+               fit_of("(SELECT level, avg(CASE WHEN won THEN 1.0 ELSE 0.0 END) AS win_rate FROM level_attempts "
+                      "GROUP BY 1) per_level", "r", "win_rate", "level"),
+               alt_segment=("levels 1-20", "level <= 20"), wrong_baseline=("every level", "TRUE"),
+               fit=("r", ("win rate", "win_rate"), ("level", "level"))),
+    Definition("win rate change per level", "fit", "levels", ("levels 1-40", "level <= 40"),
+               ("levels 41 and above", "level > 40"), None,
+               fit_of("(SELECT level, avg(CASE WHEN won THEN 1.0 ELSE 0.0 END) AS win_rate FROM level_attempts "
+                      "GROUP BY 1) per_level", "slope", "win_rate", "level"),
+               alt_segment=("levels 30-50", "level BETWEEN 30 AND 50"), wrong_baseline=("every level", "TRUE"),
+               fit=("slope", ("win rate", "win_rate"), ("level", "level"))),
+    Definition("logged duration following the session's timestamps", "fit", "sessions", ("BR", "p.country = 'BR'"),
+               ("other countries", "p.country <> 'BR'"), None,
+               fit_of("sessions s JOIN players p USING (player_id)", "r2", "s.duration_s",
+                      "epoch(s.ended_at) - epoch(s.started_at)"),
+               alt_segment=("US", "p.country = 'US'"),
+               fit=("r2", ("logged duration", "s.duration_s"), ("end minus start, in seconds",
+                                                                "epoch(s.ended_at) - epoch(s.started_at)"))),
+    # a share of a stated whole (session 11)
+    Definition("share of failed purchases", "share", "purchases", ("ios", "platform = 'ios'"), None,
+               ("since 2026-05-15", "purchased_at >= TIMESTAMP '2026-05-15'"), share_of_whole("purchases"),
+               alt_segment=("android", "platform = 'android'"),
+               alt_period=("before 2026-05-15", "purchased_at < TIMESTAMP '2026-05-15'"),
+               whole=("failed purchases", "status = 'failed'"), alt_whole=("succeeded purchases", "status = 'succeeded'")),
 ]
 
 DEFINITIONS = {"ecommerce": ECOMMERCE, "gaming": GAMING}
 
 
-def wrong_sql(d: Definition, seg: str, base: str | None, per: str | None) -> str:
-    """A query that leaves a stated condition out (or counts the wrong thing)."""
+def build_sql(d: Definition, seg: str, base: str | None, per: str | None, whole: str | None = None) -> str:
+    """The correct query for the stated definition (a share's stated whole included)."""
+    if getattr(d.build, "takes_whole", False):
+        return d.build(seg, base, per, whole)
+    return d.build(seg, base, per)
+
+
+def wrong_sql(d: Definition, seg: str, base: str | None, per: str | None, whole: str | None = None) -> str:
+    """A query that leaves a stated condition out (or counts the wrong thing); a share's whole is left out."""
+    if getattr(d.build, "takes_whole", False):
+        return d.build(seg, base, per, None) if whole else _drop_period(d.build)(seg, base, per)
     return (d.wrong or _drop_period(d.build))(seg, base, per)
 
 
-def sloppy_sql(d: Definition, seg: str, base: str | None, per: str | None) -> str | None:
+def sloppy_sql(d: Definition, seg: str, base: str | None, per: str | None, whole: str | None = None) -> str | None:
     """A query that applies every stated condition and still computes the wrong metric (the median
     for the mean, rows for distinct entities, every event as the denominator, totals for monthly
-    averages); None when the definition has no such variant."""
+    averages, x and y swapped in a slope, r for R², a share's whole on the part only); None when the
+    definition has no such variant."""
     alt = getattr(d.build, "sloppy", None)
+    if alt and getattr(d.build, "takes_whole", False):
+        return alt(seg, base, per, whole)
     return alt(seg, base, per) if alt else None

@@ -14,7 +14,8 @@ one a sloppy SQL that keeps every stated condition but computes another metric (
 mean, every event as the denominator, the period on the numerator only).
 
 Prints per LLM: wrong_confirmed, true_confirmed_share; for the correct one verdict_accuracy and
-verdict_accuracy_<kind>, for the wrong ones not_confirmed_<kind> (wrong claims not confirmed, per kind);
+verdict_accuracy_<kind>, for the wrong ones not_confirmed_<kind> (wrong claims not confirmed, per kind); per
+metric (fit, share_of_whole for a share of a stated whole, ...) claims, wrong_confirmed, true_confirmed_share;
 then ungrounded_flagged_share, grounded_true_share, claims_total, verify_query_median_ms.
 Usage: .venv/bin/python bench/verification.py [--scale 1]
 """
@@ -32,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from claims_corpus import DEFINITIONS, Definition, sloppy_sql, wrong_sql  # noqa: E402
+from claims_corpus import DEFINITIONS, Definition, build_sql, sloppy_sql, wrong_sql  # noqa: E402
 
 from assay.demo import generate  # noqa: E402
 from assay.digest import build_compact_result  # noqa: E402
@@ -51,6 +52,7 @@ EXPECT = {
     "wrong_period": {"adjusted", "rejected"}, "wrong_segment": {"adjusted", "rejected"},
     "wrong_baseline": {"adjusted", "rejected"}, "inflated_count": {"adjusted"}, "inflated_count_2x": {"adjusted"},
     "right_count_wrong_rate": {"adjusted"}, "ungrounded": {"adjusted", "rejected"},
+    "wrong_sign": {"rejected"}, "wrong_whole": {"adjusted", "rejected"},
 }
 
 
@@ -65,12 +67,22 @@ def values(wh, sql: str) -> tuple[float | None, float | None]:
 
 
 def claim_of(d: Definition, step: int, value: float, base: float | None, *, segment=None, baseline=None,
-             period=None) -> Claim:
+             period=None, whole=None) -> Claim:
     seg, bl, per = segment or d.segment, baseline or d.baseline, period if period is not None else d.period
+    wh = whole or d.whole
+    fit = {}
+    if d.fit:
+        stat, (yw, ys), (xw, xs) = d.fit
+        fit = dict(statistic=stat, y=yw, y_sql=ys, x=xw, x_sql=xs)
     return Claim(metric=d.metric, measure=d.measure, entity=d.entity, segment=seg[0], segment_sql=seg[1],
                  baseline=bl[0] if bl else "", baseline_sql=bl[1] if bl else "", period=per[0] if per else "",
-                 period_sql=per[1] if per else "",
-                 value=value, baseline_value=base, source_steps=[step])
+                 period_sql=per[1] if per else "", whole=wh[0] if wh else "", whole_sql=wh[1] if wh else "",
+                 value=value, baseline_value=base, source_steps=[step], **fit)
+
+
+def bounded(d: Definition) -> bool:
+    """Values between 0 and 1 (or -1 and 1): rates, shares, r and R²."""
+    return d.metric in ("rate", "share") or bool(d.fit and d.fit[0] in ("r", "r2"))
 
 
 def period_sql(d: Definition, words: str) -> str | None:
@@ -81,7 +93,8 @@ def period_sql(d: Definition, words: str) -> str | None:
 
 
 def truth_of(wh, d: Definition, c: Claim) -> tuple[float | None, float | None]:
-    return values(wh, d.build(c.segment_sql, c.baseline_sql or None, period_sql(d, c.period)))
+    return values(wh, build_sql(d, c.segment_sql, c.baseline_sql or None, period_sql(d, c.period),
+                                c.whole_sql or None))
 
 
 def corpus(wh, defs: list[Definition]) -> tuple[list[tuple[str, Insight]], dict[int, ExplorationStep], int]:
@@ -91,7 +104,8 @@ def corpus(wh, defs: list[Definition]) -> tuple[list[tuple[str, Insight]], dict[
     rates_wrong: list[Claim] = []
     counts_true: list[Claim] = []
     for k, d in enumerate(defs, start=1):
-        sql = d.build(d.segment[1], d.baseline[1] if d.baseline else None, d.period[1] if d.period else None)
+        sql = build_sql(d, d.segment[1], d.baseline[1] if d.baseline else None, d.period[1] if d.period else None,
+                        d.whole[1] if d.whole else None)
         table = wh.query(sql, row_cap=10, timeout_s=120).table
         steps[k] = ExplorationStep(run_id="bench", step=k, action=StepAction.query, purpose=d.measure, query=sql,
                                    row_count=table.num_rows, digest=build_compact_result(table))
@@ -103,14 +117,14 @@ def corpus(wh, defs: list[Definition]) -> tuple[list[tuple[str, Insight]], dict[
             cands.append(("true_pct", claim_of(d, k, round(sv * 100, 1), round(bv * 100, 1) if bv is not None else None)))
         cands.append(("true_2sig", claim_of(d, k, sig(sv, 2), None if bv is None else sig(bv, 2))))
         if bv is not None:
-            far = sv * 0.5 if sv < bv else min(sv * 1.5, (sv + 1) / 2 if d.metric == "rate" else sv * 1.5)
+            far = sv * 0.5 if sv < bv else min(sv * 1.5, (sv + 1) / 2 if bounded(d) else sv * 1.5)
             cands.append(("wrong_rate", claim_of(d, k, sig(far), sig(bv))))
             cands.append(("wrong_value_small", claim_of(d, k, sig(sv * (0.75 if sv < bv else 1.25)), sig(bv))))
             cands.append(("wrong_direction", claim_of(d, k, sig(bv), sig(sv))))
             if d.wrong_baseline:
                 cands.append(("wrong_baseline", claim_of(d, k, sig(sv), sig(bv), baseline=d.wrong_baseline)))
         elif not is_count:
-            cands.append(("wrong_rate", claim_of(d, k, sig(min(sv * 1.5, (sv + 1) / 2) if d.metric in ("rate", "share")
+            cands.append(("wrong_rate", claim_of(d, k, sig(min(sv * 1.5, (sv + 1) / 2) if bounded(d)
                                                            else sv * 1.5), None)))
         else:
             cands.append(("inflated_count", claim_of(d, k, float(round(sv * 1.5)), None)))
@@ -121,7 +135,11 @@ def corpus(wh, defs: list[Definition]) -> tuple[list[tuple[str, Insight]], dict[
         if d.alt_segment:
             cands.append(("wrong_segment", claim_of(d, k, exact(sv), None if bv is None else exact(bv),
                                                     segment=d.alt_segment)))
-        up = 1.37 if d.metric not in ("rate", "share") or sv * 1.37 <= 1 else 0.63
+        if d.fit and d.fit[0] in ("slope", "r"):  # the relation the other way round
+            cands.append(("wrong_sign", claim_of(d, k, -sig(sv), None if bv is None else -sig(bv))))
+        if d.alt_whole:  # the share of another whole
+            cands.append(("wrong_whole", claim_of(d, k, sig(sv), None, whole=d.alt_whole)))
+        up = 1.37 if not bounded(d) or abs(sv) * 1.37 <= 1 else 0.63
         cands.append(("ungrounded", claim_of(d, k, exact(sv * up + (3 if is_count else 0)),
                                              None if bv is None else exact(bv * 0.71))))
         for kind, c in cands:
@@ -148,16 +166,17 @@ def scripted(defs: list[Definition], mode: str) -> ScriptedLLM:
         if req.purpose != "verify":
             return ""  # no fixing: a failed query is an error verdict
         text = req.messages[0].content
-        definition = json.loads(text.split("\n")[1])
+        lines = text.split("\n")  # a corrective round states why first: the definition follows its heading
+        definition = json.loads(lines[lines.index("Metric to compute:") + 1])
         d = by_measure[definition["measure"]]
         seg, base = definition.get("segment_sql"), definition.get("baseline_sql")
-        per = definition.get("period_sql")
+        per, whole = definition.get("period_sql"), definition.get("whole_sql")
         if mode == "correct_sql":
-            sql = d.build(seg, base, per)
+            sql = build_sql(d, seg, base, per, whole)
         elif mode == "wrong_sql":
-            sql = wrong_sql(d, seg, base, per)
+            sql = wrong_sql(d, seg, base, per, whole)
         else:
-            sql = sloppy_sql(d, seg, base, per) or wrong_sql(d, seg, base, per)
+            sql = sloppy_sql(d, seg, base, per, whole) or wrong_sql(d, seg, base, per, whole)
         return json.dumps({"query": sql, "purpose": definition["measure"]})
     return ScriptedLLM(handler)
 
@@ -166,7 +185,8 @@ def run(scale: float) -> dict[str, float]:
     figures: dict[str, float] = {}
     per_llm: dict[str, dict] = {m: {"kinds": defaultdict(lambda: [0, 0]), "wrong_confirmed": 0, "true": 0,
                                     "true_confirmed": 0, "total": 0, "correct": 0, "errors": 0,
-                                    "condition": 0, "kinds_safe": defaultdict(lambda: [0, 0])} for m in MODES}
+                                    "condition": 0, "kinds_safe": defaultdict(lambda: [0, 0]),
+                                    "metrics": defaultdict(lambda: [0, 0, 0, 0, 0])} for m in MODES}
     flags = {"ungrounded": [0, 0], "true": [0, 0]}
     times: list[float] = []
     total = skipped_all = 0
@@ -199,6 +219,15 @@ def run(scale: float) -> dict[str, float]:
                         stats["kinds_safe"][kind][1] += 1
                     stats["total"] += 1
                     stats["correct"] += ok
+                    # per metric (a fit, a share of a stated whole): [correct, n, wrong confirmed, true, true confirmed]
+                    head = ins.claims[0]
+                    metric = head.metric.value + ("_of_whole" if head.whole_sql else "")
+                    m = stats["metrics"][metric]
+                    m[0] += ok
+                    m[1] += 1
+                    m[2] += (not kind.startswith("true")) and status == "confirmed"
+                    m[3] += kind.startswith("true")
+                    m[4] += kind.startswith("true") and status == "confirmed"
                     if kind.startswith("true"):
                         stats["true"] += 1
                         stats["true_confirmed"] += status == "confirmed"
@@ -227,6 +256,12 @@ def run(scale: float) -> dict[str, float]:
     for mode, stats in per_llm.items():
         figures[f"{mode}_wrong_confirmed"] = stats["wrong_confirmed"]
         figures[f"{mode}_true_confirmed_share"] = stats["true_confirmed"] / max(1, stats["true"])
+        for metric, (ok, n, wc, nt, tc) in sorted(stats["metrics"].items()):
+            figures[f"{mode}_metric_{metric}_claims"] = n
+            figures[f"{mode}_metric_{metric}_wrong_confirmed"] = wc
+            figures[f"{mode}_metric_{metric}_true_confirmed_share"] = tc / max(1, nt)
+            if mode == "correct_sql":
+                figures[f"{mode}_metric_{metric}_verdict_accuracy"] = ok / max(1, n)
         if mode != "correct_sql":
             figures[f"{mode}_error_share"] = stats["errors"] / max(1, stats["total"])
             figures[f"{mode}_condition_check_share"] = stats["condition"] / max(1, stats["total"])

@@ -47,7 +47,7 @@ _INSIGHTS_CONTRACT = """\
   (metric count, its entity, and the segment and period it counts, the outcome's condition included in segment and
   segment_sql), so it is checked against what it counts.
 - claims: every headline number of the insight, one claim per comparison, each with metric (count | rate | share |
-  average | change), measure (what is measured), entity (what is counted or averaged over), segment and baseline
+  average | change | fit), measure (what is measured), entity (what is counted or averaged over), segment and baseline
   in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
   segment), baseline_value (on the baseline; for a change, the earlier period) and source_steps (the steps the
   values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%). Every value must be in a cited
@@ -57,6 +57,11 @@ _INSIGHTS_CONTRACT = """\
   "trial-to-paid conversion", "entity": "accounts", "segment": "team plan", "segment_sql": "plan = 'team'",
   "baseline": "other plans", "baseline_sql": "plan <> 'team'", "period": "since 2025-03-01",
   "period_sql": "created_at >= TIMESTAMP '2025-03-01'", "value": 0.09, "baseline_value": 0.21, "source_steps": [7]}
+  Its affected count, a funnel step's rate (the entities that reached the step and did not take the next one): {"metric":
+  "count", "measure": "accounts that started a trial and did not convert", "entity": "accounts", "segment": "team
+  plan accounts with a trial and no conversion", "segment_sql": "plan = 'team' AND trial_start_date IS NOT NULL AND
+  converted_at IS NULL", "period": "since 2025-03-01", "period_sql": "created_at >= TIMESTAMP '2025-03-01'",
+  "value": 1840, "source_steps": [7]}, with "affected_count": 1840 and "affected_entity": "accounts" on the insight.
   A claim with no comparison (a plain count or total) leaves baseline, baseline_sql and baseline_value empty or null.
   A change compares two periods: segment_sql the segment, period_sql the later period, baseline_sql the segment's
   condition and the earlier period's condition on the same column, value the later period's, baseline_value the
@@ -72,6 +77,17 @@ _INSIGHTS_CONTRACT = """\
   2024 Q1", "baseline_sql": "assigned_to = 'A' AND opened_at >= DATE '2024-01-01' AND opened_at < DATE
   '2024-04-01'", "period": "2024 Q4", "period_sql": "opened_at >= DATE '2024-10-01' AND opened_at < DATE
   '2025-01-01'", "value": 0.31, "baseline_value": 0.12, "source_steps": [4]}
+  A share states its whole: whole in words and whole_sql as its condition ("78 of 128 open incidents are agent
+  A's": segment_sql "assigned_to = 'A'", whole "open incidents", whole_sql "state = 'open'", value 0.61); leave
+  them empty when the whole is every row of the period.
+  A fitted relation (a linear trend, a correlation, how closely one column follows another) is metric fit, with
+  statistic (slope | r | r2), y and y_sql (what is fitted, as a SQL expression), x and x_sql (on what; a trend over
+  time on a day number such as date_diff('day', DATE '2024-01-01', opened_at)), value the statistic on the segment
+  (baseline_value on the baseline when two fits are compared). Example: {"metric": "fit", "statistic": "r2",
+  "measure": "close time following open time", "entity": "incidents", "y": "closed at, in days", "y_sql":
+  "date_diff('day', DATE '2024-01-01', closed_at)", "x": "opened at, in days", "x_sql": "date_diff('day', DATE
+  '2024-01-01', opened_at)", "segment": "all incidents", "segment_sql": "TRUE", "value": 0.99999,
+  "source_steps": [5]}
   A baseline comes from this warehouse (another segment, an earlier period, the whole), with its baseline_sql: a
   number from outside it (an industry benchmark, a target, a typical figure) cannot be checked and is no baseline;
   mention it in the description if it matters, never as a claim's baseline_value.

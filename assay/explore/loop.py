@@ -198,9 +198,16 @@ class Explorer:
         return out
 
     def _progress(self, step: int) -> str:
+        """The steps line after each turn, counted as the loop counts them (``_counted_steps``, the same rule the
+        prompt states: ``actions.step_rule``)."""
         used = self._counted_steps(upto=step)
         left = self.max_steps - used
-        msg = (f"Steps used: {used} of {self.max_steps} (schema lookups, searches and refused queries are free; "
+        refusals = self._free_refusals(upto=step)
+        free = ("schema lookups, searches and information_schema queries are free; "
+                + (f"refused queries too ({limits.MAX_FREE_REFUSALS_PER_RUN - refusals} free refusals left)"
+                   if refusals < limits.MAX_FREE_REFUSALS_PER_RUN else "a refused query now takes a step"))
+        msg = (f"Steps used: {used} of {self.max_steps}, {max(left, 0)} left (each query takes one"
+               + (", also several in one turn" if self.tools else "") + f"; {free}; "
                "cite results by their [step N] numbers).")
         if self.min_steps and used < self.min_steps:
             msg += f" Do not finish before step {self.min_steps}."
@@ -208,12 +215,19 @@ class Explorer:
         if bare:
             msg += (" Areas none of your queries has looked at yet (each is analysed only from your steps): "
                     + ", ".join(a.name for a in bare) + ".")
-        if self.tools and 0 < left <= 3:
-            msg += (f" {left} step{'s' if left != 1 else ''} left: each query call takes one, also in the same turn; "
-                    "end with `done` and your summary.")
+        if 0 < left <= 3:
+            msg += (f" {left} step{'s' if left != 1 else ''} left: each query "
+                    + ("call takes one, also in the same turn" if self.tools else "takes one")
+                    + "; end with `done` and your summary.")
         if not self.tools:
             msg += " Answer with one JSON action."
         return msg if left > 0 else msg + " This was the last step."
+
+    def _free_refusals(self, upto: int | None = None) -> int:
+        """Guard refusals so far that did not cost a step (``_counted_steps``' rule)."""
+        return min(limits.MAX_FREE_REFUSALS_PER_RUN,
+                   sum(1 for s in self.steps if s.action == StepAction.query and s.refused
+                       and (upto is None or s.step <= upto)))
 
     def build_request(self, extra: list[Message] | None = None) -> LLMRequest:
         """Stable prefix first, then the history; append-only between compactions.

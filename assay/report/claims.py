@@ -12,6 +12,8 @@ def fmt(x: float | None, kind: MetricKind) -> str:
         return "n/a"
     if kind in (MetricKind.rate, MetricKind.share) and abs(x) <= 1:
         return f"{x:.1%}"
+    if kind == MetricKind.fit:
+        return f"{x:.4g}"
     if float(x).is_integer() or abs(x) >= 100:
         return f"{x:,.0f}"
     return f"{x:.3g}"
@@ -19,6 +21,10 @@ def fmt(x: float | None, kind: MetricKind) -> str:
 
 def claim_subject(c: Claim) -> str:
     what = f"{c.metric.value} · {c.measure or 'value'}"
+    if c.metric == MetricKind.fit:  # "fit r2 of closed at on opened at · ..."
+        what = f"fit {c.statistic or 'r'} of {c.y or c.y_sql or 'y'} on {c.x or c.x_sql or 'x'} · {c.measure or 'value'}"
+    if c.whole or c.whole_sql:  # a share's whole: "of open incidents"
+        what += f" of {c.whole or c.whole_sql}"
     if c.entity:
         what += f" ({c.entity})"
     where = c.segment or c.segment_sql or "all"

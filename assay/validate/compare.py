@@ -1,7 +1,7 @@
 """Claimed against re-derived values: the verdict of one claim, computed by code.
 
 Tolerances: counts within 20%; rates and shares within 2 percentage points or 10% relative;
-averages and the levels of a change within 10% relative. The direction of every comparison
+averages and the levels of a change within 10% relative (a fit: validate/fit.py). The direction of every comparison
 (segment against baseline, later period against earlier) must match, and a comparison the
 warehouse shows as no effect (the two sides within 5% of each other) rejects the claim.
 """
@@ -63,6 +63,10 @@ def judge(claim: Claim, seg: float | None, base: float | None) -> tuple[Validati
     if seg is None:
         return ValidationStatus.error, "the verification query returned no value for the segment"
     kind = claim.metric
+    if kind == MetricKind.fit:  # a slope, r or R²: its own tolerances (validate/fit.py)
+        from .fit import judge_fit
+
+        return judge_fit(claim, seg, base)
     c_val, c_base = as_fraction(kind, claim.value, claim.baseline_value)
     seg, base = as_fraction(kind, seg, base)
     said = f"claimed {_fmt(c_val)}" + (f" vs {_fmt(c_base)}" if c_base is not None else "")

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..models import Claim, ExplorationStep, Insight
+from ..models import Claim, ExplorationStep, Insight, MetricKind
 
 MAX_POOL = 400  # numbers of a step kept for the pairwise arithmetic (head rows first)
 
@@ -112,9 +112,74 @@ def ground_claim(claim: Claim, steps: dict[int, ExplorationStep], insight_steps:
         cells = _unique([x for n in cited for x in step_numbers(steps[n], statistics=False)])
         arithmetic = derived(cells + direct)  # the claim's own grounded numbers: a change of two of them
         missing = [x for x in missing if not _in(x, arithmetic)]
+    if missing and claim.metric == MetricKind.share and (claim.whole_sql or "").strip():
+        # a share of a stated whole: the part over the whole, recomputed on a cited step's rows
+        shares = [x for n in cited for x in share_numbers(steps[n], claim.segment_sql, claim.whole_sql)]
+        missing = [x for x in missing if not _in(x, shares)]
+    if missing and claim.metric == MetricKind.fit:
+        # a slope, r or R² read off the rows a step showed: recomputed by code on those rows (validate/fit.py)
+        from .fit import fit_numbers
+
+        fits = [x for n in cited for x in fit_numbers(steps[n])]
+        missing = [x for x in missing if not _in(x, fits)]
     claim.grounded = not missing
     claim.ungrounded_numbers = missing
     return missing
+
+
+def _unqualified(text: str) -> tuple[str, set[str]] | None:
+    """A condition with its table qualifiers dropped, and the columns it reads; None when it does not parse."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(f"SELECT 1 WHERE {text}", read="duckdb").args["where"].this
+    except Exception:
+        return None
+    cols = set()
+    for c in tree.find_all(exp.Column):
+        c.set("table", None)
+        cols.add(c.name)
+    return tree.sql(dialect="duckdb"), cols
+
+
+def share_numbers(step: ExplorationStep, segment_sql: str, whole_sql: str) -> list[float]:
+    """A share of a stated whole recomputed on the step's stored rows (no warehouse): for each numeric column,
+    its sum over the rows of the part (segment and whole) over its sum over the whole's rows, and the same with
+    rows counted. Empty when the rows do not carry the conditions' columns (grouped by them)."""
+    d = step.digest
+    if d is None or not step.ok or not (segment_sql or "").strip():
+        return []
+    rows = d.all_rows or d.rows()
+    seg, whole = _unqualified(segment_sql), _unqualified(whole_sql or "TRUE")
+    if not rows or seg is None or whole is None:
+        return []
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    lower = {n.lower(): n for n in names}
+    if not all(c.lower() in lower for c in seg[1] | whole[1]):
+        return []
+    import duckdb
+    import pyarrow as pa
+
+    try:
+        table = pa.Table.from_pylist([{k: r.get(k) for k in names} for r in rows])
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return []
+    numeric = [n for n in names if pa.types.is_integer(table.schema.field(n).type)
+               or pa.types.is_floating(table.schema.field(n).type) or pa.types.is_decimal(table.schema.field(n).type)]
+    parts = ["count(*) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(count(*) FILTER (WHERE {w}), 0)"]
+    parts += [f'sum("{n}") FILTER (WHERE ({{s}}) AND ({{w}})) * 1.0 / nullif(sum("{n}") FILTER (WHERE {{w}}), 0)'
+              for n in numeric]
+    con = duckdb.connect()
+    try:
+        con.register("step_rows", table)
+        got = con.sql("SELECT " + ", ".join(p.format(s=seg[0], w=whole[0]) for p in parts)
+                      + " FROM step_rows").fetchall()[0]
+    except Exception:
+        return []
+    finally:
+        con.close()
+    return [float(v) for v in got if v is not None and math.isfinite(float(v))]
 
 
 def ground_insight(insight: Insight, steps: dict[int, ExplorationStep]) -> bool:

@@ -32,6 +32,7 @@ from ..models import (
 from ..schema.provider import SchemaProvider
 from .compare import AFFECTED, judge, worst
 from .conditions import metric_kind, missing_conditions, partial_conditions, where_of
+from .fit import off_fit
 from .entity import entity_of_sql, normalize_entity, same_entity, warehouse_entities
 from .grounding import ground_claim, ground_insight
 
@@ -93,7 +94,10 @@ def claim_definition(claim: Claim) -> dict:
     """What the verifier is shown of a claim: its definition, never its values."""
     d = {"metric": claim.metric.value, "measure": claim.measure, "entity": claim.entity,
          "segment": claim.segment, "segment_sql": claim.segment_sql, "baseline": claim.baseline,
-         "baseline_sql": claim.baseline_sql, "period": claim.period, "period_sql": claim.period_sql}
+         "baseline_sql": claim.baseline_sql, "period": claim.period, "period_sql": claim.period_sql,
+         "whole": claim.whole, "whole_sql": claim.whole_sql}
+    if claim.metric == MetricKind.fit:
+        d.update(statistic=claim.statistic or "r", y=claim.y, y_sql=claim.y_sql, x=claim.x, x_sql=claim.x_sql)
     return {k: v for k, v in d.items() if v}
 
 
@@ -147,14 +151,18 @@ join instead of IN (SELECT ...), row_number() instead of LIMIT) is refused, so c
 The period bounds the whole computation (numerator and denominator, segment and baseline).
 For a rate, an average or a count, the segment's condition bounds all of segment_value (a rate's numerator and
 denominator) and the baseline's all of baseline_value. For a share, the condition selects the part only: its
-whole is all of the period's rows (segment_value = the segment's part of that whole, baseline_value = the
-baseline's part of it). Rates and shares are fractions between 0 and 1. An average is over the stated entity.
+whole is the stated whole (whole_sql) within the period, else all of the period's rows (segment_value = the
+segment's part of that whole, baseline_value = the baseline's part of it); whole_sql bounds numerator and
+denominator alike. Rates and shares are fractions between 0 and 1. An average is over the stated entity.
 An affected count whose segment says "only those that show the finding" counts the segment's entities that have
 the finding's outcome (for a low or falling rate of a good outcome, those without it): add that condition.
 For a change, segment_value is the metric in the later period and baseline_value in the earlier one; when the
 baseline is another period (its condition is on the period's own column), the stated period bounds segment_value
 only and the baseline's condition bounds baseline_value.
 Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for order items or events).
+For a fit (metric fit), segment_value is the statistic of y_sql on x_sql over the segment's rows (baseline_value over
+the baseline's), y first: slope = regr_slope(y, x), r = corr(y, x), r2 = regr_r2(y, x) (where the dialect lacks
+regr_*: covar_pop(y, x) / var_pop(x), power(corr(y, x), 2)); use the stated y_sql and x_sql expressions as written.
 Adapt one of the source queries below: their columns exist.
 
 ## Source queries (authoritative column evidence)
@@ -299,7 +307,8 @@ class Verifier:
             claim.verdict, claim.reasoning = ValidationStatus.error, "no verification query and no LLM to write one"
             return
         else:
-            stated = {"segment": claim.segment_sql, "baseline": claim.baseline_sql, "period": claim.period_sql}
+            stated = {"segment": claim.segment_sql, "baseline": claim.baseline_sql, "period": claim.period_sql,
+                      "whole": claim.whole_sql if claim.metric in (MetricKind.share, MetricKind.change) else ""}
             ask = "Metric to compute:\n" + json.dumps(claim_definition(claim), ensure_ascii=False)
             try:
                 sql, why = self._ask(CLAIM_PROMPT, evidence, ask, insight.id)
@@ -346,7 +355,14 @@ class Verifier:
         dialect = self.executor.warehouse.dialect
         missing = missing_conditions(sql, stated, dialect)
         if not missing:  # every condition is there: each must also restrict what it defines
-            missing = partial_conditions(sql, stated, dialect, metric_kind(claim.metric.value, claim.measure))
+            # a share's whole bounds numerator and denominator alike, as the period does
+            bounds = {k: v for k, v in stated.items() if k != "whole"}
+            if (stated.get("whole") or "").strip():
+                bounds["period"] = " AND ".join(f"({t})" for t in (stated.get("period"), stated["whole"])
+                                                if (t or "").strip())
+            missing = partial_conditions(sql, bounds, dialect, metric_kind(claim.metric.value, claim.measure))
+        if claim.metric == MetricKind.fit:
+            missing += off_fit(sql, claim, dialect)
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
             if counted is not None and not same_entity(claim.entity, counted, self._entities):

@@ -65,4 +65,4 @@ def test_the_exploration_prompt_names_the_dialect_and_what_a_step_costs():
         p = Project(id="x", pack="generic", warehouse=WarehouseConfig(kind=kind))
         text = render_exploration_prompt(p, pack, "- main.t (1 cols, ~1 rows): a", 10, tools=True)
         assert f"The warehouse is {name}: write every query in its SQL dialect." in text
-    assert "Each `query` call is one step of your budget, also when several are in one turn" in actions_text(True)
+    assert "Each `query` takes one step of your budget, also when several are in one turn" in actions_text(True)
