@@ -266,12 +266,13 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
 # up scored 0.48-0.86 against their insight (the concentration lead "top 5% of player_id bring 68.8%" the lowest), the
 # one not taken up (cross_promo's revenue rise) 0.33; a lead naming its segment ("country = BR") is decided by the name.
 LEAD_COVERED_COSINE = 0.45
-_SEGMENT = re.compile(r"\b[A-Za-z_][\w.]* = '?([^\s,;()']+)'?")
+_SEGMENT = re.compile(r"\b[A-Za-z_][\w.]* ?= ?'?([^\s,;()'=]+)'?")
 _LEAD_HEAD = re.compile(r"^\s*(\S+)")
 
 
 def lead_segments(lead: str) -> list[str]:
-    """The segment values a lead names: "platform = ios" in its numbers ("ios")."""
+    """The segment values a lead names: "platform = ios" in its numbers, or a statistical insight's segment
+    "platform=ios" ("ios")."""
     values = (v.rstrip(".:") for v in _SEGMENT.findall(lead))
     return list(dict.fromkeys(v for v in values if re.search(r"[A-Za-z]", v)))  # not "z = -6.5", "n = 154,148"
 

@@ -52,7 +52,13 @@ _INSIGHTS_CONTRACT = """\
   segment), baseline_value (on the baseline; for a change, the earlier period) and source_steps (the steps the
   values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%). Every value must be in a cited
   step's result, or arithmetic on them.
-  Each claim is re-derived from the warehouse independently; a number no step shows is flagged.
+  Each claim is re-derived from the warehouse independently; a number no step shows is flagged. An insight's verdict
+  is its worst claim's: a claim the warehouse rejects makes the whole insight rejected, so state as claims only numbers whose
+  definition you can write exactly.
+  A rate's segment_sql (and baseline_sql) says who is counted in its denominator; the outcome it measures goes in
+  the measure, never in segment_sql: for the day-1 return rate of tiktok_ads players, segment_sql is
+  "acquisition_channel = 'tiktok_ads'" (not "... AND <returned on day 1>", which re-derives as a rate of 1.0 and is
+  rejected). Only an affected count's claim (below) carries the outcome in its segment_sql.
   Example (an illustration of the form, not a table of this warehouse): {"metric": "rate", "measure":
   "trial-to-paid conversion", "entity": "accounts", "segment": "team plan", "segment_sql": "plan = 'team'",
   "baseline": "other plans", "baseline_sql": "plan <> 'team'", "period": "since 2025-03-01",
@@ -79,7 +85,8 @@ _INSIGHTS_CONTRACT = """\
   '2025-01-01'", "value": 0.31, "baseline_value": 0.12, "source_steps": [4]}
   A share states its whole: whole in words and whole_sql as its condition ("78 of 128 open incidents are agent
   A's": segment_sql "assigned_to = 'A'", whole "open incidents", whole_sql "state = 'open'", value 0.61); leave
-  them empty when the whole is every row of the period.
+  them empty when the whole is every row of the period. A share has one whole for the segment and the baseline
+  alike: to compare how often something happens in two groups, state a rate of each group instead.
   A fitted relation (a linear trend, a correlation, how closely one column follows another) is metric fit, with
   statistic (slope | r | r2), y and y_sql (what is fitted, as a SQL expression), x and x_sql (on what; a trend over
   time on a day number such as date_diff('day', DATE '2024-01-01', opened_at)), value the statistic on the segment
@@ -99,8 +106,8 @@ _INSIGHTS_CONTRACT = """\
   that only follows the base growing is context for a finding, not an insight of its own; so is a gap too small to
   act on (a few percent relative to its baseline) or a segment too small to matter. When the goal or this area's own
   question asks something that a non-difference answers (is it uniform across groups, did it change, does a feature
-  help), report that answer with its comparison as a claim: the report shows it among its context notes, not as an
-  insight. Report at most {max_insights}
+  help), report that answer with its comparison as a claim, as an entry of "insights" like any other: the report
+  files an entry whose every comparison shows no effect among its context notes, not among the insights. Report at most {max_insights}
   insights for this area, the most material first (the largest effect on the most entities), and fewer when fewer
   are material; one insight per finding (the same effect seen in several results is one insight citing them all;
   two outcomes of one segment against one baseline are one finding about that segment).
@@ -117,8 +124,9 @@ _INSIGHTS_CONTRACT = """\
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
-{"insights": [{"name": "one plain sentence in the data's own words (its column and value names): who or what, the
-  measure, the direction, the key number", "description": "what, who, how much, since when",
+{"insights": [{"name": "one short plain sentence (at most 20 words) in the data's own words (its column and value
+  names): who or what, the measure, the direction, at most one key number (the others go in the description and
+  the claims)", "description": "what, who, how much, since when",
   "severity": "critical|high|medium|low", "affected_count": 1234, "affected_entity": "customers",
   "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
   "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",

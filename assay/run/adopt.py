@@ -65,10 +65,14 @@ def scan_steps(s) -> list[ExplorationStep]:
 
 
 def lead_line(i: Insight) -> str:
-    """A statistical insight as a lead line ("headline: numbers"), as ``findings.uncovered_leads`` reads one."""
+    """A statistical insight as a lead line ("headline: numbers (segment)"), as ``findings.uncovered_leads`` reads
+    one: its segment ("acquisition_channel=cross_promo") is stated, so that an LLM insight naming the segment's
+    value covers it, as it covers a lead of the prompt (round 9, gaming: the model explained cross_promo's revenue
+    jump by its 7 whales in its own insight, and the scan's change point of it was adopted beside it)."""
     from ..explore.leads import _one_line
 
-    return f"{_one_line(i.name, LEAD_CHARS)}: {_one_line(i.description, LEAD_CHARS)}"
+    seg = f" ({i.segment})" if i.segment and "=" in i.segment else ""
+    return f"{_one_line(i.name, LEAD_CHARS)}: {_one_line(i.description, LEAD_CHARS)}{seg}"
 
 
 def adopt_scan_findings(s) -> int:

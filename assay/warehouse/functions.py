@@ -36,7 +36,7 @@ MAX_SERIES = 100_000  # values the generate_series/range of one statement may pr
 _AGG = """count sum avg min max stddev stddev_samp stddev_pop variance var_samp var_pop corr covar_pop
 covar_samp regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy regr_sxx regr_syy regr_sxy
 bool_and bool_or every bit_and bit_or bit_xor string_agg array_agg percentile_cont percentile_disc mode
-any_value"""
+any_value grouping"""
 _WINDOW = "row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value"
 _MATH = """abs ceil ceiling floor round trunc sign sqrt cbrt power pow exp ln log log10 log2 mod greatest least
 pi degrees radians sin cos tan asin acos atan atan2 cot width_bucket gcd lcm random isnan isinf"""

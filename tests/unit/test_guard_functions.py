@@ -165,7 +165,8 @@ def test_duckdb_allow_list_is_pure_and_exists():
     con = duckdb.connect()
     rows = con.sql("SELECT function_name, bool_or(has_side_effects) FROM duckdb_functions() GROUP BY 1").fetchall()
     effects = dict(rows)
-    syntax = KEYWORD_CALLS | {"percentile_cont", "percentile_disc"}  # ordered-set syntax in DuckDB
+    # ordered-set syntax in DuckDB; GROUPING(col) is grammar there too (not in duckdb_functions())
+    syntax = KEYWORD_CALLS | {"percentile_cont", "percentile_disc", "grouping"}
     missing = sorted(n for n in ALLOWED["duckdb"] if n not in effects and n not in syntax)
     assert missing == []
     impure = sorted(n for n in ALLOWED["duckdb"] if effects.get(n) and n != "random")
@@ -231,3 +232,20 @@ def test_a_refused_call_as_an_operators_left_operand_is_still_refused(dialect):
     for call in ("pg_sleep(10)", "pg_read_file('/etc/passwd')", "getenv('HOME')"):
         v = guard(dialect).check(f"SELECT count(*) FROM orders WHERE {call} = '1' AND name = 'x'")
         assert not v.allowed and call.split("(")[0] in v.reason.lower(), (call, v.reason)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS + ["bigquery", "mysql"])
+def test_grouping_of_a_rollup_is_allowed(dialect):
+    """Round 9: both real models wrote GROUPING(col) to label a ROLLUP's subtotal rows and were refused (a step each).
+    GROUPING reads only its GROUP BY column: pure, and on every engine's list of aggregates."""
+    v = guard(dialect).check("SELECT name, GROUPING(name) AS is_total, sum(amount) FROM orders GROUP BY ROLLUP (name)")
+    assert v.allowed, v.reason
+
+
+def test_grouping_of_a_rollup_runs_on_duckdb():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE orders (id INT, tenant_id INT, name TEXT, amount INT)")
+    con.execute("INSERT INTO orders VALUES (1, 1, 'a', 2), (2, 1, 'b', 3)")
+    sql = guard("duckdb").enforce("SELECT name, GROUPING(name) AS g, sum(amount) AS s FROM orders GROUP BY ROLLUP (name)")
+    rows = sorted(con.execute(sql).fetchall(), key=lambda r: r[1])
+    assert rows[-1][1:] == (1, 5)  # the grand total, flagged by GROUPING

@@ -151,3 +151,34 @@ def test_adopt_scan_findings_is_a_checked_setting():
     assert any("unknown key" in e and "adopt_scan_findings" in e for e in errors), errors
     _, errors = project_errors({**base, "analysis": {"adopt_scan_findings": "sometimes"}})
     assert any(e.startswith("analysis.adopt_scan_findings") for e in errors), errors
+
+
+def test_an_llm_insight_naming_the_findings_segment_covers_it():
+    """Round 9 (gaming): the model's own monetization insight explained cross_promo's revenue jump by its 7 whales;
+    the scan's change point of it ("The total price usd for cross_promo increased from 2026-04-01", segment
+    acquisition_channel=cross_promo) was adopted beside it, because its lead line stated no segment. Named, the value
+    covers it, as a prompt lead "acquisition_channel = cross_promo" is covered; an insight that never names it does
+    not (the lead is then compared in meaning, here with nothing close)."""
+    import numpy as np
+
+    from assay.findings import uncovered_leads
+    from assay.models import Insight
+    from assay.run.adopt import lead_line
+
+    scan = Insight(id="monetization-scan-1", area="monetization", name="The total price usd for cross_promo "
+                   "increased from 2026-04-01", description="The monthly total price usd for cross_promo "
+                   "(acquisition channel) rose from 286.3 to 1,127 from 2026-04-01 (p = 0.0002).",
+                   segment="acquisition_channel=cross_promo")
+    line = lead_line(scan)
+    explained = Insight(id="monetization-2", area="monetization", name="85 payers bring 68% of revenue",
+                        description="Channel revenue follows these few players: cross_promo's quarterly revenue went "
+                                    "from 1,144.80 to 3,762.50 as its 7 whales started buying.")
+    other = Insight(id="levels-1", area="levels", name="level 42 is a difficulty wall", description="2% win rate")
+
+    basis: dict[str, int] = {}
+
+    def far(texts):  # every distinct text its own direction: nothing is close in meaning
+        return np.array([np.eye(64)[basis.setdefault(t, len(basis))] for t in texts])
+
+    assert uncovered_leads([line], [explained], far) == []
+    assert uncovered_leads([line], [other], far) == [line]
