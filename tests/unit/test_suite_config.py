@@ -70,3 +70,16 @@ def test_the_files_sharing_a_prefect_server_are_one_unit_of_work():
                     users.add(stem)
         assert len(users) >= 2, (server, users)  # shared, or there is nothing to share
         assert {unit_of(f"tests/integration/{stem}.py") for stem in users} == {server}, (server, users)
+
+
+def test_the_flow_files_without_the_harness_are_units_of_their_own():
+    """The flow files that start their own servers run without the Prefect test harness (tests/flows/conftest.py),
+    each as its own unit of work; every other flow file shares the harness's unit."""
+    from tests.conftest import OWN_SERVER_FLOW_FILES, unit_of
+
+    flows = Path(__file__).parents[1] / "flows"
+    names = {p.name for p in flows.glob("test_*.py")}
+    assert set(OWN_SERVER_FLOW_FILES) <= names, set(OWN_SERVER_FLOW_FILES) - names
+    for name in sorted(names):
+        unit = unit_of(f"tests/flows/{name}")
+        assert unit == (f"tests/flows/{name}" if name in OWN_SERVER_FLOW_FILES else "tests/flows"), (name, unit)
