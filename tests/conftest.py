@@ -75,8 +75,8 @@ def pytest_configure(config):
 _TIERS = {"unit": "unit", "flows": "flow", "integration": "integration"}
 # service markers, by the fixture that starts or reaches the service (files that start their own server or
 # browser set theirs with ``pytestmark``); every one of them also carries ``services``
-_SERVICE_FIXTURES = {"pg_dsn": "postgres", "mongo_uri": "mongodb"}
-SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
+_SERVICE_FIXTURES = {"pg_dsn": "postgres", "mongo_uri": "mongodb", "mysql_dsn": "mariadb"}
+SERVICE_MARKERS = ("postgres", "mongodb", "mariadb", "prefect_server", "chromium")
 
 
 # the order files are handed to the xdist workers in (`make test` runs with `--dist loadfile
