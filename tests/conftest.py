@@ -75,8 +75,8 @@ def pytest_configure(config):
 _TIERS = {"unit": "unit", "flows": "flow", "integration": "integration"}
 # service markers, by the fixture that starts or reaches the service (files that start their own server or
 # browser set theirs with ``pytestmark``); every one of them also carries ``services``
-_SERVICE_FIXTURES = {"pg_dsn": "postgres", "mongo_uri": "mongodb"}
-SERVICE_MARKERS = ("postgres", "mongodb", "prefect_server", "chromium")
+_SERVICE_FIXTURES = {"pg_dsn": "postgres", "mongo_uri": "mongodb", "mysql_dsn": "mariadb"}
+SERVICE_MARKERS = ("postgres", "mongodb", "mariadb", "prefect_server", "chromium")
 
 
 # the order files are handed to the xdist workers in (`make test` runs with `--dist loadfile
@@ -121,11 +121,15 @@ def pytest_collection_modifyitems(config, items):
 
 # files that share an expensive session fixture run on one worker, as one unit of work (a session fixture is
 # per worker: split over both, it ran twice). By path prefix -> unit name:
-# - the flow tier shares a Prefect test harness (a server in a subprocess, ~25 s of CPU to start);
+# - the flow tier shares a Prefect test harness (a server in a subprocess, ~25 s of CPU to start), but for the
+#   files of OWN_SERVER_FLOW_FILES (tests/flows/conftest.py);
 # - two files read the one statistical discovery of the gaming demo (``gaming_statistical``, 40 steps);
 # - two files use the throw-away MariaDB server (``mysql_dsn``: mariadb-install-db, then a server start);
 # - two pairs of files each share a real `prefect server start` (tests/integration/conftest.py).
+# (the flow files that start their own servers and run without the harness are units of their own: listed first)
+OWN_SERVER_FLOW_FILES = ("test_local_server.py", "test_prefect_db_template.py", "test_cli_server_start.py")
 _SHARED_UNITS = {
+    **{f"tests/flows/{name}": f"tests/flows/{name}" for name in OWN_SERVER_FLOW_FILES},
     "tests/flows/": "tests/flows",
     "tests/integration/test_prefect_server.py": "prefect_serve_server",
     "tests/integration/test_deploy_paths.py": "prefect_serve_server",

@@ -25,6 +25,11 @@ def state(env, name):
                           for s in d.get("schedules") or []]}
 
 
+def polled(env, name) -> bool:
+    """Whether a runner or worker has asked the server for this deployment's scheduled runs."""
+    return httpx.get(f"{env['PREFECT_API_URL']}/deployments/name/{name}", timeout=30).json().get("last_polled") is not None
+
+
 def names(env):
     api = env["PREFECT_API_URL"]
     # deployments first: a deployment's flow exists before it does, so the flows read next name them all
@@ -70,11 +75,15 @@ def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):  # 
             served = names(env)
         assert "assay-discovery/discover-laptop" in served, log_path.read_text()[-2000:]
         # stop it once its runner runs (it registers the deployments before it starts polling; a stop before
-        # that pauses nothing, whatever it served)
+        # that pauses nothing, whatever it served): once it has asked the server for the served deployment's
+        # scheduled runs (the server notes when, `last_polled`), it is inside the runner, whose exit pauses
+        # what it served. Before: a fixed 10 s after the "being served" line.
         while time.time() < deadline and "being served" not in log_path.read_text():
             time.sleep(1)
         assert "being served" in log_path.read_text(), log_path.read_text()[-2000:]
-        time.sleep(10)
+        while time.time() < deadline and not polled(env, "assay-discovery/discover-laptop"):
+            time.sleep(0.5)
+        assert polled(env, "assay-discovery/discover-laptop"), log_path.read_text()[-2000:]
     finally:
         os.killpg(serving.pid, signal.SIGINT)  # Ctrl-C, as a person stops it
         try:

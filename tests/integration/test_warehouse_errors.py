@@ -20,13 +20,13 @@ KINDS = ["mysql", "redshift", "mssql", "bigquery", "databricks"]
 
 def _settings(kind: str, port: int) -> dict:
     return {
-        "mysql": {"dsn": f"mysql://root@127.0.0.1:{port}/x", "connect_timeout": 2},
-        "redshift": {"dsn": f"host=127.0.0.1 port={port} user=x dbname=x", "connect_timeout": 2},
+        "mysql": {"dsn": f"mysql://root@127.0.0.1:{port}/x", "connect_timeout": 1},
+        "redshift": {"dsn": f"host=127.0.0.1 port={port} user=x dbname=x", "connect_timeout": 1},
         "mssql": {"host": "127.0.0.1", "port": port, "database": "x", "user": "u", "password_env": "WH_ERR_SECRET",
-                  "login_timeout": 2},
-        "bigquery": {"project": "p", "api_endpoint": f"http://127.0.0.1:{port}", "connect_timeout": 2},
+                  "login_timeout": 1},
+        "bigquery": {"project": "p", "api_endpoint": f"http://127.0.0.1:{port}", "connect_timeout": 1},
         "databricks": {"host": f"http://127.0.0.1:{port}", "warehouse_id": "w", "token_env": "WH_ERR_SECRET",
-                       "connect_timeout": 2},
+                       "connect_timeout": 1},
     }[kind]
 
 
@@ -53,8 +53,8 @@ def test_a_host_that_never_answers_is_one_timeout_line(kind, silent_port, monkey
     took = time.perf_counter() - t0
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith(f"{kind}: cannot "), msg
-    assert "timed out after 2s" in msg or "timeout expired" in msg, msg
-    # connect timeout 2 s (plus the SDKs' retries within it); before, MySQL waited for the query read
+    assert "timed out after 1s" in msg or "timeout expired" in msg, msg
+    # connect timeout 1 s (plus the SDKs' retries within it); before, MySQL waited for the query read
     # timeout (statement timeout + 30 s: 90 s) and Databricks for its HTTP timeout per try (30 s, twice)
     assert took < 30, (kind, took)
 

@@ -70,3 +70,31 @@ def test_the_files_sharing_a_prefect_server_are_one_unit_of_work():
                     users.add(stem)
         assert len(users) >= 2, (server, users)  # shared, or there is nothing to share
         assert {unit_of(f"tests/integration/{stem}.py") for stem in users} == {server}, (server, users)
+
+
+def test_the_flow_files_without_the_harness_are_units_of_their_own():
+    """The flow files that start their own servers run without the Prefect test harness (tests/flows/conftest.py),
+    each as its own unit of work; every other flow file shares the harness's unit."""
+    from tests.conftest import OWN_SERVER_FLOW_FILES, unit_of
+
+    flows = Path(__file__).parents[1] / "flows"
+    names = {p.name for p in flows.glob("test_*.py")}
+    assert set(OWN_SERVER_FLOW_FILES) <= names, set(OWN_SERVER_FLOW_FILES) - names
+    for name in sorted(names):
+        unit = unit_of(f"tests/flows/{name}")
+        assert unit == (f"tests/flows/{name}" if name in OWN_SERVER_FLOW_FILES else "tests/flows"), (name, unit)
+
+
+def test_every_service_fixture_sets_a_service_marker(pytestconfig):
+    """A session fixture of tests/conftest.py that reaches a service (it calls ``need_service``) marks the tests
+    using it with that service's marker and ``services`` (`-m "not services"` leaves them out); the markers are
+    registered. The MariaDB fixture was missing: its tests ran under `-m "not services"`."""
+    from tests.conftest import _SERVICE_FIXTURES, SERVICE_MARKERS
+
+    tree = ast.parse((Path(__file__).parents[1] / "conftest.py").read_text())
+    reaching = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+                and any(isinstance(c, ast.Call) and getattr(c.func, "id", None) == "need_service" for c in ast.walk(n))}
+    assert reaching == set(_SERVICE_FIXTURES), (reaching, set(_SERVICE_FIXTURES))
+    assert set(_SERVICE_FIXTURES.values()) <= set(SERVICE_MARKERS)
+    registered = {line.split(":")[0].strip() for line in pytestconfig.getini("markers")}
+    assert {"services", *SERVICE_MARKERS} <= registered, {"services", *SERVICE_MARKERS} - registered
