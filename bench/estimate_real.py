@@ -42,17 +42,21 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                # round 7 (session 8): context notes, one finding per segment's outcomes, the verifier's condition rules
                "demo-ecommerce-30-steps-r7": "ecommerce", "demo-gaming-30-steps-r7": "gaming",
                # round 8 (session 10): the scan's leads in the analysis prompt, up to 6 insights per area with a goal
-               "demo-ecommerce-30-steps-r8": "ecommerce", "demo-gaming-30-steps-r8": "gaming"}
+               "demo-ecommerce-30-steps-r8": "ecommerce", "demo-gaming-30-steps-r8": "gaming",
+               # round 10 (session 11): the scan's findings adopted, fit claims, the step budget said right
+               "demo-ecommerce-30-steps-r10": "ecommerce", "demo-gaming-30-steps-r10": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
              "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7",
-             "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8"}
+             "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8",
+             "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
          "demo-ecommerce-30-steps-r7": "r7", "demo-gaming-30-steps-r7": "r7",
-         "demo-ecommerce-30-steps-r8": "r8", "demo-gaming-30-steps-r8": "r8"}
+         "demo-ecommerce-30-steps-r8": "r8", "demo-gaming-30-steps-r8": "r8",
+         "demo-ecommerce-30-steps-r10": "r10", "demo-gaming-30-steps-r10": "r10"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it
