@@ -165,7 +165,8 @@ def context_reason(i: Insight) -> str | None:
         return "no difference: every comparison is within the no-effect margin of its baseline"
     stated = [c for c in i.claims if c.measure != AFFECTED and c.value is not None]
     compares = flags or any(c.baseline_sql or c.baseline for c in stated)
-    if stated and not compares and all(map(_whole, stated)):
+    # a fit over the whole data (R² of closed_at on opened_at) states a relation, not the data's size or mix
+    if stated and not compares and all(map(_whole, stated)) and not any(c.metric == MetricKind.fit for c in stated):
         return "a fact of the data's shape: no comparison, every number is of the whole data"
     if stated and not compares and any(c.metric == MetricKind.count and c.value == 0 for c in stated):
         # round 7 (gaming): "no player is active past day 120": 0 players, no baseline; the model itself called it
@@ -275,7 +276,7 @@ LEAD_COVERED_COSINE = 0.45
 # "85 payers (top 5%) bring 68.1%", the same finding on another cut of the payers (4.5% and 1.0% apart)
 SAME_FIGURE = 0.05
 _DATE_TEXT = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b")
-_NUMBER = re.compile(r"(?<![\w.])-?\d(?:[\d,]*\d)?(?:\.\d+)?%?")
+_NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?")
 _SEGMENT = re.compile(r"\b[A-Za-z_][\w.]* ?= ?'?([^\s,;()'=]+)'?")
 _LEAD_HEAD = re.compile(r"^\s*(\S+)")
 
@@ -300,7 +301,8 @@ def names_value(value: str, folded_text: str) -> bool:
 
 def stated_numbers(text: str) -> list[float]:
     """The numbers a text states, as values: "13.4%" as 0.134 (and 13.4), "1,127" as 1127. Left out: dates and
-    years, and whole numbers below 10 (ranks, "top 5", "3 of them": too common to tie two texts together)."""
+    years (a count from 1900 to 2100 written without a thousands comma is read as a year), and whole numbers below
+    10 (ranks, "top 5", "3 of them": too common to tie two texts together); "1,2,3" is a list, not 123."""
     out: list[float] = []
     for m in _NUMBER.finditer(_DATE_TEXT.sub(" ", text or "")):
         t = m.group(0)

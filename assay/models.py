@@ -340,10 +340,17 @@ _FIT_STATISTICS = {"slope": "slope", "regr_slope": "slope", "trend": "slope", "g
                    "r": "r", "corr": "r", "correlation": "r", "pearson": "r", "pearson_r": "r",
                    "r2": "r2", "r_squared": "r2", "rsquared": "r2", "r^2": "r2", "r²": "r2", "regr_r2": "r2",
                    "coefficient_of_determination": "r2"}
-# metric names that mean a fit, with the statistic they imply ("" : stated in `statistic`)
-_FIT_METRICS = {"fit": "", "regression": "", "linear_fit": "", "correlation": "r", "corr": "r", "slope": "slope",
-                "regr_slope": "slope", "linear_trend": "slope", "r2": "r2", "r_squared": "r2", "rsquared": "r2",
-                "r²": "r2", "regr_r2": "r2", "coefficient_of_determination": "r2"}
+# metric names that mean a fit, with the statistic they imply ("": stated in `statistic`): the name of every statistic
+# (but "trend", a change over time as a metric) and the words for a fit itself
+_FIT_METRICS = {**{k: v for k, v in _FIT_STATISTICS.items() if k != "trend"},
+                "fit": "", "regression": "", "linear_fit": "", "linear_trend": "slope"}
+
+
+def normalize_statistic(v: Any) -> str:
+    """A fit statistic's canonical name (slope | r | r2) from the ways a model writes it ("R-squared", "Pearson r");
+    any other text as folded."""
+    key = "_".join(str(v or "").strip().lower().replace("-", " ").split())
+    return _FIT_STATISTICS.get(key, key)
 
 
 class Claim(_Model):
@@ -397,8 +404,7 @@ class Claim(_Model):
                 if _FIT_METRICS[key] and not data.get("statistic"):
                     data["statistic"] = _FIT_METRICS[key]
         if isinstance(data, dict) and isinstance(data.get("statistic"), str):
-            key = "_".join(data["statistic"].strip().lower().replace("-", " ").split())
-            data = dict(data, statistic=_FIT_STATISTICS.get(key, key))
+            data = dict(data, statistic=normalize_statistic(data["statistic"]))
         return data
 
     @field_validator("metric", mode="before")

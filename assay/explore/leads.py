@@ -65,11 +65,14 @@ class _CachingExecutor:
 
 
 class _ScanSession:
-    """The run session as the planner and detectors see it, with the caching executor."""
+    """The run session as the planner and detectors see it, with the caching executor (and, when given, a store
+    whose steps are the scan's probes: run/adopt.py)."""
 
-    def __init__(self, s, executor: _CachingExecutor):
+    def __init__(self, s, executor: _CachingExecutor, store=None):
         self._s = s
         self.executor = executor
+        if store is not None:
+            self.store = store
 
     def __getattr__(self, name):
         return getattr(self._s, name)
@@ -153,7 +156,11 @@ def leads_section(s) -> str:
             probes: list[ExplorationStep] = []
             leads, queries = scan(s, budget, probes)
             text = render(leads, queries)
-            s.store.put_scan(s.run_id, probes)  # before the run says it scanned: a resumed run never re-scans
+            try:  # before the run says it scanned: a resumed run never re-scans
+                s.store.put_scan(s.run_id, probes)
+            except Exception as exc:  # only the adoption needs them: the explorer keeps its leads
+                log.warning("leads: the scan's probes could not be stored (%s); its findings will not be adopted",
+                            str(exc)[:300])
             s.bump({"leads_probes": queries, "leads": len(leads)})
             log.info("leads: %d probe queries, %d leads for the explorer", queries, len(leads))
         except Exception as exc:  # the scan is help: the explorer starts without it

@@ -44,18 +44,6 @@ class _ScanStore:
         return getattr(self._store, name)
 
 
-class _ScanSession:
-    """The run session as the statistical analyst sees it when it reads the scan."""
-
-    def __init__(self, s, steps: list[ExplorationStep], executor):
-        self._s = s
-        self.store = _ScanStore(s.store, steps)
-        self.executor = executor
-
-    def __getattr__(self, name):
-        return getattr(self._s, name)
-
-
 def scan_steps(s) -> list[ExplorationStep]:
     """The stored scan's probes, numbered after the run's own steps (deterministic: the exploration is over)."""
     probes = s.store.scan_steps(s.run_id) or []
@@ -75,11 +63,23 @@ def lead_line(i: Insight) -> str:
     return f"{_one_line(i.name, LEAD_CHARS)}: {_one_line(i.description, LEAD_CHARS)}{seg}"
 
 
+def _drop_adopted(s) -> None:
+    """The run's areas without the insights an earlier adoption stored."""
+    for area, (ins, area_log) in s.store.area_results(s.run_id).items():
+        own = [i for i in ins if i.origin != ORIGIN]
+        if len(own) != len(ins):
+            s.store.save_area(s.run_id, area, own, area_log.model_copy(update={"insights": len(own)}))
+            s.store.update_run(s.run_id, **{"telemetry.scan_adopted": 0})
+
+
 def adopt_scan_findings(s) -> int:
     """Adopt the scan's uncovered findings into the run's areas (see the module doc); the number adopted."""
-    if s.llm is None or not s.project.analysis.adopt_scan_findings:
+    if s.llm is None:
         return 0
-    from ..explore.leads import _CachingExecutor
+    if not s.project.analysis.adopt_scan_findings:
+        _drop_adopted(s)  # turned off since an earlier call adopted some (a resumed or rerun run)
+        return 0
+    from ..explore.leads import _CachingExecutor, _ScanSession
     from ..findings import uncovered_leads
     from ..stats.analyst import analyze_area_statistically
     from ..validate.refute import Refuter, refute_insight
@@ -96,7 +96,7 @@ def adopt_scan_findings(s) -> int:
     own = {a: [i for i in ins if i.origin != ORIGIN] for a, (ins, _) in results.items()}
     reported = [i for ins in own.values() for i in ins]
     ex = _CachingExecutor(s.executor)  # the verifier re-runs the count SQL the analyst ran: once
-    ss = _ScanSession(s, probes, ex)
+    ss = _ScanSession(s, ex, store=_ScanStore(s.store, probes))
     by_no = {st.step: st for st in probes}
     verifier = Verifier(llm=None, executor=ex, steps=by_no, catalog=s.run.catalog, provider=s.provider())
     refuter = Refuter(ex, s.tables)

@@ -161,14 +161,18 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False, re
     transient: TransientError | None = None
     try:
         steps = s.store.steps(s.run_id)
-        s.step_index.ensure(steps)
+        # the scan's probes that back adopted findings (run/adopt.py) are steps of the run, not of its exploration:
+        # never indexed for an area, never offered to its picker (an area rerun after adoption reads what the model
+        # explored, as the first analysis did); the verifier still finds them by number
+        explored = [st for st in steps if st.action != StepAction.scan]
+        s.step_index.ensure(explored)
         by_no = {st.step: st for st in steps}
 
         def counted_search(text: str, top_k: int):
             s.bump({"analysis_step_index_search_calls": 1})
             return s.step_index.search(text, top_k)
 
-        pick = pick_steps(area, steps, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens,
+        pick = pick_steps(area, explored, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens,
                           goal=s.run.goal or "", cited=cited_steps(_explorer_summary(s.run)),
                           areas_in_run=len(s.run.areas))
         log.selected_steps, log.dropped_steps = pick.log()

@@ -5,8 +5,9 @@ kind to say it in).
 A fit claim (metric ``fit``) names its statistic (``slope`` | ``r`` | ``r2``), what is fitted (``y``/``y_sql``) and
 on what (``x``/``x_sql``), as SQL expressions; ``value`` is the statistic on the segment's rows, ``baseline_value``
 on the baseline's. In SQL: slope = regr_slope(y, x), r = corr(y, x), R² = regr_r2(y, x), y first. DuckDB,
-PostgreSQL and Snowflake have all three; BigQuery has CORR only, so ``fit_expression`` writes the slope as
-covar_pop(y, x) / var_pop(x) and R² as power(corr(y, x), 2) there (through sqlglot, from the DuckDB form).
+PostgreSQL and Snowflake have all three; BigQuery has CORR only, so ``fit_expression`` (the form the verifier is
+shown, ``verify.claim_definition``) writes the slope as covar_pop(y, x) / var_pop(x) and R² as power(corr(y, x), 2)
+there (through sqlglot, from the DuckDB form).
 
 Tolerances (``judge_fit``): a slope must have the same sign and be within 10% relative; r and R² within 0.05
 absolute, r with the same sign; a claimed relation (|r| ≥ 0.3, R² ≥ 0.09) the warehouse shows as none (|r| < 0.1,
@@ -21,11 +22,10 @@ rows it was shown is grounded even when the step did not compute the statistic i
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
-from ..models import _FIT_STATISTICS, Claim, ExplorationStep, ValidationStatus
+from ..models import Claim, ExplorationStep, ValidationStatus, normalize_statistic
 
 STATISTICS = ("slope", "r", "r2")
 
@@ -33,15 +33,10 @@ SLOPE_REL_TOL = 0.10
 R_ABS_TOL = 0.05
 STRONG_R, NONE_R = 0.3, 0.1
 
-# the functions that compute each statistic (an equivalent form is accepted; another statistic is not)
-_FUNCTIONS = {"slope": re.compile(r"\bregr_slope\s*\(|\bcovar_(?:pop|samp)\s*\(", re.I),
-              "r": re.compile(r"\bcorr\s*\(", re.I),
-              "r2": re.compile(r"\bregr_r2\s*\(|\bcorr\s*\(", re.I)}
-
-
-def normalize_statistic(v: str | None) -> str:
-    key = re.sub(r"[\s\-]+", "_", (v or "").strip().lower())
-    return _FIT_STATISTICS.get(key, key)
+# the calls that compute each statistic, as sqlglot types them (an equivalent form is accepted; another statistic is
+# not): y is the first argument, x the second; the slope also as covar(y, x) / var(x)
+_STAT_CALLS = {"slope": ("RegrSlope",), "r": ("Corr",), "r2": ("RegrR2", "Corr")}
+_FORM = {"slope": "regr_slope(y, x)", "r": "corr(y, x)", "r2": "regr_r2(y, x)"}
 
 
 def statistic_of(claim: Claim) -> str:
@@ -63,52 +58,71 @@ def fit_expression(stat: str, y: str, x: str, dialect: str | None = None, where:
     return f"{fn}({y}, {x}){filt}"
 
 
-_CALLS = {"regr_slope", "regr_r2", "corr", "covar_pop", "covar_samp", "var_pop", "var_samp", "regrslope",
-          "regrr2", "covarpop", "covarsamp", "variancepop", "variance", "stddevpop", "pow", "power"}
-
-
-def _fit_columns(tree) -> set[str] | None:
-    """The columns the query's fit functions read, through the aliases a CTE or subquery gives (``day`` for
-    ``date_diff('day', ..., opened_at) AS day``); None when it calls none."""
+def _aliases(tree) -> dict[str, set[str]]:
     from sqlglot import exp
 
-    calls = [f for f in tree.find_all(exp.Func) if (f.sql_name() or "").lower().replace("_", "") in
-             {c.replace("_", "") for c in _CALLS} or type(f).__name__.lower() in {c.replace("_", "") for c in _CALLS}]
-    if not calls:
-        return None
-    aliases: dict[str, set[str]] = {}
+    out: dict[str, set[str]] = {}
     for a in tree.find_all(exp.Alias):
-        aliases.setdefault(a.alias.lower(), set()).update(c.name.lower() for c in a.this.find_all(exp.Column))
-    cols = {c.name.lower() for f in calls for c in f.find_all(exp.Column)}
+        out.setdefault(a.alias.lower(), set()).update(c.name.lower() for c in a.this.find_all(exp.Column))
+    return out
+
+
+def _reads(node, want: set[str], aliases: dict[str, set[str]]) -> bool:
+    """The expression reads every column of ``want``, directly or through a column a CTE or subquery names
+    (``day`` for ``date_diff('day', ..., opened_at) AS day``)."""
+    if node is None:
+        return False
+    from sqlglot import exp
+
+    cols = {c.name.lower() for c in node.find_all(exp.Column)} | ({node.name.lower()}
+                                                                    if isinstance(node, exp.Column) else set())
     for _ in range(3):  # a few levels of renaming
         cols |= {x for c in list(cols) for x in aliases.get(c, ())}
-    return cols
+    return want <= cols
 
 
 def off_fit(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
-    """What of a fit's definition the verification query leaves out: the statistic's function, or a column of the
-    stated y or x expression inside the fit's functions (directly or through a column a CTE or subquery names)."""
+    """What of a fit's definition the verification query leaves out: a call of the statistic's function (the
+    parsed query's, never a word in a comment), or the stated y as its first argument and x as its second (either
+    order for r and R², which are symmetric; y first for a slope, whose swap is the slope of x on y)."""
+    import sqlglot
+    from sqlglot import exp
+
     from .conditions import condition_columns
 
     stat = statistic_of(claim)
-    missing = []
-    if stat in _FUNCTIONS and not _FUNCTIONS[stat].search(sql or ""):
-        missing.append(f"statistic ({stat}: " + {"slope": "regr_slope(y, x)", "r": "corr(y, x)",
-                                                  "r2": "regr_r2(y, x)"}[stat] + ")")
+    if stat not in _STAT_CALLS:
+        return []
     try:
-        import sqlglot
-
         tree = sqlglot.parse_one(sql, read=dialect)
     except Exception:
-        return missing
-    have = _fit_columns(tree)
-    if have is None:
-        return missing
-    for name, text in (("y", claim.y_sql), ("x", claim.x_sql)):
-        cols = condition_columns(f"({text}) IS NOT NULL", dialect) if (text or "").strip() else set()
-        if cols and not cols <= have:
-            missing.append(f"{name} ({text})")
-    return missing
+        return []  # a query that does not parse fails when it runs
+    aliases = _aliases(tree)
+    want = {n: (condition_columns(f"({t}) IS NOT NULL", dialect) if (t or "").strip() else set())
+            for n, t in (("y", claim.y_sql), ("x", claim.x_sql))}
+    y, x = want["y"], want["x"]
+    calls = [(f.this, f.expression) for f in tree.find_all(exp.Func) if type(f).__name__ in _STAT_CALLS[stat]]
+    if stat == "slope":  # covar(y, x) / var(x): the slope where a dialect has no regr_slope
+        var_x = any(_reads(v.this, x, aliases) for v in tree.find_all(exp.VariancePop, exp.Variance))
+        calls += [(c.this, c.expression) for c in tree.find_all(exp.CovarPop, exp.CovarSamp) if var_x] + \
+                 [(c.expression, c.this) for c in tree.find_all(exp.CovarPop, exp.CovarSamp) if var_x]
+    if not calls:
+        return [f"statistic ({stat}: {_FORM[stat]})"]
+    best: list[str] | None = None
+    for a, b in calls:
+        pairs = [(a, b)] if stat == "slope" else [(a, b), (b, a)]
+        for first, second in pairs:
+            miss = [f"{n} ({t})" for n, t, node in (("y", claim.y_sql, first), ("x", claim.x_sql, second))
+                    if want[n] and not _reads(node, want[n], aliases)]
+            if not miss:
+                return []
+            if best is None or len(miss) < len(best):
+                best = miss
+    if stat == "slope" and len(best or []) == 2 and any(_reads(a, x, aliases) and _reads(b, y, aliases)
+                                                        for a, b in calls):
+        return [f"y and x in that order ({_FORM[stat]}: y = {claim.y_sql}, x = {claim.x_sql}; swapped it is the "
+                "slope of x on y)"]
+    return best or []
 
 
 def _sign(v: float) -> int:

@@ -128,13 +128,24 @@ def ground_claim(claim: Claim, steps: dict[int, ExplorationStep], insight_steps:
 
 
 def _unqualified(text: str) -> tuple[str, set[str]] | None:
-    """A condition with its table qualifiers dropped, and the columns it reads; None when it does not parse."""
+    """A condition with its table qualifiers dropped, and the columns it reads; None when it does not parse, or
+    when it is more than a condition on the row: a subquery, or a call off the guard's allow-list (the text is the
+    model's, and it runs here outside the warehouse's guard)."""
     import sqlglot
     from sqlglot import exp
+
+    from ..warehouse.functions import FunctionRefused, check_call
 
     try:
         tree = sqlglot.parse_one(f"SELECT 1 WHERE {text}", read="duckdb").args["where"].this
     except Exception:
+        return None
+    if tree.find(exp.Query, exp.Subquery, exp.Table) is not None:
+        return None
+    try:
+        for f in tree.find_all(exp.Func):
+            check_call(f, "duckdb")
+    except FunctionRefused:
         return None
     cols = set()
     for c in tree.find_all(exp.Column):
@@ -170,7 +181,7 @@ def share_numbers(step: ExplorationStep, segment_sql: str, whole_sql: str) -> li
     parts = ["count(*) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(count(*) FILTER (WHERE {w}), 0)"]
     parts += [f'sum("{n}") FILTER (WHERE ({{s}}) AND ({{w}})) * 1.0 / nullif(sum("{n}") FILTER (WHERE {{w}}), 0)'
               for n in numeric]
-    con = duckdb.connect()
+    con = duckdb.connect(config={"enable_external_access": False, "threads": 1})
     try:
         con.register("step_rows", table)
         got = con.sql("SELECT " + ", ".join(p.format(s=seg[0], w=whole[0]) for p in parts)

@@ -90,14 +90,19 @@ def claim_values(out: ExecOutcome) -> tuple[float | None, float | None] | None:
     return nums[0], (nums[1] if len(nums) > 1 else None)
 
 
-def claim_definition(claim: Claim) -> dict:
-    """What the verifier is shown of a claim: its definition, never its values."""
+def claim_definition(claim: Claim, dialect: str | None = None) -> dict:
+    """What the verifier is shown of a claim: its definition, never its values. A fit carries its statistic as this
+    warehouse's SQL expression (``fit.fit_expression``: BigQuery has no regr_*), y first."""
     d = {"metric": claim.metric.value, "measure": claim.measure, "entity": claim.entity,
          "segment": claim.segment, "segment_sql": claim.segment_sql, "baseline": claim.baseline,
          "baseline_sql": claim.baseline_sql, "period": claim.period, "period_sql": claim.period_sql,
          "whole": claim.whole, "whole_sql": claim.whole_sql}
     if claim.metric == MetricKind.fit:
         d.update(statistic=claim.statistic or "r", y=claim.y, y_sql=claim.y_sql, x=claim.x, x_sql=claim.x_sql)
+        if claim.y_sql and claim.x_sql:
+            from .fit import fit_expression, statistic_of
+
+            d["statistic_sql"] = fit_expression(statistic_of(claim), claim.y_sql, claim.x_sql, dialect)
     return {k: v for k, v in d.items() if v}
 
 
@@ -309,7 +314,8 @@ class Verifier:
         else:
             stated = {"segment": claim.segment_sql, "baseline": claim.baseline_sql, "period": claim.period_sql,
                       "whole": claim.whole_sql if claim.metric in (MetricKind.share, MetricKind.change) else ""}
-            ask = "Metric to compute:\n" + json.dumps(claim_definition(claim), ensure_ascii=False)
+            ask = "Metric to compute:\n" + json.dumps(claim_definition(claim, self.executor.warehouse.dialect),
+                                                      ensure_ascii=False)
             try:
                 sql, why = self._ask(CLAIM_PROMPT, evidence, ask, insight.id)
                 missing = self._off_definition(sql, claim, stated)

@@ -417,3 +417,23 @@ def test_a_lead_close_in_meaning_is_covered_only_by_an_insight_stating_its_figur
     assert uncovered_leads([whales], [model], same) == []
     assert uncovered_leads(["The rate of failed purchases for ios rose: from 0.03 to 0.36"], [other], same) == []
     assert stated_numbers("from 2026-07-01 to June 2026, top 5, 1,127 and 13.4%") == [1127.0, 0.134, 13.4]
+    assert stated_numbers("ranks 1,2,3 of 24,093 and 412") == [24093.0, 412.0]  # a list is no 123
+
+
+def test_a_fit_over_the_whole_data_is_a_finding_not_the_datas_shape():
+    """The contract's own fit example (R² of closed_at on opened_at over all incidents, no baseline) was filed as
+    "a fact of the data's shape" and left the insights (the reviewer's finding): a fit states a relation."""
+    from assay.findings import context_reason
+    from assay.models import Claim
+
+    fit = Claim(metric="fit", statistic="r2", measure="close time following open time", entity="incidents",
+                y="closed at", y_sql="date_diff('day', DATE '2024-01-01', closed_at)", x="opened at",
+                x_sql="date_diff('day', DATE '2024-01-01', opened_at)", segment="all incidents", segment_sql="TRUE",
+                value=0.99999, source_steps=[5])
+    i = Insight(id="goal-1", area="goal", name="closed_at follows opened_at almost exactly", description="R² 0.99999",
+                claims=[fit])
+    assert context_reason(i) is None
+    size = Insight(id="goal-2", area="goal", name="500 incidents", description="the table",
+                   claims=[Claim(metric="count", measure="incidents", entity="incidents", segment="all incidents",
+                                 segment_sql="TRUE", value=500)])
+    assert context_reason(size) is not None  # the data's size stays context

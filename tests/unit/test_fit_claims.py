@@ -295,3 +295,49 @@ def test_the_contract_s_worked_example_of_a_funnel_step_s_affected_count():
     # the segment's size (the outcome left out) is not the affected count
     size = sql.replace(" AND converted_at IS NULL", "")
     assert missing_conditions(size, stated) == [f"segment ({example.segment_sql})"]
+
+
+def test_the_verifier_is_shown_the_statistic_in_its_warehouses_dialect():
+    """BigQuery has no regr_slope / regr_r2: the definition the verifier reads carries the statistic as this
+    warehouse's SQL (y first), so the re-derivation does not start from a function the engine lacks."""
+    from assay.models import Claim
+    from assay.validate.verify import claim_definition
+
+    c = Claim(metric="slope", measure="processing days per amount", y="days", y_sql="days", x="amount",
+              x_sql="amount", segment="all", segment_sql="TRUE", value=0.0038)
+    assert claim_definition(c, "duckdb")["statistic_sql"] == "regr_slope(days, amount)"
+    bq = claim_definition(c, "bigquery")["statistic_sql"].upper()
+    assert "REGR" not in bq and "COVAR_POP(DAYS, AMOUNT)" in bq and "VAR_POP(AMOUNT)" in bq
+
+
+def test_the_slope_reads_y_then_x_in_the_statistics_own_call():
+    """The reviewer's cases: regr_slope(x, y) is the slope of x on y, and a query whose regr_slope reads other
+    columns while a corr() reads y and x computes another statistic; a word in a comment is no call. The covar/var
+    form of the slope and either order of r's arguments are accepted."""
+    from assay.models import Claim
+
+    c = Claim(metric="slope", measure="days to close per day opened", y="closed", y_sql="closed", x="opened",
+              x_sql="opened", segment="all", segment_sql="TRUE", value=1.0)
+    assert off_fit("SELECT regr_slope(closed, opened) AS segment_value FROM t", c, "duckdb") == []
+    swapped = off_fit("SELECT regr_slope(opened, closed) AS segment_value FROM t", c, "duckdb")
+    assert swapped and "in that order" in swapped[0]
+    assert off_fit("SELECT regr_slope(a, b), corr(closed, opened) AS segment_value FROM t", c, "duckdb")
+    assert off_fit("SELECT corr(closed, opened) AS segment_value FROM t -- regr_slope(closed, opened)", c,
+                   "duckdb")[0].startswith("statistic (slope")
+    assert off_fit("SELECT covar_pop(closed, opened) / var_pop(opened) AS segment_value FROM t", c, "duckdb") == []
+    r = c.model_copy(update={"statistic": "r", "metric": "fit"})
+    assert off_fit("SELECT corr(opened, closed) AS segment_value FROM t", r, "duckdb") == []
+
+
+def test_a_shares_conditions_run_on_the_stored_rows_only_as_row_conditions(world):
+    """The reviewer's case: the grounding check recomputes a share on a step's stored rows in an in-process DuckDB,
+    from the model's segment_sql; a subquery reading a file (or any call off the guard's list) ran there unguarded.
+    Such a condition is not recomputed (the claim is then grounded, or not, by the other rules)."""
+    from assay.validate.grounding import share_numbers
+
+    steps = world[2]
+    c = share_claim(source_steps=[9])
+    assert any(abs(v - 78 / 128) < 1e-9 for v in share_numbers(steps[9], c.segment_sql, c.whole_sql))
+    for cond in (c.segment_sql + " AND (SELECT count(*) FROM read_text('/etc/hostname')) = 1",
+                 c.segment_sql + " AND getenv('HOME') IS NOT NULL"):
+        assert share_numbers(steps[9], cond, c.whole_sql) == []

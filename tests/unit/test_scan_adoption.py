@@ -182,3 +182,36 @@ def test_an_llm_insight_naming_the_findings_segment_covers_it():
 
     assert uncovered_leads([line], [explained], far) == []
     assert uncovered_leads([line], [other], far) == [line]
+
+
+def test_an_area_rerun_after_adoption_reads_only_what_the_model_explored(adopted_run):
+    """The reviewer's case: once adoption stored its probes as steps of the run, a rerun of an area (`assay rerun
+    --area`) offered them to the area's step picker and so to the model's analysis prompt. They are evidence of the
+    adopted findings, not steps of the exploration: the rerun's picker sees the model's steps only, and the rerun
+    adopts again from the stored scan."""
+    from assay.run.lifecycle import rerun_areas_inline
+
+    result, store, _ = adopted_run
+    scan = {st.step for st in store.steps(result.run_id) if st.action == StepAction.scan}
+    assert scan
+    area = next(i.area for i in result.insights if i.origin == ORIGIN)
+    REQUESTS.clear()
+    again = rerun_areas_inline(result.run_id, [area])
+    considered = {d["step"] for log in again.analysis_log if log.area == area
+                  for d in log.selected_steps + log.dropped_steps}
+    assert not considered & scan, (sorted(considered), sorted(scan))
+    assert any(i.origin == ORIGIN for i in again.insights)
+
+
+def test_turned_off_after_an_adoption_the_adopted_insights_go(demo_dir):
+    """The reviewer's case: a run whose findings were adopted, recommended again (a retry, a rerun) after the project
+    turned adoption off, kept them. Off means the run reports the model's insights only."""
+    result, store = _run(demo_dir, "adopt-then-off")
+    assert any(i.origin == ORIGIN for i in result.insights)
+    p = store.get_project("adopt-then-off")
+    store.save_project(p.model_copy(update={"analysis": p.analysis.model_copy(update={"adopt_scan_findings": False})}))
+    s = RunSession(result.run_id)
+    assert adopt_scan_findings(s) == 0
+    left = [i for ins, _ in store.area_results(result.run_id).values() for i in ins]
+    assert left and not any(i.origin == ORIGIN for i in left)
+    assert store.get_run(result.run_id).telemetry.scan_adopted == 0
