@@ -85,10 +85,19 @@ def _top_fraction(segment: str) -> float | None:
     return float(m.group(1)) / 100 if m else None
 
 
+def _top_count(segment: str, pattern: dict) -> bool:
+    """The segment is the truth's top group named by its size ("top 241 customers by revenue" for the top 1% of
+    24,093 buyers): a top N, not a percentage, within the count tolerance of the truth's group size."""
+    m = re.search(r"\btop\s+(\d[\d,]*)(?![\d,.]*\s*%)", segment or "", re.I)
+    true = pattern.get("affected_count")
+    return m is not None and bool(true) and _close(float(m.group(1).replace(",", "")), true)
+
+
 def confirmed_concentration(insight: Insight, pattern: dict) -> bool:
     """A concentration states a top group's share with no baseline: its baseline is the group's own share of the
     population (the top 1% of customers holding 1% of revenue is no concentration). Found when the warehouse
-    confirmed a share claim on the pattern's own group (its segment names it, its entity is the pattern's) of at
+    confirmed a share claim on the pattern's own group (its segment names it, by its words or by its size: "top 241
+    customers" for the top 1% of 24,093; its entity is the pattern's) of at
     least CONCENTRATION_FACTOR times that population share. The count of such a group is fixed by its definition
     (ceil(k% of the entities)), so an insight that leads with another group (the top 10%) and states the truth's
     group's share beside it has found it; a share the warehouse did not confirm, of another group or another
@@ -101,9 +110,12 @@ def confirmed_concentration(insight: Insight, pattern: dict) -> bool:
     for c in insight.claims:
         if c.metric.value != "share" or c.verdict != ValidationStatus.confirmed:
             continue
-        if normalize_entity(c.entity or insight.affected_entity) != want:
+        # the group's entity: the claim's, or the one its segment's words name (a share of revenue summed over
+        # orders is still the share of "the top 241 customers")
+        if normalize_entity(c.entity or insight.affected_entity) != want \
+                and not _names(str(pattern.get("entity")).rstrip("s"), (c.segment or "").lower()):
             continue
-        if not any(names_value(n, fold(c.segment)) for n in names):
+        if not any(names_value(n, fold(c.segment)) for n in names) and not _top_count(c.segment, pattern):
             continue
         v = c.verified_value if c.verified_value is not None else c.value
         if v is not None and v > 1:
