@@ -143,6 +143,10 @@ def _no_difference(c: Claim) -> bool | None:
     if c.measure == AFFECTED or c.value is None:
         return None
     if c.baseline_value is not None:
+        if c.metric == MetricKind.fit:  # two fits: the verifier's margin for them (0.05 for r and R²)
+            from .validate.fit import _apart, statistic_of
+
+            return _apart(statistic_of(c), c.value, c.baseline_value) == 0
         return direction(c.value, c.baseline_value) == 0
     if c.metric == MetricKind.change and (c.baseline_sql or c.baseline):
         return abs(c.value) <= NO_EFFECT  # a change stated as one relative number

@@ -437,3 +437,20 @@ def test_a_fit_over_the_whole_data_is_a_finding_not_the_datas_shape():
                    claims=[Claim(metric="count", measure="incidents", entity="incidents", segment="all incidents",
                                  segment_sql="TRUE", value=500)])
     assert context_reason(size) is not None  # the data's size stays context
+
+
+def test_two_fits_that_do_not_differ_by_the_verifiers_margin_are_context():
+    """r 0.02 against 0.06 is no difference to the verifier (0.05 absolute for r and R²); the context split used a 5%
+    relative margin and called it a finding (the reviewer's note). Two fits 0.2 apart stay a finding."""
+    from assay.findings import context_reason
+    from assay.models import Claim
+
+    def fit(a, b):
+        c = Claim(metric="fit", statistic="r", measure="amount and days", y="days", y_sql="days", x="amount",
+                  x_sql="amount", segment="IT", segment_sql="dept = 'IT'", baseline="others",
+                  baseline_sql="dept <> 'IT'", value=a, baseline_value=b)
+        return Insight(id="goal-1", area="goal", name="IT's processing follows amount as others' does",
+                       description="r of days on amount", claims=[c])
+
+    assert context_reason(fit(0.02, 0.06)) is not None
+    assert context_reason(fit(0.9, 0.7)) is None

@@ -91,8 +91,8 @@ def test_an_uncovered_scan_finding_becomes_a_verified_insight_citing_its_stored_
     explored = [st for st in steps.values() if st.action != StepAction.scan]
     assert result.total_steps == sum(1 for st in explored if st.action != StepAction.done)
     assert min(n for n, st in steps.items() if st.action == StepAction.scan) > max(st.step for st in explored)
-    picked = {d["step"] for log in result.analysis_log for d in log.selected_steps}
-    assert not picked & {n for n, st in steps.items() if st.action == StepAction.scan}
+    # (never offered to an area's picker: the areas ran before adoption here; a rerun after it is
+    # test_an_area_rerun_after_adoption_reads_only_what_the_model_explored)
     # no LLM request for it: the model was asked to explore, analyse and recommend only
     assert {r.purpose.split(":")[0] for r in requests} <= {"explore", "analyze", "recommend"}
     tel = store.get_run(result.run_id).telemetry
