@@ -20,7 +20,7 @@ from .models import AnalysisArea, Claim, Insight, MetricKind
 from .validate.compare import AFFECTED, NO_EFFECT, ORDER, direction
 from .validate.conditions import condition_columns
 from .validate.entity import normalize_entity
-from .validate.grounding import close
+from .validate.grounding import DATE_TEXT, PROSE_NUMBER, close
 
 # all-MiniLM-L6-v2 cosine of two insight texts above which they are one finding. Measured by
 # bench/findings.py: paraphrases of one finding score 0.55-0.90 (median 0.74), different findings up
@@ -279,8 +279,6 @@ LEAD_COVERED_COSINE = 0.45
 # round 7's and round 10's gaming concentration: the scan's "top 5% of player_id (89) bring 68.8%" and the model's
 # "85 payers (top 5%) bring 68.1%", the same finding on another cut of the payers (4.5% and 1.0% apart)
 SAME_FIGURE = 0.05
-_DATE_TEXT = re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b")
-_NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?")
 _SEGMENT = re.compile(r"\b[A-Za-z_][\w.]* ?= ?'?([^\s,;()'=]+)'?")
 _LEAD_HEAD = re.compile(r"^\s*(\S+)")
 
@@ -308,7 +306,7 @@ def stated_numbers(text: str) -> list[float]:
     years (a count from 1900 to 2100 written without a thousands comma is read as a year), and whole numbers below
     10 (ranks, "top 5", "3 of them": too common to tie two texts together); "1,2,3" is a list, not 123."""
     out: list[float] = []
-    for m in _NUMBER.finditer(_DATE_TEXT.sub(" ", text or "")):
+    for m in PROSE_NUMBER.finditer(DATE_TEXT.sub(" ", text or "")):
         t = m.group(0)
         pct = t.endswith("%")
         try:

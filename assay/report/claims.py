@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..models import Claim, Insight, MetricKind, ValidationStatus
+from ..validate.grounding import DATE_TEXT, PROSE_NUMBER
 
 
 def fmt(x: float | None, kind: MetricKind) -> str:
@@ -51,9 +52,6 @@ def claim_line(c: Claim) -> str:
     return f"[{verdict}] {claim_subject(c)}: {claim_values(c)}{flag}{refuted}"
 
 
-_DATE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2}(?::\d{2})?)?")
-# a number as written in prose: 1,785 / -0.111 / 13.4% (not part of an identifier, a date or 1.1e-06)
-_NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w.]*\w)")
 CHECKED = (ValidationStatus.confirmed, ValidationStatus.adjusted, ValidationStatus.rejected)
 
 
@@ -81,13 +79,13 @@ def _checked_values(i: Insight) -> list[float]:
 def unchecked_numbers(i: Insight) -> list[str]:
     """The numbers of the insight's headline and text that no checked claim states (as written)."""
     checked = _checked_values(i)
-    text = _DATE.sub(" ", f"{i.name} {i.description}")
+    text = DATE_TEXT.sub(" ", f"{i.name} {i.description}")
     # numbers that define what is measured (level 42, the top 5%, a threshold) are not measurements
     defs = " ".join([i.segment or ""] + [f"{c.segment} {c.segment_sql} {c.baseline} {c.baseline_sql} {c.period} "
                                          f"{c.period_sql}" for c in i.claims])
-    defined = {float(t.rstrip("%").replace(",", "")) for t in re.findall(r"-?\d+(?:\.\d+)?%?", _DATE.sub(" ", defs))}
+    defined = {float(t.rstrip("%").replace(",", "")) for t in re.findall(r"-?\d+(?:\.\d+)?%?", DATE_TEXT.sub(" ", defs))}
     out = []
-    for tok in _NUMBER.findall(text):
+    for tok in PROSE_NUMBER.findall(text):
         try:
             x = float(tok.rstrip("%").replace(",", ""))
         except ValueError:

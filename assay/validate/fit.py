@@ -59,12 +59,10 @@ def fit_expression(stat: str, y: str, x: str, dialect: str | None = None, where:
 
 
 def _aliases(tree) -> dict[str, set[str]]:
-    from sqlglot import exp
+    """The columns each renamed column reads (``conditions.renames_of``: a CTE's or subquery's ``... AS day``)."""
+    from .conditions import _columns, renames_of
 
-    out: dict[str, set[str]] = {}
-    for a in tree.find_all(exp.Alias):
-        out.setdefault(a.alias.lower(), set()).update(c.name.lower() for c in a.this.find_all(exp.Column))
-    return out
+    return {name: set().union(*(_columns(d) for d in defs)) for name, defs in renames_of(tree).items()}
 
 
 def _reads(node, want: set[str], aliases: dict[str, set[str]]) -> bool:
@@ -72,10 +70,9 @@ def _reads(node, want: set[str], aliases: dict[str, set[str]]) -> bool:
     (``day`` for ``date_diff('day', ..., opened_at) AS day``)."""
     if node is None:
         return False
-    from sqlglot import exp
+    from .conditions import _columns
 
-    cols = {c.name.lower() for c in node.find_all(exp.Column)} | ({node.name.lower()}
-                                                                    if isinstance(node, exp.Column) else set())
+    cols = _columns(node)
     for _ in range(3):  # a few levels of renaming
         cols |= {x for c in list(cols) for x in aliases.get(c, ())}
     return want <= cols

@@ -9,12 +9,19 @@ arithmetic on such numbers recomputed here: a difference, a ratio, a relative ch
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
 from ..models import Claim, ExplorationStep, Insight, MetricKind
 
 MAX_POOL = 400  # numbers of a step kept for the pairwise arithmetic (head rows first)
+
+
+# a date or timestamp in prose, and a number as written in prose: 1,785 / -0.111 / 13.4% (not part of an identifier,
+# a date or 1.1e-06); read by the report's unchecked numbers and by the leads' figures (findings.stated_numbers)
+DATE_TEXT = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2}(?::\d{2})?)?")
+PROSE_NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w.]*\w)")
 
 
 def close(claimed: float, stored: float) -> bool:
