@@ -124,9 +124,10 @@ _INSIGHTS_CONTRACT = """\
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
-{"insights": [{"name": "one short plain sentence (at most 20 words) in the data's own words (its column and value
-  names): who or what, the measure, the direction, at most one key number (the others go in the description and
-  the claims)", "description": "what, who, how much, since when",
+{"insights": [{"name": "one short plain sentence (at most 20 words) that says the finding as a reader of the report
+  would say it, message first: who or what (segment values as the data names them), the measure in plain words
+  (\"revenue per customer\", not \"rev_per_cust\"), the direction or the comparison, then at most one key number
+  (the others go in the description and the claims)", "description": "what, who, how much, since when",
   "severity": "critical|high|medium|low", "affected_count": 1234, "affected_entity": "customers",
   "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
   "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",
