@@ -283,6 +283,9 @@ class ExplorationStep(_Model):
     nudges: int = 0
     probe: dict[str, Any] | None = None  # statistical analyst: what the step measured
     charged: bool = True  # lookups answered from already-fetched tables are free
+    # the number the model saw this step under ([step N], N its place in the step budget's count: explore/numbering.py);
+    # 0 for a free action, shown without a number; None for a step stored before that numbering (shown as ``step``)
+    shown: int | None = None
     note: str = ""  # the model's own words in the turn (native tools: text beside the calls), on its first step
     call_id: str | None = None  # native tool-call id, to rebuild the conversation
     created_at: dt.datetime = Field(default_factory=utcnow)

@@ -47,8 +47,8 @@ _INSIGHTS_CONTRACT = """\
   (metric count, its entity, and the segment and period it counts, the outcome's condition included in segment and
   segment_sql), so it is checked against what it counts.
 - claims: every headline number of the insight, one claim per comparison, each with metric (count | rate | share |
-  average | sum | change | fit), measure (what is measured), entity (what is counted or averaged over), segment and baseline
-  in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
+  average | sum | change | fit), measure (what is measured), entity (what is counted or averaged over), segment and
+  baseline in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
   segment), baseline_value (on the baseline; for a change, the earlier period) and source_steps (the steps the
   values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%). Every value must be in a cited
   step's result, or arithmetic on them.

@@ -18,6 +18,7 @@ from .. import limits
 from ..errors import LLMError
 from ..explore.actions import ActionParseError, parse_action
 from ..explore.executor import Executor, ExecOutcome
+from ..explore.numbering import label
 from ..llm.base import LLM, LLMRequest, Message, SystemBlock
 from ..models import (
     Claim,
@@ -129,7 +130,9 @@ def render_evidence(insight: Insight, steps: dict[int, ExplorationStep], numbers
         if s is None or not s.ok:
             continue
         cols = ", ".join(c.name for c in s.digest.columns) if s.digest else ""
-        parts.append(f"-- step {n}: {s.purpose}\n-- returned columns: {cols}\n{s.query}")
+        shown = label(s)  # as the model saw it (explore/numbering.py)
+        parts.append(f"-- step {shown if shown is not None else n}: {s.purpose}\n-- returned columns: {cols}\n"
+                     f"{s.query}")
     return "\n\n".join(parts)
 
 
