@@ -146,3 +146,11 @@ def test_the_replay_translates_a_recorded_answer_s_stored_numbers():
     assert json.loads(renumber_answer(text, "explore", table)["text"])["summary"] == "step 3"
     query = {"text": json.dumps({"query": "SELECT 5", "purpose": "step 5"})}
     assert renumber_answer(query, "explore", table) == query  # only citations the product reads back
+
+
+def test_the_prompt_says_how_results_are_numbered():
+    from assay.explore.actions import step_rule
+
+    for tools in (True, False):
+        assert "numbered in that count ([step N], the number to cite); a free action's result has no number" \
+            in step_rule(tools)
