@@ -36,10 +36,13 @@ def usable(insights: list[Insight]) -> list[Insight]:
             if not (i.validation and i.validation.status == ValidationStatus.rejected) and not i.duplicate_of]
 
 
-def insights_summary(insights: list[Insight], left_out: list[Insight] | None = None) -> str:
+def insights_summary(insights: list[Insight], left_out: list[Insight] | None = None,
+                     context_notes: list[Insight] | None = None) -> str:
     """The count by area, and what is not in the list and why: insights merged into another (one finding reported
     more than once) and insights left out (rejected by the warehouse, reported by an earlier run). A model that
-    saw fewer insights than the areas reported asked why (round 7)."""
+    saw fewer insights than the areas reported asked why (round 7). The run's context notes (a comparison that
+    showed no effect) are listed too: what the data shows does not matter is what a recommendation should not
+    spend effort on, and a model that was not told asked where they went (round 10)."""
     by_area = Counter(i.area for i in insights)
     parts = ", ".join(f"{a}: {n}" for a, n in sorted(by_area.items()))
     lines = [f"Total: {len(insights)} insights ({parts})" if insights else "Total: 0 insights"]
@@ -56,6 +59,12 @@ def insights_summary(insights: list[Insight], left_out: list[Insight] | None = N
             why.append(f"{i.id} (already reported by an earlier run)")
     if why:
         lines.append("Left out: " + ", ".join(why) + ".")
+    notes = [n for n in context_notes or [] if n.name]
+    if notes:
+        lines.append("Context notes (comparisons that showed no effect; not insights, so not citable in "
+                     "related_insight_ids; recommend nothing that relies on the difference they rule out): "
+                     + "; ".join(f"{n.name.rstrip('.')}" + (f" ({n.context_reason})" if n.context_reason else "")
+                                 for n in notes) + ".")
     return "\n".join(lines)
 
 
@@ -67,7 +76,8 @@ class RecommendationOutcome:
 
 
 def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_context: str = "", profile: str = "",
-                          today: dt.date | None = None, goal: str = "", left_out: list[Insight] | None = None) -> str:
+                          today: dt.date | None = None, goal: str = "", left_out: list[Insight] | None = None,
+                          context_notes: list[Insight] | None = None) -> str:
     data = json.dumps([
         _for_reader({k: v for k, v in i.model_dump(mode="json", exclude_none=True).items()
                      if k not in _NOT_FOR_RECOMMENDATIONS}) for i in pool
@@ -76,21 +86,28 @@ def recommendation_prompt(pack: DomainPack, pool: list[Insight], *, previous_con
                   previous_context=previous_context, goal=goal_text(goal))
     body = render(pack.recommendations, f"{pack.name} recommendations",
                   discovery_date=(today or dt.date.today()).isoformat(),
-                  insights_summary=insights_summary(pool, left_out), insights_data=data, goal=goal_text(goal),
+                  insights_summary=insights_summary(pool, left_out, context_notes), insights_data=data, goal=goal_text(goal),
                   previous_context=previous_context)
     parts = (base, goal_section(goal), body, RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONTRACT)
     return "\n\n".join(p.strip() for p in parts if p.strip())
 
 
+# a recommendation set (5-8 recommendations with actions, impact and reasoning) came within a few hundred tokens of
+# 4,096 in round 10; an output cap costs nothing until it is used
+MAX_TOKENS = 8192
+
+
 def recommend(llm: LLM, pack: DomainPack, insights: list[Insight], *, previous_context: str = "",
-              profile: str = "", today: dt.date | None = None, goal: str = "") -> RecommendationOutcome:
+              profile: str = "", today: dt.date | None = None, goal: str = "",
+              context_notes: list[Insight] | None = None) -> RecommendationOutcome:
     pool = usable(insights)
     if not pool:
         return RecommendationOutcome([], TokenUsage(), [{"note": "no usable insights"}])
     prompt = recommendation_prompt(pack, pool, previous_context=previous_context, profile=profile, today=today,
-                                   goal=goal, left_out=[i for i in insights if i not in pool])
+                                   goal=goal, left_out=[i for i in insights if i not in pool],
+                                   context_notes=context_notes)
     req = LLMRequest(purpose="recommend", system=[SystemBlock(prompt)],
-                     messages=[Message("user", content="Write the recommendations as JSON.")], max_tokens=4096,
+                     messages=[Message("user", content="Write the recommendations as JSON.")], max_tokens=MAX_TOKENS,
                      meta={"insight_ids": [i.id for i in pool]})
     answer, usage, dialog = ask_contract(llm, req, RecommendationAnswer, "recommendations")
     known = {i.id for i in pool}

@@ -52,6 +52,36 @@ def _numeric(table: pa.Table) -> dict[str, np.ndarray]:
 MAX_SERIES_ROWS = 100_000  # beyond this a result is a scan, not a series to read changes from
 
 
+def _group_codes(table: pa.Table, key: str | None, numeric: dict[str, np.ndarray]) -> np.ndarray | None:
+    """One code per row for the group it belongs to (the values of its columns that are neither the key nor
+    numeric: month x platform has one group per platform); None when there is no such column."""
+    groups = [c for c in table.column_names if c != key and c not in numeric]
+    if not groups:
+        return None
+    return pd.DataFrame({c: table.column(c).to_pandas() for c in groups}).groupby(
+        groups, sort=False, dropna=False).ngroup().to_numpy()
+
+
+def _monotone_per_group(values: np.ndarray, codes: np.ndarray) -> bool:
+    """A series per group in long form, ordered by group and then by time (``ORDER BY category, month``): each
+    group's values run one way in table order, and the groups hold three rows each on average."""
+    n_groups = int(codes.max()) + 1
+    if n_groups < 2 or len(values) < 3 * n_groups:
+        return False
+    directions = set()
+    for g in range(n_groups):
+        v = values[codes == g]
+        if len(v) >= 2:
+            d = np.diff(v)
+            if np.all(d > 0):
+                directions.add(1)
+            elif np.all(d < 0):
+                directions.add(-1)
+            else:
+                return False
+    return len(directions) == 1
+
+
 def shape_of(table: pa.Table) -> tuple[str, str | None]:
     """("series", key) | ("ranking", column) | ("table", None)."""
     if table.num_rows > MAX_SERIES_ROWS:
@@ -61,6 +91,13 @@ def shape_of(table: pa.Table) -> tuple[str, str | None]:
         if pa.types.is_timestamp(t) or pa.types.is_date(t):
             v = _as_sortable(table.column(name))
             if v is not None and _monotone(v):
+                return "series", name
+    for name in table.column_names:  # a series per group, ordered by group first (round 12: month x category)
+        t = table.column(name).type
+        if pa.types.is_timestamp(t) or pa.types.is_date(t):
+            v = _as_sortable(table.column(name))
+            codes = _group_codes(table, name, _numeric(table)) if v is not None else None
+            if codes is not None and _monotone_per_group(v, codes):
                 return "series", name
     for name in table.column_names[:1]:  # an ordered numeric first column is a key (day number, bucket)
         v = _as_sortable(table.column(name))
@@ -97,24 +134,34 @@ def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
     add(0, n - 1)
     values = {c: v for c, v in numeric.items() if c != key}
     if shape == "series":
-        groups = [c for c in table.column_names if c != key and c not in numeric]
-        if groups:  # each row is compared with the previous row of its group (month x platform)
-            codes = pd.DataFrame({c: table.column(c).to_pandas() for c in groups}).groupby(
-                groups, sort=False, dropna=False).ngroup().to_numpy()
-        else:
+        # each row is compared with the previous row of its group (month x platform)
+        codes = _group_codes(table, key, numeric)
+        if codes is None:
             codes = np.zeros(n, dtype=np.int64)
+        n_groups = int(codes.max()) + 1
         perm = np.argsort(codes, kind="stable")
         same = codes[perm][1:] == codes[perm][:-1]
         prev_rows, rows_ = perm[:-1][same], perm[1:][same]
+        if 1 < n_groups <= k // 4:  # every group's latest row: where each series ends (round 12's models asked)
+            last = np.full(n_groups, -1)
+            last[codes[perm]] = perm
+            add(*last)
+        # a change is measured against its own group's scale (its span, or its level when that is larger): a small
+        # category's halving is as visible as a large one's, where the whole column's span hid it under the large
+        # groups' moves; a flat group's wobble stays small against its level
+        by_group = pd.DataFrame({"g": codes})
         sizes, befores, afters = [], [], []
         for v in values.values():  # vectorised
-            finite = np.isfinite(v)
-            span = float(np.nanmax(v) - np.nanmin(v)) if finite.any() else 0.0
-            if not span:
-                continue
+            finite = np.where(np.isfinite(v), v, np.nan)
+            g = by_group.assign(v=finite).groupby("g")["v"]
+            scale = (g.max() - g.min()).to_numpy(dtype="float64")
+            if n_groups > 1:  # one series: its own span, as before (every change of it is scaled alike)
+                scale = np.fmax(scale, g.apply(lambda x: np.nanmean(np.abs(x)) if x.notna().any() else np.nan
+                                               ).to_numpy(dtype="float64"))
+            span = np.nan_to_num(scale[codes[rows_]], nan=0.0)
             dv = v[rows_] - v[prev_rows]
-            ok = np.isfinite(dv)
-            sizes.append(np.abs(dv[ok]) / span)
+            ok = np.isfinite(dv) & (span > 0)
+            sizes.append(np.abs(dv[ok]) / span[ok])
             befores.append(prev_rows[ok])
             afters.append(rows_[ok])
         n_changes = 0

@@ -46,12 +46,12 @@ _INSIGHTS_CONTRACT = """\
   order_items). A count of events is not a count of customers. State affected_count also as a claim of its own
   (metric count, its entity, and the segment and period it counts, the outcome's condition included in segment and
   segment_sql), so it is checked against what it counts.
-- claims: every headline number of the insight, one claim per comparison, each with metric (count | rate | share |
-  average | sum | change | fit), measure (what is measured), entity (what is counted or averaged over), segment and
-  baseline in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
-  segment), baseline_value (on the baseline; for a change, the earlier period) and source_steps (the steps the
-  values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%). Every value must be in a cited
-  step's result, or arithmetic on them.
+- claims: every key number of the insight (its description's), one claim per comparison, each with metric (count |
+  rate | share | average | sum | change | fit), measure (what is measured), entity (what is counted or averaged
+  over), segment and baseline in words and as SQL conditions (segment_sql, baseline_sql), period in words and as
+  period_sql, value (on the segment), baseline_value (on the baseline; for a change, the earlier period) and
+  source_steps (the steps the values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%).
+  Every value must be in a cited step's result, or arithmetic on them.
   Each claim is re-derived from the warehouse independently; a number no step shows is flagged. An insight's verdict
   is its worst claim's: a claim the warehouse rejects makes the whole insight rejected, so state as claims only numbers whose
   definition you can write exactly.
@@ -130,10 +130,10 @@ _INSIGHTS_CONTRACT = """\
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
-{"insights": [{"name": "one short plain sentence (at most 20 words) that says the finding as a reader of the report
-  would say it, message first: who or what (segment values as the data names them), the measure in plain words
-  (\"revenue per customer\", not \"rev_per_cust\"), the direction or the comparison, then at most one key number
-  (the others go in the description and the claims)", "description": "what, who, how much, since when",
+{"insights": [{"name": "the message, as one short plain sentence (at most 15 words) in the data's own terms: who or
+  what (the entities and segment values as the tables name them), the measure in plain words (\"revenue per
+  customer\", not \"rev_per_cust\"), the direction or the comparison; no figures (every number goes in the
+  description and the claims, which the report shows beneath the headline)", "description": "what, who, how much, since when",
   "severity": "critical|high|medium|low", "affected_count": 1234, "affected_entity": "customers",
   "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
   "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",

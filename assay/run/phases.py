@@ -292,7 +292,7 @@ def recommendations_phase(s: RunSession) -> dict:
         doc = {"recommendations": [], "log": [], "note": STATISTICAL_NOTE}
     else:
         out = recommend(s.llm, s.pack, insights, previous_context=s.run.previous_context,
-                        profile=profile_text(s.project), goal=s.run.goal or "")
+                        profile=profile_text(s.project), goal=s.run.goal or "", context_notes=notes)
         s.bump({"llm_calls": 1, "input_tokens": out.usage.input_tokens,
                 "output_tokens": out.usage.output_tokens, "cached_tokens": out.usage.cached_tokens})
         doc = {"recommendations": [r.model_dump(mode="json") for r in out.recommendations], "log": out.log,

@@ -180,3 +180,25 @@ def test_the_analysis_reads_the_scan_s_leads_without_their_sql():
     assert "avg(churned)" not in text
     assert "## Leads of the statistical scan" not in build_area_prompt(pack, pack.areas[0], [], previous_context="",
                                                                         profile="", dataset="d")
+
+
+def test_the_recommendations_request_lists_the_context_notes_and_allows_a_long_answer():
+    """Round 10's models asked where the run's non-differences went: the recommendations request lists the context
+    notes (not citable, not insights), so that no recommendation relies on a difference the data ruled out; the
+    answer's output cap leaves room for a full set of recommendations."""
+    from assay.recommend import MAX_TOKENS
+
+    pack = load_pack("generic")
+    note = ins("pricing-2", "pricing")
+    note.name = "Discounted orders repeat at the same rate as full-price ones."
+    note.context_reason = "no difference: 0.31 against 0.30"
+    llm = ReplayLLM({"recommend": [json.dumps({"recommendations": [
+        {"title": "Win back channel x", "priority": 1, "related_insight_ids": ["churn-1", "pricing-2"]}]})]})
+    out = recommend(llm, pack, [ins("churn-1", "churn")], context_notes=[note])
+    text = llm.calls[0].system[0].text
+    assert ("Context notes (comparisons that showed no effect; not insights, so not citable in related_insight_ids; "
+            "recommend nothing that relies on the difference they rule out): Discounted orders repeat at the same "
+            "rate as full-price ones (no difference: 0.31 against 0.30).") in text
+    assert out.recommendations[0].related_insight_ids == ["churn-1"]  # a note is no insight to cite
+    assert llm.calls[0].max_tokens == MAX_TOKENS >= 8192
+    assert "Context notes" not in recommendation_prompt(pack, [ins("a-1", "a")])  # no notes: nothing said

@@ -218,3 +218,41 @@ def test_the_rows_the_explorer_was_shown_stay_in_the_digest_and_a_byte_cap_sheds
     assert len(digest_json(capped).encode()) <= 2500 and capped.row_count == 108
     assert {80, 81} <= set(capped.kept_row_numbers)  # the change (row 80 -> 81) outlives the rows around it
     assert len(capped.kept_row_numbers) < len(seen.kept_row_numbers)
+
+
+def _by_category_then_month(drop_in: str = "electronics") -> pa.Table:
+    """72 rows of monthly revenue per category, ordered by category and then month (``ORDER BY 2, 1``): large
+    categories wobble around 40,000; the small one falls from 2,000 to 1,000 in its last two months."""
+    rng = np.random.default_rng(7)
+    months = pd.date_range("2025-11-01", periods=12, freq="MS")
+    rows = []
+    for cat in ("beauty", "books", drop_in, "fashion", "home", "toys"):
+        for i, m in enumerate(months):
+            if cat == drop_in:
+                value = 2000.0 if i < 10 else 1000.0
+            else:
+                value = 40000.0 + rng.normal(0, 1500)
+            rows.append({"month": m, "category": cat, "revenue": round(value, 2)})
+    return pa.Table.from_pylist(rows)
+
+
+def test_a_series_per_group_ordered_by_group_keeps_each_group_s_end_and_a_small_group_s_break():
+    """Round 12 (ecommerce): monthly revenue by category, ordered by category then month (72 rows), was read as no
+    series at all (its month column runs 12 times) and cut to its first and last rows: the rows where electronics
+    fell, in the middle of the table, were dropped, and the model spent a step to get them back. A series per group
+    is a series; every group's last row is kept, and a change is measured against its own group's scale, so a small
+    group's halving is not hidden by the large groups' wobble."""
+    from assay.rows import select_rows, shape_of
+
+    table = _by_category_then_month()
+    assert shape_of(table) == ("series", "month")
+    for k in (40, 24):
+        positions, how = select_rows(table, k)
+        rows = table.take(pa.array(positions)).to_pylist()
+        kept = {(r["category"], r["month"].strftime("%Y-%m")) for r in rows}
+        assert ("electronics", "2026-08-01"[:7]) in kept and ("electronics", "2026-09") in kept, (k, sorted(kept))
+        assert all((c, "2026-10") in kept for c in ("beauty", "books", "electronics", "fashion", "home", "toys"))
+        assert "ordered series by month" in how and len(positions) == k
+    # a table whose date column runs out of order within a group is no series
+    shuffled = table.take(pa.array(np.random.default_rng(1).permutation(72)))
+    assert shape_of(shuffled)[0] != "series"

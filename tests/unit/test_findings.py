@@ -454,3 +454,33 @@ def test_two_fits_that_do_not_differ_by_the_verifiers_margin_are_context():
 
     assert context_reason(fit(0.02, 0.06)) is not None
     assert context_reason(fit(0.9, 0.7)) is None
+
+
+def _shape_handler(req):
+    """The claims test's run, where the revenue area reports a fact of the data's shape (a context note)."""
+    if req.purpose == "analyze:revenue":
+        return json.dumps({"insights": [{
+            "name": "The data holds 1,000 orders", "description": "every order of the data", "source_steps": [1],
+            "claims": [{"metric": "count", "measure": "orders", "entity": "orders", "segment": "all orders",
+                        "segment_sql": "1=1", "value": 1000, "source_steps": [1]}]}]})
+    if req.purpose == "verify" and '"orders"' in req.messages[0].content and "all orders" in req.messages[0].content:
+        return json.dumps({"query": "SELECT count(*) AS segment_value FROM orders"})
+    if req.purpose == "recommend":
+        _shape_handler.seen = req.system[0].text
+    return handler(req)
+
+
+register_scripted("ctxrecs", lambda cfg: ScriptedLLM(_shape_handler))
+
+
+def test_the_run_s_context_notes_reach_the_recommendations_request(tmp_path):
+    """A run's context notes are in its recommendations request (round 10's models asked where they went)."""
+    db = small_warehouse(tmp_path / "w.duckdb")
+    store = open_store(load_settings())
+    store.save_project(Project(id="ctxrecs", pack="ecommerce", max_steps=3,
+                               warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
+                               llm=LLMConfig(provider="scripted", model="ctxrecs")))
+    result = run_discovery_inline("ctxrecs", "ctxrecs1", areas=["revenue", "retention"])
+    assert [n.name for n in result.context_notes] == ["The data holds 1,000 orders"]
+    assert "Context notes (comparisons that showed no effect" in _shape_handler.seen
+    assert "The data holds 1,000 orders (a fact of the data's shape" in _shape_handler.seen

@@ -124,4 +124,4 @@ def test_the_report_s_context_notes_are_scored_with_its_insights():
                 context_reason="no difference")
     r = DiscoveryResult(run_id="r", project_id="p", domain="goal", insights=[i], context_notes=[n])
     assert [x.id for x in reported(r)] == ["goal-1", "goal-2"]
-    assert "that a non-difference answers" in INSIGHTS_CONTRACT and "message first" in INSIGHTS_CONTRACT and "the measure in plain words" in INSIGHTS_CONTRACT
+    assert "that a non-difference answers" in INSIGHTS_CONTRACT and "the message, as one short plain sentence" in INSIGHTS_CONTRACT and "no figures" in INSIGHTS_CONTRACT
