@@ -19,7 +19,7 @@ Pair = tuple[str, str]  # (words, SQL)
 @dataclass
 class Definition:
     measure: str
-    metric: str                      # count | rate | share | average | change
+    metric: str                      # count | rate | share | average | change | fit | sum
     entity: str
     segment: Pair
     baseline: Pair | None
