@@ -43,20 +43,28 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                "demo-ecommerce-30-steps-r7": "ecommerce", "demo-gaming-30-steps-r7": "gaming",
                # round 8 (session 10): the scan's leads in the analysis prompt, up to 6 insights per area with a goal
                "demo-ecommerce-30-steps-r8": "ecommerce", "demo-gaming-30-steps-r8": "gaming",
+               # round 9 (session 11): hybrid leads, claims per number
+               "demo-ecommerce-30-steps-r9": "ecommerce", "demo-gaming-30-steps-r9": "gaming",
                # round 10 (session 11): the scan's findings adopted, fit claims, the step budget said right
-               "demo-ecommerce-30-steps-r10": "ecommerce", "demo-gaming-30-steps-r10": "gaming"}
+               "demo-ecommerce-30-steps-r10": "ecommerce", "demo-gaming-30-steps-r10": "gaming",
+               # round 11 (session 11): round 10's code with the figure rule for lead coverage
+               "demo-ecommerce-30-steps-r11": "ecommerce", "demo-gaming-30-steps-r11": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
              "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7",
              "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8",
-             "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10"}
+             "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
+             "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10",
+             "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
          "demo-ecommerce-30-steps-r7": "r7", "demo-gaming-30-steps-r7": "r7",
          "demo-ecommerce-30-steps-r8": "r8", "demo-gaming-30-steps-r8": "r8",
-         "demo-ecommerce-30-steps-r10": "r10", "demo-gaming-30-steps-r10": "r10"}
+         "demo-ecommerce-30-steps-r9": "r9", "demo-gaming-30-steps-r9": "r9",
+         "demo-ecommerce-30-steps-r10": "r10", "demo-gaming-30-steps-r10": "r10",
+         "demo-ecommerce-30-steps-r11": "r11", "demo-gaming-30-steps-r11": "r11"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it
