@@ -11,7 +11,9 @@ Prints one `name: value` line per figure:
   estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
   estimate_real_error_max_cold_<round>         the same per round (r2, r4, r5, r6, r7)
   estimate_real_error_max_given_stop_<round>   the same estimate told only where the model stopped: the step
-                                               budget set to the steps it took (every other size the default)
+                                               budget set to the queries it ran, its schema actions beside them
+                                               (every other size the default)
+  estimate_real_error_max_given_stop_and_calls_<round>   told also how many steps the model put in one call
   estimate_real_under_max_cold_<round>         the largest share by which a recorded figure exceeds the cold
                                                estimate (0 when the estimate is an upper bound on every phase)
   estimate_real_error_<transcript>_<phase>_<kind>   every single figure behind them (kind: input, cached, output)
@@ -71,18 +73,37 @@ TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 RETIRED = {"demo-gaming-30-steps"}
 
 
-def steps_taken(name: str) -> int:
-    """The exploration steps the model took before it called done: its tool calls other than done, in the
-    recorded exploration calls (the point where it stopped, which no cold estimate can know)."""
+def exploration_turns(name: str) -> list[list[str]]:
+    """The tools of each recorded exploration call, in order (the closing done's included)."""
     import json
 
-    n = 0
+    out = []
     for req in sorted((TRANSCRIPT_DIR / name).glob("*.request.json")):
         if not json.loads(req.read_text())["_skeleton"]["phase"].startswith("tools:"):
             continue
         answer = json.loads(req.with_name(req.name.replace("request", "response")).read_text())
-        n += sum(1 for c in answer.get("tool_calls") or [] if c.get("name") != "done")
-    return n
+        out.append([c.get("name") for c in answer.get("tool_calls") or []])
+    return out
+
+
+def steps_taken(name: str) -> int:
+    """The exploration steps the model took before it called done: its tool calls other than done, in the
+    recorded exploration calls (the point where it stopped, which no cold estimate can know)."""
+    return sum(1 for names in exploration_turns(name) for n in names if n != "done")
+
+
+def told(name: str, max_steps: int = 30, calls: bool = False) -> dict[str, float]:
+    """What the model did that no cold estimate knows, as ``Shape`` sizes: where it stopped (the queries it ran,
+    its schema actions beside them) and, with ``calls``, how many steps it put in one call."""
+    turns = [t for t in exploration_turns(name) if "done" not in t]
+    schema = sum(1 for t in turns for n in t if n in ("lookup_schema", "search_tables"))
+    steps = sum(len(t) for t in turns)
+    out = {"steps_used_share": (steps - schema) / max_steps, "schema_calls": float(schema)}
+    if calls:
+        out["steps_per_call"] = steps / max(len(turns), 1)
+    return out
+
+
 KINDS = ("input", "cached", "output")
 
 
@@ -149,8 +170,8 @@ def predicted_by_phase(est) -> dict[str, dict[str, int]]:
     return out
 
 
-def given_stop(pid: str, settings, share: float):
-    """The project's cold estimate told where the model stopped (``steps_used_share``), nothing else."""
+def given(pid: str, settings, sizes: dict[str, float]):
+    """The project's cold estimate told ``sizes`` (``told``), nothing else."""
     import dataclasses
 
     import assay.estimate as model
@@ -158,11 +179,11 @@ def given_stop(pid: str, settings, share: float):
 
     real = model.estimate
 
-    def told(*args, shape=None, **kwargs):
-        shape = dataclasses.replace(shape or model.Shape(), steps_used_share=share)
+    def with_sizes(*args, shape=None, **kwargs):
+        shape = dataclasses.replace(shape or model.Shape(), **sizes)
         return real(*args, shape=shape, **kwargs)
 
-    model.estimate = told
+    model.estimate = with_sizes
     try:
         return estimate_project(pid, settings=settings)
     finally:
@@ -209,6 +230,7 @@ def main() -> None:
     errors: dict[str, float] = {}
     under: dict[str, float] = {}
     stop_errors: dict[str, float] = {}
+    calls_errors: dict[str, float] = {}
     import json
 
     rec_file = Path(args.recorded) if args.recorded else None
@@ -228,7 +250,8 @@ def main() -> None:
         inputs = estimate_inputs(pid, settings)
         pred = predicted_by_phase(estimate_project(pid, settings=settings))
         taken = steps_taken(name)
-        pred_stop = predicted_by_phase(given_stop(pid, settings, taken / 30))
+        pred_stop = predicted_by_phase(given(pid, settings, told(name)))
+        pred_calls = predicted_by_phase(given(pid, settings, told(name, calls=True)))
         if name not in saved:
             # table descriptions are cached by the tables' content: another transcript's run on the same demo
             # would answer this one's description request from the cache, and the replay would start a turn late
@@ -259,6 +282,10 @@ def main() -> None:
                 errors[f"{name}_{phase}_{kind}"] = abs(p[kind] - g[kind]) / max(g[kind], 1)
                 under[f"{name}_{phase}_{kind}"] = max(0.0, g[kind] - p[kind]) / max(g[kind], 1)
                 stop_errors[f"{name}_{phase}_{kind}"] = abs(pred_stop[phase][kind] - g[kind]) / max(g[kind], 1)
+                calls_errors[f"{name}_{phase}_{kind}"] = abs(pred_calls[phase][kind] - g[kind]) / max(g[kind], 1)
+        k = told(name, calls=True)["steps_per_call"]
+        print(f"# {name}: told also its {k:.2f} steps per call, the exploration (calls/in/cached/out): "
+              + "{calls}/{input:,}/{cached:,}/{output:,}".format(**pred_calls["exploration"]), flush=True)
         print(f"# {name}: {taken} of 30 steps taken; told so, the estimate per phase (in/cached/out): " + "; ".join(
             f"{ph} {q['input']:,}/{q['cached']:,}/{q['output']:,}" for ph, q in pred_stop.items() if ph in got),
             flush=True)
@@ -270,7 +297,7 @@ def main() -> None:
         rec_file.write_text(json.dumps(saved, indent=1))
     print(f"estimate_real_error_max_cold: {max(errors.values()):.3f}")
     for label, figures in (("error_max_cold", errors), ("error_max_given_stop", stop_errors),
-                           ("under_max_cold", under)):
+                           ("error_max_given_stop_and_calls", calls_errors), ("under_max_cold", under)):
         for rnd in sorted(set(ROUND.values())):
             per = {k: v for k, v in figures.items() if ROUND[k.split("_")[0]] == rnd and "_total_" not in k}
             if per:
