@@ -281,6 +281,8 @@ def calibrate(steps: list[ExplorationStep], area_logs: list, telemetry) -> Shape
         shape.turn_chars = max(1.0, statistics.fmean(growth))
     first = usage[0].input_chars  # the prompt and the intro
     lines = [(total - first - SUMMARY_HEADER_CHARS - keep * shape.turn_chars) / folded for total, folded in after]
+    if not lines:  # a run too short to compact: the line a step folds into is its own summary
+        lines = [len(s.summary) + 1 for s in ordered if s.summary]
     if lines:
         shape.summary_line_chars = min(max(40.0, statistics.fmean(lines)), float(limits.SUMMARY_LINE_CHARS))
     shape.explore_output_chars = statistics.fmean(u.output_tokens for u in usage) * limits.CHARS_PER_TOKEN
@@ -322,10 +324,13 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
                          f"more in each exploration request")
     ex = exploration_estimate(system_chars, max_steps, shape)
     if shape.source == "defaults":  # cold: where the model stops is the one thing it cannot know
+        per_turn = ("one question per turn" if shape.steps_per_call <= 1
+                    else f"{shape.steps_per_call:g} questions per turn")
         est.notes.append(f"cold estimate (no finished LLM run of this project yet): it assumes the model takes "
-                         f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps; a model that "
-                         f"calls done sooner spends less on the exploration (its input grows with every call); "
-                         f"after the first run the project's own sizes replace these")
+                         f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps, {per_turn}; a "
+                         f"model that calls done sooner or asks several questions in one turn spends less on the "
+                         f"exploration (its input grows with every call), one that writes fewer claims less on "
+                         f"the verification; after the first run the project's own sizes replace these")
     picked = min(limits.ANALYSIS_AREA_TOP_K, max(1, round(steps_used(max_steps, shape) * shape.picked_share)))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN
     if shape.area_usage:

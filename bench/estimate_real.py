@@ -289,6 +289,14 @@ def main() -> None:
         print(f"# {name}: {taken} of 30 steps taken; told so, the estimate per phase (in/cached/out): " + "; ".join(
             f"{ph} {q['input']:,}/{q['cached']:,}/{q['output']:,}" for ph, q in pred_stop.items() if ph in got),
             flush=True)
+        worst = []
+        for figures in (errors, stop_errors, calls_errors):
+            mine = {k[len(name) + 1:]: v for k, v in figures.items() if k.startswith(name + "_")
+                    and "_total_" not in k and "table descriptions" not in k}
+            w = max(mine, key=mine.get)
+            worst.append(f"{mine[w]:.3f} ({w})")
+        print(f"# {name}: worst phase x kind cold {worst[0]}; told the stop {worst[1]}; told the stop and the calls "
+              f"{worst[2]}", flush=True)
         total_g = {k: sum(v[k] for v in got.values()) for k in KINDS}
         total_p = {k: sum(v[k] for v in pred.values()) for k in KINDS}
         for kind in KINDS:

@@ -83,6 +83,10 @@ def test_calibration_recovers_the_recorded_turn_size():
     assert got.explore_output_chars == pytest.approx(320)
     assert got.area_usage == (2.0, 9000, 0, 500) and got.recommend_usage == (1.0, 3000, 0, 700)
     assert calibrate(steps[:3], logs, tel) is None
+    # a run too short to compact shows no folded request: a folded line is the step's own summary (not the
+    # real-model default, which a terse model's 100-step run would overestimate)
+    short = [s.model_copy(update={"summary": "x" * 99}) for s in steps[:8]]
+    assert calibrate(short, logs, tel).summary_line_chars == pytest.approx(100)
 
 
 def test_prices_and_cost():
@@ -127,7 +131,8 @@ def test_a_cold_estimate_states_where_it_assumes_the_model_stops_and_a_sooner_st
     kw = dict(system_chars=14_000, catalog_chars=1_500, area_prompt_chars=[6_000] * 5, recommend_prompt_chars=6_000,
               max_steps=30, analyst="llm")
     cold = estimate(p, **kw)
-    assert any("assumes the model takes 25 of its 30 exploration steps" in n for n in cold.notes), cold.notes
+    assert any("assumes the model takes 25 of its 30 exploration steps, one question per turn" in n
+               for n in cold.notes), cold.notes
     explore = []
     for share in (0.5, 0.7, 0.8, 0.9, 1.0):
         est = estimate(p, shape=dataclasses.replace(Shape(), steps_used_share=share), **kw)
