@@ -123,6 +123,13 @@ def analysis_output(shape: Shape) -> float:
     return shape.insights_per_area * (shape.insight_text_chars + shape.claims_per_insight * shape.claim_chars)
 
 
+def summary_section_chars(shape: Shape) -> float:
+    """The analysis prompt's section holding the explorer's closing summary (the done call's text, labelled)."""
+    from .analysis.discipline import explorer_summary_section
+
+    return shape.done_output_chars + len(explorer_summary_section("x")) - 1
+
+
 def verify_calls_per_insight(shape: Shape) -> float:
     """Every claim is re-derived blind, one call each (the affected count is a claim of its own)."""
     if shape.verify_calls_per_insight is not None:
@@ -348,9 +355,11 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
     an = PhaseEstimate("analysis")
     # the analysis prompt carries the leads' headlines and numbers (not their SQL)
     leads_an = shape.leads_chars * shape.analysis_leads_share if leads_probes else 0.0
+    # and the explorer's closing summary, when it stops with done before its budget (what the estimate assumes)
+    summary_an = summary_section_chars(shape) if steps_used(max_steps, shape) < max_steps else 0.0
     for base in area_prompt_chars:
         an.calls += 1
-        an.input_tokens += tokens(base + leads_an + min(picked * shape.digest_chars, budget_chars))
+        an.input_tokens += tokens(base + leads_an + summary_an + min(picked * shape.digest_chars, budget_chars))
         an.output_tokens += tokens(analysis_output(shape))
     n_insights = shape.insights_per_area * len(area_prompt_chars)
     n_verify = int(round(n_insights * verify_calls_per_insight(shape)))

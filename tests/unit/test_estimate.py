@@ -199,3 +199,15 @@ def test_verification_follows_the_claims_and_the_analysis_writes_them():
     scanned = estimate(p, shape=base, leads_probes=40, **kw)
     grew = phase(scanned, "analysis").input_tokens - phase(a, "analysis").input_tokens
     assert grew == pytest.approx(5 * base.leads_chars * base.analysis_leads_share / limits.CHARS_PER_TOKEN, abs=5)
+    # the explorer's closing summary is in every area's prompt when it stops with done, not when its budget ends it
+    from assay.analysis.discipline import explorer_summary_section
+    from assay.estimate import summary_section_chars
+
+    assert summary_section_chars(base) == base.done_output_chars + len(explorer_summary_section("x")) - 1
+    def analysis_in(shape):
+        return phase(estimate(p, shape=shape, **kw), "analysis").input_tokens
+
+    longer = dataclasses.replace(base, done_output_chars=base.done_output_chars + 4_000)
+    assert analysis_in(longer) - analysis_in(base) == pytest.approx(5 * 4_000 / limits.CHARS_PER_TOKEN, abs=5)
+    spent = dataclasses.replace(base, steps_used_share=1.0)  # the budget ended the exploration: no done, no summary
+    assert analysis_in(dataclasses.replace(spent, done_output_chars=10_000)) == analysis_in(spent)
