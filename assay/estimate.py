@@ -46,7 +46,7 @@ PRICES: dict[str, dict[str, float]] = {
     "o3-mini": {"input": 1.1, "output": 4.4, "cache_read": 0.55},
     "o3": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
 }
-SUMMARY_HEADER_CHARS = 70
+SUMMARY_HEADER_CHARS = 125  # the folded steps' block header (explore/loop.py) and its separator
 # a provider caches a prompt prefix only from this size on (Anthropic: 1,024 tokens for Sonnet and Opus; OpenAI:
 # 1,024): a shorter repeated system prompt is billed as fresh input every time
 CACHE_MIN_TOKENS = 1_024
@@ -56,43 +56,85 @@ CACHE_MIN_TOKENS = 1_024
 class Shape:
     """Sizes (characters) of the parts of the calls a discovery makes.
 
-    The defaults describe a real model at work (measured on the recorded real-model runs of
-    tests/fixtures/transcripts, see bench/README.md "estimate against a real model": fitted on the round-4
-    runs, the prompts the product sends today; rounds 2 and 5 held out; the analysis's and recommendations'
-    sizes, ``picked_share``, ``digest_chars``, ``recommend_insight_share`` and ``insight_json_chars``, on the
-    replayable rounds 4, 5 and 7 in session 10, left out one round at a time by bench/estimate_fit.py): per exploration
-    *step*, a call carrying ``steps_per_call`` steps (models ask for two or three queries at once), a model
-    that ends with ``done`` before the budget runs out, and insights whose claims are re-derived one call
-    each. A project's own finished LLM run replaces them (``calibrate``)."""
+    The defaults describe a real model at work under today's prompts, as mechanisms with sizes measured on the
+    real-model rounds 9 and 10 (bench/README.md, "cold estimate against real-model runs, session 12"; round 11
+    held out): the explorer asks one question per turn (the prompt says "ask one precise question at a time,
+    look at what came back", and the loop tells it the steps left after every turn), so a call carries one step
+    and each turn appends the model's own call, the result it was shown and the progress line to a conversation
+    whose earlier requests are the cached prefix; an area's analysis reads a share of the steps and writes a few
+    insights with their claims; each claim is re-derived in one verification call. A project's own finished LLM
+    run replaces them (``calibrate``)."""
 
-    turn_chars: float = 1_800        # one step in the conversation: the action, its projected result, the status
-    summary_line_chars: float = 600  # one folded step in the summary block (its figures and the model's note)
-    explore_output_chars: float = 755  # one step's action with the model's reasoning (in a batched call)
-    steps_per_call: float = 3.9      # steps one exploration call asks for (round 4: 4.1 and 3.6; round 2: 1.9, 3.0)
-    steps_used_share: float = 0.95   # share of the step budget used before the model calls done (round 4: 0.97)
-    done_output_chars: float = 4_500  # the closing done call: the explorer's summary of what it found
-    intro_chars: float = 60
-    leads_chars: float = 3_500       # the leads section of the exploration prompt (2.6k, 4.8k on the demos)
-    status_chars: float = 60
-    digest_chars: float = 3_075      # one step in an analysis prompt (segment-by-time results are long)
+    # one step's raw turn in the conversation; None: the model's call (``explore_output_chars``), the result it
+    # was shown (``result_chars``) and the step label, as the loop appends them (``turn_size``)
+    turn_chars: float | None = None
+    summary_line_chars: float = 645  # one folded step (at most limits.SUMMARY_LINE_CHARS; r9, r10: 611-665)
+    explore_output_chars: float = 1_060  # one step's action as the model writes it: its SQL, purpose, thinking
+    explore_note_chars: float = 570  # the model's text beside its tool calls, once per call
+    result_chars: float = 1_300      # one result as the model is shown it (at most TOOL_RESULT_BUDGET_CHARS)
+    steps_per_call: float = 1.0      # one question per turn (r9 e, r10 e/g: 1.0; r9 gaming batched 3.1)
+    schema_calls: float = 1.0        # free schema actions, each a turn of its own (every run of r8-r11: one lookup)
+    steps_used_share: float = 0.833  # share of the step budget used before done (r9: 27, 27; r10: 23, 23 of 30)
+    done_output_chars: float = 6_500  # the closing done call: the explorer's summary of what it found
+    intro_chars: float = 30
+    leads_chars: float = 4_800       # the leads section of the exploration prompt (8 leads: 4,781, 4,870 on the demos)
+    status_chars: float = 390        # the progress line the loop appends after each turn (steps used, areas left)
+    digest_chars: float = 5_200      # one step in an analysis prompt: its SQL, purpose and digest (r9, r10: 4.7-5.8k)
     # the steps one area's analysis reads, as a share of the steps taken (the picker keeps an area's relevant
     # steps, at most ANALYSIS_AREA_TOP_K): the analysis input grows with the exploration, not with a constant
-    picked_share: float = 0.466  # rounds 4, 5, 7: 0.37-0.55 (bench/estimate_fit.py)
-    analysis_output_chars: float = 9_100  # one area's insights (at most MAX_INSIGHTS_PER_AREA) with their claims
-    insights_per_area: float = 2.8
-    verify_calls_per_insight: float = 4.1  # one blind re-derivation per claim, and the count check
-    verify_extra_chars: float = 1_300  # evidence and the claim, beside the prompt and the catalog
-    verify_output_chars: float = 545
-    recommend_output_chars: float = 9_500
-    insight_json_chars: float = 4_800  # a verified insight as the recommendations prompt carries it
+    picked_share: float = 0.535  # r9, r10: 0.44-0.61
+    analysis_leads_share: float = 0.51  # the analysis reads each lead's headline and numbers, not its SQL
+    # one area's answer; None: its insights, each a text and its claims (``analysis_output``)
+    analysis_output_chars: float | None = None
+    insights_per_area: float = 2.5   # at most MAX_INSIGHTS_PER_AREA (3); r9, r10: 2.0-2.8
+    insight_text_chars: float = 1_400  # one insight's fields beside its claims
+    claim_chars: float = 530         # one claim in the analysis answer
+    claims_per_insight: float = 3.8   # r9, r10: 2.7-5.0 (the contract: one claim per headline number)
+    verify_calls_per_insight: float | None = None  # None: one blind re-derivation per claim
+    verify_extra_chars: float = 1_950  # evidence and the claim, beside the prompt and the catalog
+    verify_output_chars: float = 525  # r9, r10: 454-568 per call
+    recommend_output_chars: float = 10_450  # r9, r10: 9.8-11.4k
+    insight_json_chars: float = 4_800  # a verified insight (with its claims and verdicts) in the recommendations
     # the share of the areas' insights that reach the recommendations (one segment's findings merged into one,
     # non-differences moved to the context notes): its input grows with these, not with every area's insights
-    recommend_insight_share: float = 0.806  # rounds 4, 5, 7: 0.73-0.93
+    recommend_insight_share: float = 0.82  # r9, r10: 0.77-0.90
     source: str = "defaults"
     # calibrated from a previous run: measured usage of one area (analysis and verification) and of
     # the recommendations call, as (calls, input, cached, output) tokens
     area_usage: tuple[float, float, float, float] | None = None
     recommend_usage: tuple[float, float, float, float] | None = None
+
+
+STEP_LABEL_CHARS = 10  # "[step N]\n" before each tool result
+
+
+def turn_size(shape: Shape) -> float:
+    """One step's raw turn: what the model wrote for it and the result it was shown (the progress line and the
+    model's note come once per call)."""
+    if shape.turn_chars is not None:
+        return shape.turn_chars
+    return shape.explore_output_chars + shape.result_chars + STEP_LABEL_CHARS
+
+
+def analysis_output(shape: Shape) -> float:
+    """One area's answer: its insights, each with its claims."""
+    if shape.analysis_output_chars is not None:
+        return shape.analysis_output_chars
+    return shape.insights_per_area * (shape.insight_text_chars + shape.claims_per_insight * shape.claim_chars)
+
+
+def summary_section_chars(shape: Shape) -> float:
+    """The analysis prompt's section holding the explorer's closing summary (the done call's text, labelled)."""
+    from .analysis.discipline import explorer_summary_section
+
+    return shape.done_output_chars + len(explorer_summary_section("x")) - 1
+
+
+def verify_calls_per_insight(shape: Shape) -> float:
+    """Every claim is re-derived blind, one call each (the affected count is a claim of its own)."""
+    if shape.verify_calls_per_insight is not None:
+        return shape.verify_calls_per_insight
+    return shape.claims_per_insight
 
 
 @dataclass
@@ -172,22 +214,24 @@ def cost(p: PhaseEstimate, prices: dict[str, float] | None) -> float | None:
 
 
 def exploration_calls(system_chars: int, steps: int, shape: Shape) -> list[tuple[float, float, float]]:
-    """(input, cached, output) characters of each exploration request, as the explorer builds them."""
+    """(input, cached, output) characters of each exploration request, as the explorer builds them: the prompt,
+    the folded steps' summary, the intro and the raw turns (each with its progress line). Between compactions a
+    request extends the previous one, which is its cached prefix; after one only the prompt is."""
     c, keep = limits.COMPACT_EVERY_TURNS, limits.MIN_RAW_TURNS
+    turn = turn_size(shape)
     out: list[tuple[float, float, float]] = []
     prev_total, prev_folded = None, 0
     for k in range(1, steps + 1):
         done_turns = k - 1
         folded = max(0, (done_turns - keep) // c * c)
         summary = (SUMMARY_HEADER_CHARS + folded * shape.summary_line_chars) if folded else 0.0
-        total = system_chars + summary + shape.intro_chars + (done_turns - folded) * shape.turn_chars \
-            + shape.status_chars
+        total = system_chars + summary + shape.intro_chars + (done_turns - folded) * turn
         if prev_total is None:
             cached = 0.0
         elif folded != prev_folded:
             cached = float(system_chars)  # the summary block changed: only the prompt itself is a hit
         else:
-            cached = prev_total - shape.status_chars  # the previous request, up to its status line
+            cached = prev_total  # the previous request, whole
         out.append((total, cached, shape.explore_output_chars))
         prev_total, prev_folded = total, folded
     return out
@@ -198,11 +242,15 @@ def steps_used(max_steps: int, shape: Shape) -> int:
 
 
 def exploration_estimate(system_chars: int, max_steps: int, shape: Shape) -> "PhaseEstimate":
-    """The exploration's calls: the steps it uses, ``steps_per_call`` to a call, then the closing ``done``."""
+    """The exploration's calls: the steps it uses and its free schema actions, ``steps_per_call`` to a call (one
+    per turn: as many requests as steps and schema actions), then the closing ``done``. A call's turn holds its
+    steps, the model's note and the progress line."""
     k = max(shape.steps_per_call, 1.0)
-    n_calls = max(1, math.ceil(steps_used(max_steps, shape) / k))
-    per_call = replace(shape, turn_chars=shape.turn_chars * k, summary_line_chars=shape.summary_line_chars * k,
-                       explore_output_chars=shape.explore_output_chars * k)
+    turns = steps_used(max_steps, shape) + max(int(round(shape.schema_calls)), 0)
+    n_calls = max(1, math.ceil(turns / k))
+    per_call = replace(shape, turn_chars=turn_size(shape) * k + shape.explore_note_chars + shape.status_chars,
+                       summary_line_chars=shape.summary_line_chars * k,
+                       explore_output_chars=shape.explore_output_chars * k + shape.explore_note_chars)
     calls = exploration_calls(system_chars, n_calls, per_call)
     if shape.done_output_chars:
         calls += [(t, c, shape.done_output_chars)
@@ -232,12 +280,16 @@ def calibrate(steps: list[ExplorationStep], area_logs: list, telemetry) -> Shape
         else:
             after.append((usage[k].input_chars, folded_now))
     # measured per recorded step, each as its own call: no batching, the budget as the run used it
+    # (the growth per turn holds the progress line and the model's note: none is added beside it)
     shape = Shape(source="calibrated from the project's latest LLM run", steps_per_call=1.0, steps_used_share=1.0,
-                  done_output_chars=0.0)
+                  done_output_chars=0.0, schema_calls=0.0, explore_note_chars=0.0, status_chars=0.0,
+                  turn_chars=Shape().explore_output_chars + Shape().result_chars + STEP_LABEL_CHARS)
     if growth:
         shape.turn_chars = max(1.0, statistics.fmean(growth))
-    first = usage[0].input_chars  # the prompt, the intro and the first status line
+    first = usage[0].input_chars  # the prompt and the intro
     lines = [(total - first - SUMMARY_HEADER_CHARS - keep * shape.turn_chars) / folded for total, folded in after]
+    if not lines:  # a run too short to compact: the line a step folds into is its own summary
+        lines = [len(s.summary) + 1 for s in ordered if s.summary]
     if lines:
         shape.summary_line_chars = min(max(40.0, statistics.fmean(lines)), float(limits.SUMMARY_LINE_CHARS))
     shape.explore_output_chars = statistics.fmean(u.output_tokens for u in usage) * limits.CHARS_PER_TOKEN
@@ -279,10 +331,13 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
                          f"more in each exploration request")
     ex = exploration_estimate(system_chars, max_steps, shape)
     if shape.source == "defaults":  # cold: where the model stops is the one thing it cannot know
+        per_turn = ("one question per turn" if shape.steps_per_call <= 1
+                    else f"{shape.steps_per_call:g} questions per turn")
         est.notes.append(f"cold estimate (no finished LLM run of this project yet): it assumes the model takes "
-                         f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps; a model that "
-                         f"calls done sooner spends less on the exploration (its input grows with every call); "
-                         f"after the first run the project's own sizes replace these")
+                         f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps, {per_turn}; a "
+                         f"model that calls done sooner or asks several questions in one turn spends less on the "
+                         f"exploration (its input grows with every call), one that writes fewer claims less on "
+                         f"the verification; after the first run the project's own sizes replace these")
     picked = min(limits.ANALYSIS_AREA_TOP_K, max(1, round(steps_used(max_steps, shape) * shape.picked_share)))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN
     if shape.area_usage:
@@ -298,12 +353,16 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
             p.cost_usd = cost(p, prices)
         return est
     an = PhaseEstimate("analysis")
+    # the analysis prompt carries the leads' headlines and numbers (not their SQL)
+    leads_an = shape.leads_chars * shape.analysis_leads_share if leads_probes else 0.0
+    # and the explorer's closing summary, when it stops with done before its budget (what the estimate assumes)
+    summary_an = summary_section_chars(shape) if steps_used(max_steps, shape) < max_steps else 0.0
     for base in area_prompt_chars:
         an.calls += 1
-        an.input_tokens += tokens(base + min(picked * shape.digest_chars, budget_chars))
-        an.output_tokens += tokens(shape.analysis_output_chars)
+        an.input_tokens += tokens(base + leads_an + summary_an + min(picked * shape.digest_chars, budget_chars))
+        an.output_tokens += tokens(analysis_output(shape))
     n_insights = shape.insights_per_area * len(area_prompt_chars)
-    n_verify = int(round(n_insights * shape.verify_calls_per_insight))
+    n_verify = int(round(n_insights * verify_calls_per_insight(shape)))
     stable = len_verify_prompt(catalog_chars)
     vprompt = stable + shape.verify_extra_chars
     hits = max(n_verify - 1, 0) if tokens(stable) >= CACHE_MIN_TOKENS else 0

@@ -17,6 +17,9 @@ Prints `name: value` lines:
   estimate_fit_all_<size>                    the sizes fitted on every round
 and `#` lines: each fold's fitted sizes, each transcript's implied sizes.
 
+Session 12: today's defaults are chosen by ``bench/estimate_priors.py`` (sizes measured on rounds 9 and 10, the
+mechanisms of today's prompts); this leave-one-round-out fit is kept for comparison.
+
 Usage: .venv/bin/python bench/estimate_fit.py --recorded /tmp/replays.json [--rounds r4,r5,r7] [--current]
        [--only picked_share,digest_chars,...]
 (--current: the held-out errors of today's defaults as well, for comparison.)
@@ -36,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.estimate_real import KINDS, ROUND  # noqa: E402
 
-FITTED = ("turn_chars", "summary_line_chars", "explore_output_chars", "steps_per_call", "steps_used_share",
+FITTED = ("turn_chars", "summary_line_chars", "explore_output_chars", "steps_per_call", "steps_used_share", "schema_calls",
           "done_output_chars", "leads_chars", "digest_chars", "picked_share", "analysis_output_chars",
           "insights_per_area", "verify_calls_per_insight", "verify_extra_chars", "verify_output_chars",
           "recommend_insight_share", "insight_json_chars", "recommend_output_chars")
@@ -59,7 +62,7 @@ def predict(inputs: dict, shape) -> dict[str, dict[str, int]]:
 def implied(name: str, got: dict, detail: dict) -> dict[str, float]:
     """The sizes this one transcript implies (characters, as the estimate counts them)."""
     from assay import limits
-    from assay.estimate import Shape, exploration_estimate, len_verify_prompt
+    from assay.estimate import Shape, exploration_estimate, len_verify_prompt, turn_size
 
     cpt = limits.CHARS_PER_TOKEN
     inputs = detail["inputs"]
@@ -67,17 +70,21 @@ def implied(name: str, got: dict, detail: dict) -> dict[str, float]:
     calls = detail["calls"]
     ex = [c for c in calls if c[0] == "exploration"]
     steps = max(detail["steps_taken"], 1)
+    queries = detail.get("query_steps", steps)
     out: dict[str, float] = {
         "steps_per_call": steps / max(len(ex) - 1, 1),
-        "steps_used_share": steps / inputs["max_steps"],
-        "explore_output_chars": sum(c[3] for c in ex[:-1]) * cpt / steps,
+        "steps_used_share": queries / inputs["max_steps"],
+        "schema_calls": float(steps - queries),
+        # per step, the model's note (once per call, ``explore_note_chars``) taken out
+        "explore_output_chars": max(0.0, sum(c[3] for c in ex[:-1]) * cpt
+                                    - (len(ex) - 1) * default.explore_note_chars) / steps,
         "done_output_chars": ex[-1][3] * cpt,
     }
     system = inputs["system_chars"]
     if inputs.get("leads_probes"):
-        out["leads_chars"] = max(0.0, ex[0][1] * cpt - system - default.intro_chars - default.status_chars)
+        out["leads_chars"] = max(0.0, ex[0][1] * cpt - system - default.intro_chars)
         system += out["leads_chars"]
-    ratio = default.summary_line_chars / default.turn_chars
+    ratio = default.summary_line_chars / turn_size(default)
     want = got["exploration"]["input"]
 
     def ex_input(turn: float) -> int:

@@ -11,7 +11,9 @@ Prints one `name: value` line per figure:
   estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
   estimate_real_error_max_cold_<round>         the same per round (r2, r4, r5, r6, r7)
   estimate_real_error_max_given_stop_<round>   the same estimate told only where the model stopped: the step
-                                               budget set to the steps it took (every other size the default)
+                                               budget set to the queries it ran, its schema actions beside them
+                                               (every other size the default)
+  estimate_real_error_max_given_stop_and_calls_<round>   told also how many steps the model put in one call
   estimate_real_under_max_cold_<round>         the largest share by which a recorded figure exceeds the cold
                                                estimate (0 when the estimate is an upper bound on every phase)
   estimate_real_error_<transcript>_<phase>_<kind>   every single figure behind them (kind: input, cached, output)
@@ -43,38 +45,65 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                "demo-ecommerce-30-steps-r7": "ecommerce", "demo-gaming-30-steps-r7": "gaming",
                # round 8 (session 10): the scan's leads in the analysis prompt, up to 6 insights per area with a goal
                "demo-ecommerce-30-steps-r8": "ecommerce", "demo-gaming-30-steps-r8": "gaming",
+               # round 9 (session 11): hybrid leads, claims per number
+               "demo-ecommerce-30-steps-r9": "ecommerce", "demo-gaming-30-steps-r9": "gaming",
                # round 10 (session 11): the scan's findings adopted, fit claims, the step budget said right
-               "demo-ecommerce-30-steps-r10": "ecommerce", "demo-gaming-30-steps-r10": "gaming"}
+               "demo-ecommerce-30-steps-r10": "ecommerce", "demo-gaming-30-steps-r10": "gaming",
+               # round 11 (session 11): round 10's code with the figure rule for lead coverage
+               "demo-ecommerce-30-steps-r11": "ecommerce", "demo-gaming-30-steps-r11": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
              "demo-ecommerce-30-steps-r7", "demo-gaming-30-steps-r7",
              "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8",
-             "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10"}
+             "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
+             "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10",
+             "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
          "demo-ecommerce-30-steps-r7": "r7", "demo-gaming-30-steps-r7": "r7",
          "demo-ecommerce-30-steps-r8": "r8", "demo-gaming-30-steps-r8": "r8",
-         "demo-ecommerce-30-steps-r10": "r10", "demo-gaming-30-steps-r10": "r10"}
+         "demo-ecommerce-30-steps-r9": "r9", "demo-gaming-30-steps-r9": "r9",
+         "demo-ecommerce-30-steps-r10": "r10", "demo-gaming-30-steps-r10": "r10",
+         "demo-ecommerce-30-steps-r11": "r11", "demo-gaming-30-steps-r11": "r11"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it
 RETIRED = {"demo-gaming-30-steps"}
 
 
-def steps_taken(name: str) -> int:
-    """The exploration steps the model took before it called done: its tool calls other than done, in the
-    recorded exploration calls (the point where it stopped, which no cold estimate can know)."""
+def exploration_turns(name: str) -> list[list[str]]:
+    """The tools of each recorded exploration call, in order (the closing done's included)."""
     import json
 
-    n = 0
+    out = []
     for req in sorted((TRANSCRIPT_DIR / name).glob("*.request.json")):
         if not json.loads(req.read_text())["_skeleton"]["phase"].startswith("tools:"):
             continue
         answer = json.loads(req.with_name(req.name.replace("request", "response")).read_text())
-        n += sum(1 for c in answer.get("tool_calls") or [] if c.get("name") != "done")
-    return n
+        out.append([c.get("name") for c in answer.get("tool_calls") or []])
+    return out
+
+
+def steps_taken(name: str) -> int:
+    """The exploration steps the model took before it called done: its tool calls other than done, in the
+    recorded exploration calls (the point where it stopped, which no cold estimate can know)."""
+    return sum(1 for names in exploration_turns(name) for n in names if n != "done")
+
+
+def told(name: str, max_steps: int = 30, calls: bool = False) -> dict[str, float]:
+    """What the model did that no cold estimate knows, as ``Shape`` sizes: where it stopped (the queries it ran,
+    its schema actions beside them) and, with ``calls``, how many steps it put in one call."""
+    turns = [t for t in exploration_turns(name) if "done" not in t]
+    schema = sum(1 for t in turns for n in t if n in ("lookup_schema", "search_tables"))
+    steps = sum(len(t) for t in turns)
+    out = {"steps_used_share": (steps - schema) / max_steps, "schema_calls": float(schema)}
+    if calls:
+        out["steps_per_call"] = steps / max(len(turns), 1)
+    return out
+
+
 KINDS = ("input", "cached", "output")
 
 
@@ -141,8 +170,8 @@ def predicted_by_phase(est) -> dict[str, dict[str, int]]:
     return out
 
 
-def given_stop(pid: str, settings, share: float):
-    """The project's cold estimate told where the model stopped (``steps_used_share``), nothing else."""
+def given(pid: str, settings, sizes: dict[str, float]):
+    """The project's cold estimate told ``sizes`` (``told``), nothing else."""
     import dataclasses
 
     import assay.estimate as model
@@ -150,11 +179,11 @@ def given_stop(pid: str, settings, share: float):
 
     real = model.estimate
 
-    def told(*args, shape=None, **kwargs):
-        shape = dataclasses.replace(shape or model.Shape(), steps_used_share=share)
+    def with_sizes(*args, shape=None, **kwargs):
+        shape = dataclasses.replace(shape or model.Shape(), **sizes)
         return real(*args, shape=shape, **kwargs)
 
-    model.estimate = told
+    model.estimate = with_sizes
     try:
         return estimate_project(pid, settings=settings)
     finally:
@@ -201,6 +230,7 @@ def main() -> None:
     errors: dict[str, float] = {}
     under: dict[str, float] = {}
     stop_errors: dict[str, float] = {}
+    calls_errors: dict[str, float] = {}
     import json
 
     rec_file = Path(args.recorded) if args.recorded else None
@@ -220,7 +250,8 @@ def main() -> None:
         inputs = estimate_inputs(pid, settings)
         pred = predicted_by_phase(estimate_project(pid, settings=settings))
         taken = steps_taken(name)
-        pred_stop = predicted_by_phase(given_stop(pid, settings, taken / 30))
+        pred_stop = predicted_by_phase(given(pid, settings, told(name)))
+        pred_calls = predicted_by_phase(given(pid, settings, told(name, calls=True)))
         if name not in saved:
             # table descriptions are cached by the tables' content: another transcript's run on the same demo
             # would answer this one's description request from the cache, and the replay would start a turn late
@@ -251,9 +282,21 @@ def main() -> None:
                 errors[f"{name}_{phase}_{kind}"] = abs(p[kind] - g[kind]) / max(g[kind], 1)
                 under[f"{name}_{phase}_{kind}"] = max(0.0, g[kind] - p[kind]) / max(g[kind], 1)
                 stop_errors[f"{name}_{phase}_{kind}"] = abs(pred_stop[phase][kind] - g[kind]) / max(g[kind], 1)
+                calls_errors[f"{name}_{phase}_{kind}"] = abs(pred_calls[phase][kind] - g[kind]) / max(g[kind], 1)
+        k = told(name, calls=True)["steps_per_call"]
+        print(f"# {name}: told also its {k:.2f} steps per call, the exploration (calls/in/cached/out): "
+              + "{calls}/{input:,}/{cached:,}/{output:,}".format(**pred_calls["exploration"]), flush=True)
         print(f"# {name}: {taken} of 30 steps taken; told so, the estimate per phase (in/cached/out): " + "; ".join(
             f"{ph} {q['input']:,}/{q['cached']:,}/{q['output']:,}" for ph, q in pred_stop.items() if ph in got),
             flush=True)
+        worst = []
+        for figures in (errors, stop_errors, calls_errors):
+            mine = {k[len(name) + 1:]: v for k, v in figures.items() if k.startswith(name + "_")
+                    and "_total_" not in k and "table descriptions" not in k}
+            w = max(mine, key=mine.get)
+            worst.append(f"{mine[w]:.3f} ({w})")
+        print(f"# {name}: worst phase x kind cold {worst[0]}; told the stop {worst[1]}; told the stop and the calls "
+              f"{worst[2]}", flush=True)
         total_g = {k: sum(v[k] for v in got.values()) for k in KINDS}
         total_p = {k: sum(v[k] for v in pred.values()) for k in KINDS}
         for kind in KINDS:
@@ -262,7 +305,7 @@ def main() -> None:
         rec_file.write_text(json.dumps(saved, indent=1))
     print(f"estimate_real_error_max_cold: {max(errors.values()):.3f}")
     for label, figures in (("error_max_cold", errors), ("error_max_given_stop", stop_errors),
-                           ("under_max_cold", under)):
+                           ("error_max_given_stop_and_calls", calls_errors), ("under_max_cold", under)):
         for rnd in sorted(set(ROUND.values())):
             per = {k: v for k, v in figures.items() if ROUND[k.split("_")[0]] == rnd and "_total_" not in k}
             if per:

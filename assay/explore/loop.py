@@ -577,6 +577,10 @@ class Explorer:
                                  Message("user", tool_results=[(c.id, json.dumps({"ok": False, "error": str(exc)}))
                                                                for c in resp.tool_calls],
                                          content=reformat_nudge(str(exc), self.actions, tools=True))]
+                    elif self.tools:  # text where a tool call was due: the nudge names the tools, never JSON
+                        extra = [Message("assistant", content=resp.text or "(empty)"),
+                                 Message("user", content=reformat_nudge("it called no tool", self.actions,
+                                                                        tools=True))]
                     else:
                         extra = [Message("assistant", content=resp.text or "(empty)"),
                                  Message("user", content=reformat_nudge(str(exc), self.actions))]

@@ -128,6 +128,7 @@ def exploration_phase(s: RunSession, on_step: Callable[[ExplorationStep], None] 
             writer.close()
         finished, summary = out.finished, out.summary
     s.store.update_run(s.run_id, exploration_finished=finished, exploration_summary=summary)
+    s.refresh()  # the areas of an in-process run read the summary from this session's run
     return finished
 
 

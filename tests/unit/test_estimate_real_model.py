@@ -34,36 +34,49 @@ def recorded(name: str) -> dict[str, dict[str, int]]:
     return got
 
 
-# the runs under the prompts the product sends today (round 2's analysis prompt had no cap on the findings of an
-# area and its models wrote shorter analyses and fewer claims). The defaults are fitted on round 4; round 5 is held
-# out. Its gaming run stopped at 24 of 30 steps in 6 calls (the others used 27-29 steps in 7-9): a cold estimate
-# cannot know that, and misses its exploration output by 0.27 (bench/README.md, "estimate, session 7"); told
-# where it stopped, the same defaults meet 0.25 (the second test).
-# Round 6 (session 8) is held out too; its gaming run wrote 21% less analysis than the defaults (0.271 over:
-# its contract asks for the most material findings first, fewer when fewer are material): not fitted away.
-R6_GAMING = pytest.mark.xfail(strict=True, reason="round 6 gaming: the model wrote 21% less analysis than estimated (error 0.271)")
-# Round 7 (session 8; session 10 measured it): its gaming run kept 2.0 insights per area (one area none) where the
-# other rounds kept 2.2-3.0, checked each with 3.4 calls (3.9-4.8) of shorter answers (420 chars, 480-665): its
-# verification wrote 2.2x less than the defaults, whatever they are fitted on (bench/README.md, session 10)
-R7_GAMING = pytest.mark.xfail(strict=True, reason="round 7 gaming: verification output 2.2x below the estimate")
+# The rounds recorded under today's prompt regime: rounds 9 and 10 (session 11) chose the defaults' sizes
+# (bench/estimate_priors.py --rounds r9,r10), round 11 is held out. Older rounds (2, 4-8) said the step budget
+# otherwise and their models put 3-4 steps in one call; their fixtures stay for bench/estimate_real.py.
+R10_ECOMMERCE = pytest.mark.xfail(strict=True, reason="round 10 ecommerce wrote 2.7 claims per insight (35 for 13 "
+                                  "insights) where the defaults assume 3.8: the estimate 0.38 over its verification output")
+R11_GAMING = pytest.mark.xfail(strict=True, reason="round 11 gaming put 1.9 steps in a call (16 calls, not 27): "
+                               "the estimate, which assumes one question per turn, 0.44 over its exploration output")
+# told its calls, round 11 gaming still wrote less per step than rounds 9-10 (SQL of 690 chars, 880-1,210 in the
+# others; a note of 60 chars per step, 140-330 in the others): the estimate stays 0.36 over its exploration output
+R11_GAMING_TOLD = pytest.mark.xfail(strict=True, reason="round 11 gaming wrote shorter queries and notes per step: "
+                                    "the estimate told its stop and calls 0.36 over its exploration output")
 
 
-def steps_taken(name: str) -> int:
-    """The exploration steps the model took before done (its tool calls other than done)."""
-    n = 0
+def exploration_calls(name: str) -> list[list[str]]:
+    """The tools of each recorded exploration call (the closing done's included)."""
+    out = []
     for req in sorted((TRANSCRIPTS / name).glob("*.request.json")):
         if json.loads(req.read_text())["_skeleton"]["phase"].startswith("tools:"):
             answer = json.loads(req.with_name(req.name.replace("request", "response")).read_text())
-            n += sum(1 for c in answer.get("tool_calls") or [] if c.get("name") != "done")
-    return n
+            out.append([c.get("name") for c in answer.get("tool_calls") or []])
+    return out
+
+
+def told(name: str, calls: bool = True) -> Shape:
+    """The default sizes told what no cold estimate knows: where the model stopped (the queries it ran beside its
+    schema actions) and, with ``calls``, how many steps it put in one call."""
+    turns = [t for t in exploration_calls(name) if "done" not in t]
+    schema = sum(1 for t in turns for n in t if n in ("lookup_schema", "search_tables"))
+    steps = sum(len(t) for t in turns)
+    shape = dataclasses.replace(Shape(), steps_used_share=(steps - schema) / 30, schema_calls=float(schema))
+    return dataclasses.replace(shape, steps_per_call=steps / len(turns)) if calls else shape
+
+
+def _estimate(shape: Shape | None = None):
+    p = Project(id="p", llm=LLMConfig(provider="anthropic", model="claude-sonnet-4-5"))
+    return estimate(p, system_chars=14_000, catalog_chars=1_500, area_prompt_chars=[6_000] * 5,
+                    recommend_prompt_chars=6_000, max_steps=30, analyst="llm", shape=shape)
 
 
 def output_errors(name: str, shape: Shape | None = None) -> dict[str, float]:
     got = recorded(name)
     got.pop("table descriptions", None)  # not in this estimate: it is sized from the project's tables
-    p = Project(id="p", llm=LLMConfig(provider="anthropic", model="claude-sonnet-4-5"))
-    est = estimate(p, system_chars=14_000, catalog_chars=1_500, area_prompt_chars=[6_000] * 5,
-                   recommend_prompt_chars=6_000, max_steps=30, analyst="llm", shape=shape)
+    est = _estimate(shape)
     errors = {ph.phase: abs(ph.output_tokens - got[ph.phase]["output"]) / got[ph.phase]["output"]
               for ph in est.phases}
     assert set(errors) == set(got)
@@ -71,10 +84,9 @@ def output_errors(name: str, shape: Shape | None = None) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("name", [
-    "demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4", "demo-ecommerce-30-steps-leads",
-    pytest.param("demo-gaming-30-steps-leads", marks=pytest.mark.xfail(strict=True, reason="stopped early: 23 of 30 steps")),
-    "demo-ecommerce-30-steps-r6", pytest.param("demo-gaming-30-steps-r6", marks=R6_GAMING),
-    "demo-ecommerce-30-steps-r7", pytest.param("demo-gaming-30-steps-r7", marks=R7_GAMING),
+    "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
+    pytest.param("demo-ecommerce-30-steps-r10", marks=R10_ECOMMERCE), "demo-gaming-30-steps-r10",
+    "demo-ecommerce-30-steps-r11", pytest.param("demo-gaming-30-steps-r11", marks=R11_GAMING),
 ])
 def test_cold_output_estimate_is_within_a_quarter_of_a_real_model_per_phase(name):
     errors = output_errors(name)
@@ -82,15 +94,25 @@ def test_cold_output_estimate_is_within_a_quarter_of_a_real_model_per_phase(name
 
 
 @pytest.mark.parametrize("name", [
-    "demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4", "demo-ecommerce-30-steps-leads",
-    "demo-gaming-30-steps-leads", "demo-ecommerce-30-steps-r6", pytest.param("demo-gaming-30-steps-r6", marks=R6_GAMING),
-    "demo-ecommerce-30-steps-r7", pytest.param("demo-gaming-30-steps-r7", marks=R7_GAMING),
+    "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
+    pytest.param("demo-ecommerce-30-steps-r10", marks=R10_ECOMMERCE), "demo-gaming-30-steps-r10",
+    "demo-ecommerce-30-steps-r11", pytest.param("demo-gaming-30-steps-r11", marks=R11_GAMING_TOLD),
 ])
-def test_told_where_the_model_stopped_the_estimate_is_within_a_quarter_per_phase(name):
-    """What "≤ 25% cold, per phase" can mean when a model stops early: the same default sizes, told only the steps
-    the model took (its stop, which nothing before the run knows). Round 5 gaming (23 of 30 steps) then meets it:
-    its miss was the stop, not the shape of its calls."""
-    taken = steps_taken(name)
-    assert 20 <= taken <= 30
-    errors = output_errors(name, dataclasses.replace(Shape(), steps_used_share=taken / 30))
+def test_told_where_the_model_stopped_and_how_it_batched_the_estimate_is_within_a_quarter_per_phase(name):
+    """What "≤ 25% cold, per phase" can mean when a model stops early or puts several steps in one call: the same
+    default sizes, told only those (nothing before the run knows them). Round 9 gaming (3.1 steps per call) meets
+    it cold and told; round 11 gaming's miss is half its calls and half the size of what it wrote."""
+    errors = output_errors(name, told(name))
     assert max(errors.values()) <= 0.25, {k: round(v, 3) for k, v in errors.items()}
+
+
+@pytest.mark.parametrize("name", [f"demo-{d}-30-steps-{r}" for r in ("r9", "r10", "r11")
+                                  for d in ("ecommerce", "gaming")])
+def test_exploration_requests_are_the_steps_and_schema_actions_then_done(name):
+    """Issue 20 item 11: the explorer's requests are its turns, one per question (a query or a schema action) when
+    it asks one at a time, else its steps over the steps per call, and the closing done: the estimate told the
+    model's stop and batching makes exactly the requests the real model made."""
+    calls = exploration_calls(name)
+    assert [ph.calls for ph in _estimate(told(name)).phases if ph.phase == "exploration"] == [len(calls)]
+    if all(len(t) == 1 for t in calls):  # one question per turn: steps + schema actions + done
+        assert _estimate(told(name, calls=False)).phases[0].calls == len(calls)

@@ -217,3 +217,17 @@ def test_duckdb_file_opened_twice_in_one_process(db):
     assert b.query("SELECT 2 AS x", row_cap=1, timeout_s=5).table.to_pylist() == [{"x": 2}]
     with pytest.raises(Exception, match="locked|lock"):
         a._cursor().execute("SET enable_external_access = true")
+
+
+def test_a_reply_with_no_tool_call_is_nudged_to_call_a_tool_not_to_write_json(db):
+    """Round 12 (InsightBench, 20 steps): a model that answered an exploration turn with text (a table description)
+    was told to "answer with exactly one JSON object", against the system prompt's "do not write JSON actions in
+    text"; with native tools the nudge asks for a tool call, by the tools' names."""
+    turns = iter(['{"main.incidents": "Each row is one incident"}',
+                  [ToolCall("a", "done", {"summary": "fin"})]])
+    llm = ScriptedLLM(lambda req: next(turns), tools=True)
+    out = make_explorer(db, llm).run()
+    assert [s.action.value for s in out.steps] == ["done"]
+    nudge = llm.calls[1].messages[-1].content
+    assert nudge.startswith("Your last reply could not be used: it called no tool.")
+    assert "Call one of the tools: query, lookup_schema, search_tables, done" in nudge and "JSON" not in nudge

@@ -484,3 +484,27 @@ def test_the_run_s_context_notes_reach_the_recommendations_request(tmp_path):
     assert [n.name for n in result.context_notes] == ["The data holds 1,000 orders"]
     assert "Context notes (comparisons that showed no effect" in _shape_handler.seen
     assert "The data holds 1,000 orders (a fact of the data's shape" in _shape_handler.seen
+
+
+def _summary_handler(req):
+    if req.purpose.startswith("analyze:"):
+        _summary_handler.prompts.append(req.system[0].text + "".join(b.text for b in req.system[1:]))
+    return handler(req)
+
+
+_summary_handler.prompts = []
+register_scripted("sumrun", lambda cfg: ScriptedLLM(_summary_handler))
+
+
+def test_an_in_process_run_s_areas_read_the_explorer_s_summary(tmp_path):
+    """The areas of an in-process run (`run_discovery_inline`: the benches, InsightBench, real-model runs) read the
+    session's run as it was before exploration, so the explorer's closing summary never reached their prompts
+    (round 12's estimate replays showed it); under Prefect each area rebuilt the run from the store and saw it."""
+    db = small_warehouse(tmp_path / "w.duckdb")
+    store = open_store(load_settings())
+    store.save_project(Project(id="sumrun", pack="ecommerce", max_steps=3,
+                               warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}),
+                               llm=LLMConfig(provider="scripted", model="sumrun")))
+    run_discovery_inline("sumrun", "sumrun1", areas=["revenue", "retention"])
+    assert _summary_handler.prompts
+    assert all("<explorer_summary>\nenough\n</explorer_summary>" in p for p in _summary_handler.prompts)
