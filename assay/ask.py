@@ -90,10 +90,13 @@ class AskAnswer:
 
     def cited(self) -> list[ExplorationStep]:
         """The queries the answer cites (step numbers in the text), else every successful query."""
-        nums = {int(n) for n in re.findall(r"step\s*#?(\d+)", self.answer, re.I)}
+        from .explore.numbering import resolve
+
+        nums = [int(n) for n in re.findall(r"step\s*#?(\d+)", self.answer, re.I)]
         if not self.queries:
             return []
-        chosen = [s for s in self.queries if s.step in nums]
+        cited = set(resolve(nums, self.steps))  # the numbers the model was shown (explore/numbering.py)
+        chosen = [s for s in self.queries if s.step in cited]
         return chosen or self.queries
 
 

@@ -283,6 +283,9 @@ class ExplorationStep(_Model):
     nudges: int = 0
     probe: dict[str, Any] | None = None  # statistical analyst: what the step measured
     charged: bool = True  # lookups answered from already-fetched tables are free
+    # the number the model saw this step under ([step N], N its place in the step budget's count: explore/numbering.py);
+    # 0 for a free action, shown without a number; None for a step stored before that numbering (shown as ``step``)
+    shown: int | None = None
     note: str = ""  # the model's own words in the turn (native tools: text beside the calls), on its first step
     call_id: str | None = None  # native tool-call id, to rebuild the conversation
     created_at: dt.datetime = Field(default_factory=utcnow)
@@ -321,6 +324,7 @@ class MetricKind(str, Enum):
     average = "average"
     change = "change"
     fit = "fit"  # a fitted relation: the slope, r or R² of y on x (validate/fit.py)
+    sum = "sum"  # a total of a column or expression over the rows (revenue, units): validate/sums.py
 
 
 def _number(v: Any) -> Any:
@@ -344,6 +348,14 @@ _FIT_STATISTICS = {"slope": "slope", "regr_slope": "slope", "trend": "slope", "g
 # (but "trend", a change over time as a metric) and the words for a fit itself
 _FIT_METRICS = {**{k: v for k, v in _FIT_STATISTICS.items() if k != "trend"},
                 "fit": "", "regression": "", "linear_fit": "", "linear_trend": "slope"}
+
+
+# the ways a model names a metric kind; a total is a sum, never a count of rows (round 10: every model asked for
+# "revenue of paid_social customers is $1.2M", which parsed as a count and was checked as one)
+_METRIC_ALIASES = {"percentage": "share", "ratio": "rate", "mean": "average",
+                   "avg": "average", "number": "count", "trend": "change",
+                   "total": "sum", "totals": "sum", "sum_total": "sum", "summed": "sum", "total_sum": "sum",
+                   "total_amount": "sum", "amount": "sum"}
 
 
 def normalize_statistic(v: Any) -> str:
@@ -380,6 +392,8 @@ class Claim(_Model):
     y_sql: str = ""
     x: str = ""
     x_sql: str = ""
+    # a sum (metric sum): the summed column or expression as SQL ("oi.quantity * oi.unit_price" for revenue)
+    sum_sql: str = ""
     # set only by the statistical analyst (generated SQL returning segment_value[, baseline_value])
     verification_sql: str | None = None
     # --- the verifier's findings
@@ -412,8 +426,7 @@ class Claim(_Model):
     def _metric(cls, v: Any) -> Any:
         if isinstance(v, str):
             v = v.strip().lower()
-            return {"percentage": "share", "ratio": "rate", "mean": "average", "avg": "average",
-                    "number": "count", "total": "count", "sum": "count", "trend": "change"}.get(v, v)
+            return _METRIC_ALIASES.get("_".join(v.replace("-", " ").split()), v)
         return v
 
     @field_validator("value", "baseline_value", mode="before")
@@ -422,7 +435,7 @@ class Claim(_Model):
         return _number(v)
 
     @field_validator("measure", "segment", "segment_sql", "baseline", "baseline_sql", "period", "period_sql",
-                     "whole", "whole_sql", "statistic", "y", "y_sql", "x", "x_sql", mode="before")
+                     "whole", "whole_sql", "statistic", "y", "y_sql", "x", "x_sql", "sum_sql", mode="before")
     @classmethod
     def _text(cls, v: Any) -> Any:
         return "" if v is None else v  # a real model writes null for "no baseline"; that is not an invalid answer

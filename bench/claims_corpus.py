@@ -19,7 +19,7 @@ Pair = tuple[str, str]  # (words, SQL)
 @dataclass
 class Definition:
     measure: str
-    metric: str                      # count | rate | share | average | change
+    metric: str                      # count | rate | share | average | change | fit | sum
     entity: str
     segment: Pair
     baseline: Pair | None
@@ -34,6 +34,8 @@ class Definition:
     # a share's whole (words, SQL condition); build() takes it as a 4th argument, alt_whole is another whole
     whole: Pair | None = None
     alt_whole: Pair | None = None
+    # a sum: the summed expression as SQL (the claim's sum_sql); build() computes its total
+    summed: str | None = None
 
 
 def rate(source: str, num: str, den: str) -> Callable[[str, str | None, str | None], str]:
@@ -118,6 +120,23 @@ def fit_of(source: str, stat: str, y: str, x: str, *, inner_period: bool = False
         if stat == "slope":
             return build(seg, base, per, swap=True)
         return build(seg, base, per, func="corr" if stat == "r2" else "regr_r2")
+    build.sloppy = sloppy
+    return build
+
+
+def sum_of(source: str, expr: str) -> Callable[[str, str | None, str | None], str]:
+    """The total of expr over the segment's (and baseline's) rows, within the period (session 12: a sum metric)."""
+    def build(seg: str, base: str | None, per: str | None, *, what: str | None = None) -> str:
+        agg = what or f"sum({expr})"
+        cols = [f"{agg} FILTER (WHERE {seg}) AS segment_value"]
+        if base:
+            cols.append(f"{agg} FILTER (WHERE {base}) AS baseline_value")
+        return f"SELECT {', '.join(cols)} FROM {source} WHERE {per or 'TRUE'}"
+
+    def sloppy(seg: str, base: str | None, per: str | None) -> str:
+        # another expression summed: the last factor only (the unit price without the quantity), or the rows counted
+        last = expr.split("*")[-1].strip()
+        return build(seg, base, per, what=f"sum({last})" if last != expr.strip() else "count(*)")
     build.sloppy = sloppy
     return build
 
@@ -221,6 +240,19 @@ ECOMMERCE = [
                       "FROM orders WHERE {period} GROUP BY 1, 2) daily", "slope", "n", "day", inner_period=True),
                alt_segment=("web", "platform = 'web'"), wrong_baseline=("all platforms", "TRUE"),
                fit=("slope", ("orders per day", "n"), ("day number", "day"))),
+    # sums (session 12): revenue as a total of item revenue, order totals
+    Definition("item revenue", "sum", "order items", ("paid_social customers", "c.acquisition_channel = 'paid_social'"),
+               ("other channels", "c.acquisition_channel <> 'paid_social'"),
+               ("since 2026-07-01", "o.ordered_at >= TIMESTAMP '2026-07-01'"),
+               sum_of("order_items oi JOIN orders o USING (order_id) JOIN customers c USING (customer_id)",
+                      "oi.quantity * oi.unit_price"),
+               alt_segment=("email customers", "c.acquisition_channel = 'email'"),
+               alt_period=("before 2026-03-01", "o.ordered_at < TIMESTAMP '2026-03-01'"),
+               wrong_baseline=("all channels", "TRUE"), summed="oi.quantity * oi.unit_price"),
+    Definition("android order revenue", "sum", "orders", ("android", "platform = 'android'"), None,
+               ("since 2026-07-01", "ordered_at >= TIMESTAMP '2026-07-01'"), sum_of("orders", "total_amount"),
+               alt_segment=("ios", "platform = 'ios'"),
+               alt_period=("before 2026-07-01", "ordered_at < TIMESTAMP '2026-07-01'"), summed="total_amount"),
     # a share of a stated whole (session 11)
     Definition("share of completed orders", "share", "orders", ("android", "platform = 'android'"), None,
                ("since 2026-07-01", "ordered_at >= TIMESTAMP '2026-07-01'"), share_of_whole("orders"),
@@ -298,6 +330,16 @@ GAMING = [
                alt_segment=("US", "p.country = 'US'"),
                fit=("r2", ("logged duration", "s.duration_s"), ("end minus start, in seconds",
                                                                 "epoch(s.ended_at) - epoch(s.started_at)"))),
+    # sums (session 12): purchase revenue, time played
+    Definition("succeeded purchase revenue in USD", "sum", "purchases",
+               ("ios", "platform = 'ios' AND status = 'succeeded'"),
+               ("android", "platform = 'android' AND status = 'succeeded'"),
+               ("since 2026-05-15", "purchased_at >= TIMESTAMP '2026-05-15'"), sum_of("purchases", "price_usd"),
+               alt_period=("before 2026-05-15", "purchased_at < TIMESTAMP '2026-05-15'"),
+               wrong_baseline=("all platforms", "status = 'succeeded'"), summed="price_usd"),
+    Definition("hours played", "sum", "sessions", ("BR", "p.country = 'BR'"), None, None,
+               sum_of("sessions s JOIN players p USING (player_id)", "s.duration_s / 3600.0"),
+               alt_segment=("US", "p.country = 'US'"), summed="s.duration_s / 3600.0"),
     # a share of a stated whole (session 11)
     Definition("share of failed purchases", "share", "purchases", ("ios", "platform = 'ios'"), None,
                ("since 2026-05-15", "purchased_at >= TIMESTAMP '2026-05-15'"), share_of_whole("purchases"),

@@ -46,7 +46,8 @@ def scripted_handler(queries: list[str]):
             return json.dumps({"thinking": "look at customers", "purpose": f"pii query {n}", "query": queries[n - 1]})
         if req.purpose.startswith("analyze:"):
             area = req.purpose.split(":", 1)[1]
-            steps = (req.meta.get("steps") or [])[:25]
+            shown = req.meta.get("step_labels") or {}  # cited as the model saw them (explore/numbering.py)
+            steps = [shown[n] for n in (req.meta.get("steps") or []) if n in shown][:25]
             return json.dumps({"insights": [{
                 "name": f"{area}: customers of step {s}", "description": "customer contacts by step",
                 "severity": "medium", "affected_count": 40, "confidence": 0.5, "source_steps": [s]} for s in steps]})

@@ -74,6 +74,8 @@ def claim_of(d: Definition, step: int, value: float, base: float | None, *, segm
     if d.fit:
         stat, (yw, ys), (xw, xs) = d.fit
         fit = dict(statistic=stat, y=yw, y_sql=ys, x=xw, x_sql=xs)
+    if d.summed:
+        fit["sum_sql"] = d.summed
     return Claim(metric=d.metric, measure=d.measure, entity=d.entity, segment=seg[0], segment_sql=seg[1],
                  baseline=bl[0] if bl else "", baseline_sql=bl[1] if bl else "", period=per[0] if per else "",
                  period_sql=per[1] if per else "", whole=wh[0] if wh else "", whole_sql=wh[1] if wh else "",
@@ -171,7 +173,11 @@ def scripted(defs: list[Definition], mode: str) -> ScriptedLLM:
         d = by_measure[definition["measure"]]
         seg, base = definition.get("segment_sql"), definition.get("baseline_sql")
         per, whole = definition.get("period_sql"), definition.get("whole_sql")
-        if mode == "correct_sql":
+        if d.summed and definition["metric"] == "count":
+            # a sum read as a count (before session 12 "sum" and "total" parsed as count): the verifier writes what it
+            # is told, a count of the rows
+            sql = d.build(seg, base, per, what="count(*)")
+        elif mode == "correct_sql":
             sql = build_sql(d, seg, base, per, whole)
         elif mode == "wrong_sql":
             sql = wrong_sql(d, seg, base, per, whole)
@@ -196,6 +202,7 @@ def run(scale: float) -> dict[str, float]:
             wh = DuckDBWarehouse(str(db))
             tables = wh.list_tables()
             items, steps, skipped = corpus(wh, defs)
+            planted_kind = {d.measure: d.metric for d in defs}
             total += len(items)
             skipped_all += skipped
             for mode in MODES:
@@ -221,7 +228,8 @@ def run(scale: float) -> dict[str, float]:
                     stats["correct"] += ok
                     # per metric (a fit, a share of a stated whole): [correct, n, wrong confirmed, true, true confirmed]
                     head = ins.claims[0]
-                    metric = head.metric.value + ("_of_whole" if head.whole_sql else "")
+                    planted = planted_kind.get(head.measure, head.metric.value)  # as planted, not as parsed
+                    metric = planted + ("_of_whole" if head.whole_sql else "")
                     m = stats["metrics"][metric]
                     m[0] += ok
                     m[1] += 1

@@ -8,6 +8,7 @@ from ..llm.base import LLM, LLMRequest, Message, SystemBlock
 from ..llm.contract import ask_contract
 from ..models import AnalysisAnswer, AnalysisArea, DomainPack, ExplorationStep, Insight, TokenUsage
 from ..packs import render
+from ..explore.numbering import labels, resolve
 from ..validate.grounding import as_drafted
 from .discipline import CLAIM_DISCIPLINE, explorer_summary_section, goal_section, goal_text, insights_contract
 from .render import render_query_results
@@ -58,15 +59,17 @@ def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[Exp
         system=[SystemBlock(prompt)],
         messages=[Message("user", content=f"Report the {area.name} insights as JSON.")],
         max_tokens=max_tokens,
-        meta={"area": area.id, "steps": [s.step for s in steps]},
+        meta={"area": area.id, "steps": [s.step for s in steps], "step_labels": labels(steps)},
     )
     answer, usage, dialog = ask_contract(llm, req, AnalysisAnswer, "insights")
     known = {s.step for s in steps}
     insights = []
     for i, d in enumerate(answer.insights, start=1):
         data = d.model_dump()
-        data["source_steps"] = [n for n in d.source_steps if n in known]
+        # the model cites the numbers it was shown (explore/numbering.py): read back as the stored steps
+        data["source_steps"] = resolve(d.source_steps, steps)
         data["verification_sql"] = None  # the verifier writes its own grounded query: a model cannot grade itself
-        data["claims"] = as_drafted(data.get("claims") or [], known)
+        claims = [dict(c, source_steps=resolve(c.get("source_steps") or [], steps)) for c in data.get("claims") or []]
+        data["claims"] = as_drafted(claims, known)
         insights.append(Insight(id=f"{area.id}-{i}", area=area.id, **data))
     return AreaAnswer(insights, usage, dialog, len(prompt))

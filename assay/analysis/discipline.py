@@ -46,12 +46,12 @@ _INSIGHTS_CONTRACT = """\
   order_items). A count of events is not a count of customers. State affected_count also as a claim of its own
   (metric count, its entity, and the segment and period it counts, the outcome's condition included in segment and
   segment_sql), so it is checked against what it counts.
-- claims: every key number of the insight (its description's), one claim per comparison, each with metric (count | rate | share |
-  average | change | fit), measure (what is measured), entity (what is counted or averaged over), segment and baseline
-  in words and as SQL conditions (segment_sql, baseline_sql), period in words and as period_sql, value (on the
-  segment), baseline_value (on the baseline; for a change, the earlier period) and source_steps (the steps the
-  values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%). Every value must be in a cited
-  step's result, or arithmetic on them.
+- claims: every key number of the insight (its description's), one claim per comparison, each with metric (count |
+  rate | share | average | sum | change | fit), measure (what is measured), entity (what is counted or averaged
+  over), segment and baseline in words and as SQL conditions (segment_sql, baseline_sql), period in words and as
+  period_sql, value (on the segment), baseline_value (on the baseline; for a change, the earlier period) and
+  source_steps (the steps the values came from). Rates and shares are fractions between 0 and 1 (0.14 for 14%).
+  Every value must be in a cited step's result, or arithmetic on them.
   Each claim is re-derived from the warehouse independently; a number no step shows is flagged. An insight's verdict
   is its worst claim's: a claim the warehouse rejects makes the whole insight rejected, so state as claims only numbers whose
   definition you can write exactly.
@@ -95,6 +95,12 @@ _INSIGHTS_CONTRACT = """\
   "date_diff('day', DATE '2024-01-01', closed_at)", "x": "opened at, in days", "x_sql": "date_diff('day', DATE
   '2024-01-01', opened_at)", "segment": "all incidents", "segment_sql": "TRUE", "value": 0.99999,
   "source_steps": [5]}
+  A total of a column or expression (revenue, units sold, minutes played) is metric sum, never a count: measure says
+  what is summed in words and sum_sql as the SQL expression that is summed per row; value is the total over the
+  segment's rows within the period (baseline_value over the baseline's). Example: {"metric": "sum", "measure":
+  "revenue", "entity": "order items", "sum_sql": "oi.quantity * oi.unit_price", "segment": "paid_social customers",
+  "segment_sql": "c.acquisition_channel = 'paid_social'", "period": "2025", "period_sql": "o.ordered_at >= DATE
+  '2025-01-01' AND o.ordered_at < DATE '2026-01-01'", "value": 1204500, "source_steps": [6]}
   A baseline comes from this warehouse (another segment, an earlier period, the whole), with its baseline_sql: a
   number from outside it (an industry benchmark, a target, a typical figure) cannot be checked and is no baseline;
   mention it in the description if it matters, never as a claim's baseline_value.

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 
+from ..explore.numbering import label
 from ..models import ExplorationStep
 
 
 def step_entry(step: ExplorationStep) -> dict:
-    entry = {"step": step.step, "purpose": step.purpose, "sql": step.query, "row_count": step.row_count}
+    # the number the model saw the step under in the exploration (explore/numbering.py): what it cites
+    entry = {"step": label(step), "purpose": step.purpose, "sql": step.query, "row_count": step.row_count}
     if step.digest is not None:
         entry["digest"] = step.digest.model_dump(mode="json", exclude_none=True)
     return entry

@@ -230,8 +230,9 @@ def step_rule(tools: bool) -> str:
     return (f"Each `query` takes one step of your budget, {several}`lookup_schema`, `search_tables`, queries of "
             f"information_schema and refused queries are free (up to {limits.MAX_LOOKUPS_PER_RUN} lookups, "
             f"{limits.MAX_SEARCHES_PER_RUN} searches and {limits.MAX_FREE_REFUSALS_PER_RUN} refusals per run; "
-            "beyond those each takes a step too). When the budget is spent the exploration ends without you: "
-            "finish with `done` and your summary before it runs out.")
+            "beyond those each takes a step too). A result that takes a step is numbered in that count ([step N], "
+            "the number to cite); a free action's result has no number. When the budget is spent the exploration "
+            "ends without you: finish with `done` and your summary before it runs out.")
 
 
 def actions_text(tools: bool, allowed: tuple[str, ...] | None = None) -> str:

@@ -31,6 +31,7 @@ from .actions import (ALL_ACTIONS, Action, ActionParseError, from_tool_call, par
 from .executor import Executor
 from .hints import empty_hints, error_hints
 from .info_schema import answer as answer_info_schema, is_info_schema_query
+from .numbering import label, labels, name, tag
 from .projection import fit_lookup, project
 
 MAX_CONSECUTIVE_ERRORS = 3
@@ -97,7 +98,8 @@ def step_summary(s: ExplorationStep) -> str:
     if note:
         n = limits.SUMMARY_NOTE_CHARS
         body = f"(your note: {note if len(note) <= n else note[: n - 1] + '…'}) " + body
-    line = f"#{s.step} {body}"
+    n = label(s)
+    line = f"#{n} {body}" if n is not None else f"(free) {body}"
     return line if len(line) <= cap else line[: cap - 1] + "…"
 
 
@@ -185,15 +187,15 @@ class Explorer:
             calls = [ToolCall(id=s.call_id, name=self._action_of(s).kind, args=self._action_of(s).tool_args())
                      for s in turn]
             return [Message("assistant", content=turn[0].note, tool_calls=calls),
-                    # each result names its step: the analysis and the summary cite steps by these numbers, and a
-                    # real model counted free schema lookups out and cited every step one too low
-                    Message("user", tool_results=[(s.call_id, f"[step {s.step}]\n{s.result_preview}") for s in turn],
+                    # each result names its step as the model cites it (explore/numbering.py): the step budget's
+                    # count, so that "Steps used" follows the last [step N]; a free action has no number
+                    Message("user", tool_results=[(s.call_id, f"{tag(s)}\n{s.result_preview}") for s in turn],
                             content=self._progress(turn[-1].step))]
         out: list[Message] = []
         for s in turn:
             out.append(Message("assistant", content=self._action_of(s).as_json() if s.action != StepAction.error
                                else (s.thinking or "(invalid reply)")))
-            out.append(Message("user", content=f"Result of step {s.step}:\n{s.result_preview}\n\n"
+            out.append(Message("user", content=f"Result of {name(s)}:\n{s.result_preview}\n\n"
                                                  + self._progress(s.step)))
         return out
 
@@ -203,7 +205,7 @@ class Explorer:
         used = self._counted_steps(upto=step)
         left = self.max_steps - used
         refusals = self._free_refusals(upto=step)
-        free = ("schema lookups, searches and information_schema queries are free; "
+        free = ("schema lookups, searches and information_schema queries are free and carry no step number; "
                 + (f"refused queries too ({limits.MAX_FREE_REFUSALS_PER_RUN - refusals} free refusals left)"
                    if refusals < limits.MAX_FREE_REFUSALS_PER_RUN else "a refused query now takes a step"))
         msg = (f"Steps used: {used} of {self.max_steps}, {max(left, 0)} left (each query takes one"
@@ -266,7 +268,7 @@ class Explorer:
             tools=tool_specs(self.actions) if self.tools else None,
             max_tokens=self.max_tokens,
             meta={"run_id": self.run_id, "step": len(self.steps) + 1, "max_steps": self.max_steps,
-                  "cache_messages": True},
+                  "cache_messages": True, "step_labels": labels(self.steps)},
         )
 
     @staticmethod
@@ -511,8 +513,12 @@ class Explorer:
 
     def _finish_step(self, step: ExplorationStep, view: dict) -> None:
         step.result_preview = view.pop("_preview", None) or project(view)
-        step.summary = step_summary(step)
+        before = self._counted_steps()
         self.steps.append(step)
+        # the number the model sees: the step's place in the budget's count (0: free, shown without a number)
+        after = self._counted_steps()
+        step.shown = after if after > before else 0
+        step.summary = step_summary(step)
         self.bump({f"steps_by_action.{step.action.value}": 1})
         self.sink(step)
 

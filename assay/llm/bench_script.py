@@ -53,7 +53,8 @@ class BenchScript:
 
     def analyze(self, req: LLMRequest) -> str:
         area = req.purpose.split(":", 1)[1]
-        steps = req.meta.get("steps") or []
+        shown = req.meta.get("step_labels") or {}  # the model cites the numbers it was shown (explore/numbering.py)
+        steps = [shown.get(n, n) for n in req.meta.get("steps") or []]
         return json.dumps({"insights": [{
             "name": f"{area}: activity is concentrated in the largest table",
             "description": "Most rows sit in one table; the rest are small.",

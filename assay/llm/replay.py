@@ -18,6 +18,12 @@ the inline pipeline (areas one after another).
 
 Register with ``llm: {provider: replay, model: NAME}``: NAME is a folder under
 ``tests/fixtures/transcripts/`` or a path.
+
+Step numbers: a transcript recorded before session 12 (a ``NUMBERING`` file saying ``stored``) is of a model that saw
+every action under its stored number (free schema lookups numbered too); the product now shows the model the step
+budget's numbering (``explore/numbering.py``). The step numbers its recorded answers cite are translated into the
+numbers the product showed for those same stored steps (the requests' ``meta["step_labels"]``): the source_steps of
+an analysis answer, and the step numbers a ``done`` summary cites. The conversation's shape is checked as before.
 """
 
 from __future__ import annotations
@@ -163,6 +169,69 @@ def _unanswered(turns: list[dict]) -> list[str]:
     return missing
 
 
+def _renumber_text(text: str, table: dict[int, int]) -> str:
+    """Step numbers a text cites ("step 6", "steps 2, 4 and 7", "[step 3]") in the numbering of ``table`` (stored ->
+    shown); a number of a step shown without one (a free lookup) stays as written."""
+    from ..analysis.picker import _CITED
+
+    def one(m: re.Match) -> str:
+        inner = re.sub(r"\d+", lambda d: str(table.get(int(d.group()), d.group())), m.group(1))
+        return m.group(0)[: m.start(1) - m.start(0)] + inner + m.group(0)[m.end(1) - m.start(0):]
+    return _CITED.sub(one, text or "")
+
+
+def _renumber_steps(steps: Any, table: dict[int, int]) -> Any:
+    if not isinstance(steps, list):
+        return steps
+    out = []
+    for x in steps:
+        try:
+            v = table.get(int(x))
+        except (TypeError, ValueError):
+            continue
+        if v is not None and v not in out:
+            out.append(v)
+    return out
+
+
+def renumber_answer(answer: dict, purpose: str, table: dict[int, int]) -> dict:
+    """A recorded answer whose step numbers are stored numbers, in the numbering the product showed (``table``): an
+    analysis answer's source_steps (insights' and claims'), a done summary's cited steps (tool call or JSON)."""
+    if not table:
+        return answer
+    answer = json.loads(json.dumps(answer))
+    calls = answer.get("tool_calls") or []
+    for c in calls:
+        args = c.get("arguments") or {}
+        if c.get("name") == "done" and isinstance(args.get("summary"), str):
+            args["summary"] = _renumber_text(args["summary"], table)
+    text = answer.get("text") or ""
+    if not text:
+        return answer
+    start, end = text.find("{"), text.rfind("}")
+    try:
+        body = json.loads(text[start:end + 1]) if 0 <= start < end else None
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return answer
+    if purpose.startswith("analyze") and isinstance(body.get("insights"), list):
+        for ins in body["insights"]:
+            if not isinstance(ins, dict):
+                continue
+            if "source_steps" in ins:
+                ins["source_steps"] = _renumber_steps(ins["source_steps"], table)
+            for c in ins.get("claims") or []:
+                if isinstance(c, dict) and "source_steps" in c:
+                    c["source_steps"] = _renumber_steps(c["source_steps"], table)
+    elif isinstance(body.get("summary"), str) and "done" in body:
+        body["summary"] = _renumber_text(body["summary"], table)
+    else:
+        return answer
+    answer["text"] = text[:start] + json.dumps(body, ensure_ascii=False) + text[end + 1:]
+    return answer
+
+
 class TranscriptLLM:
     name = "replay"
 
@@ -179,6 +248,10 @@ class TranscriptLLM:
                 raise ConfigError(f"replay: {resp.name} is missing in {self.folder}")
             self.entries.append((n, json.loads(r.read_text()), json.loads(resp.read_text())))
         self.supports_tools = any(skeleton(b)["tools"] for _, b, _ in self.entries)
+        marker = self.folder / "NUMBERING"
+        # "stored": the recorded model saw every action's stored number (before session 12)
+        self.numbering = marker.read_text().split()[0] if marker.is_file() and marker.read_text().split() else "shown"
+        self.step_labels: dict[int, int] = {}  # stored number -> the number the product showed, as requests tell
         self.model = model or str(self.entries[0][1].get("model") or "replay")
         self.pos = 0
         self.calls: list[LLMRequest] = []
@@ -197,6 +270,7 @@ class TranscriptLLM:
             n, recorded, answer = self.entries[self.pos]
             self.pos += 1
             self.calls.append(request)
+            self.step_labels.update({int(k): int(v) for k, v in (request.meta.get("step_labels") or {}).items()})
         body = wire_body(request, self.model)
         got, want = skeleton(body), skeleton(recorded)
         if got["phase"] != want["phase"]:
@@ -216,6 +290,8 @@ class TranscriptLLM:
             # a verification of another claim: the recorded answer re-derives something else (a corrective round
             # added or removed shifts every later answer onto the wrong claim)
             self._fail(n, request, f"verifies {got_claim}, the recording verified {want_claim}")
+        if self.numbering == "stored":
+            answer = renumber_answer(answer, request.purpose, dict(self.step_labels))
         return self._response(n, request, answer)
 
     def _response(self, n: str, request: LLMRequest, answer: dict) -> LLMResponse:

@@ -13,6 +13,7 @@ from ..analysis.picker import cited_steps, pick_steps
 from ..context import mark_duplicates, profile_text, render_previous_context
 from ..errors import ConfigError, InvalidLLMOutput, TransientError, UserError
 from ..explore.loop import Explorer
+from ..explore.numbering import resolve
 from ..explore.prompt import exploration_prompt, run_areas
 from ..models import (
     AreaLog,
@@ -174,7 +175,8 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False, re
             return s.step_index.search(text, top_k)
 
         pick = pick_steps(area, explored, counted_search, budget_tokens=s.project.llm.analysis_budget_tokens,
-                          goal=s.run.goal or "", cited=cited_steps(_explorer_summary(s.run)),
+                          goal=s.run.goal or "",
+                          cited=set(resolve(cited_steps(_explorer_summary(s.run)), explored)),
                           areas_in_run=len(s.run.areas))
         log.selected_steps, log.dropped_steps = pick.log()
         log.query_results_chars = pick.chars

@@ -123,6 +123,10 @@ def ground_claim(claim: Claim, steps: dict[int, ExplorationStep], insight_steps:
         # a share of a stated whole: the part over the whole, recomputed on a cited step's rows
         shares = [x for n in cited for x in share_numbers(steps[n], claim.segment_sql, claim.whole_sql)]
         missing = [x for x in missing if not _in(x, shares)]
+    if missing and claim.metric == MetricKind.sum:
+        # a total read off a step's rows (the segment's rows added up): recomputed on those rows (validate/sums.py)
+        sums = [x for n in cited for x in sum_numbers(steps[n], claim)]
+        missing = [x for x in missing if not _in(x, sums)]
     if missing and claim.metric == MetricKind.fit:
         # a slope, r or R² read off the rows a step showed: recomputed by code on those rows (validate/fit.py)
         from .fit import fit_numbers
@@ -161,20 +165,21 @@ def _unqualified(text: str) -> tuple[str, set[str]] | None:
     return tree.sql(dialect="duckdb"), cols
 
 
-def share_numbers(step: ExplorationStep, segment_sql: str, whole_sql: str) -> list[float]:
-    """A share of a stated whole recomputed on the step's stored rows (no warehouse): for each numeric column,
-    its sum over the rows of the part (segment and whole) over its sum over the whole's rows, and the same with
-    rows counted. Empty when the rows do not carry the conditions' columns (grouped by them)."""
+def _on_rows(step: ExplorationStep, conditions: list[str], parts) -> list[float]:
+    """Aggregates computed on the step's stored rows in an in-process DuckDB (no warehouse, external access off):
+    ``parts(numeric, conds)`` gives the SELECT list from the numeric columns and the conditions with their table
+    qualifiers dropped. Empty when a condition does not parse as a row condition or the rows do not carry its columns
+    (grouped by them)."""
     d = step.digest
-    if d is None or not step.ok or not (segment_sql or "").strip():
+    if d is None or not step.ok:
         return []
     rows = d.all_rows or d.rows()
-    seg, whole = _unqualified(segment_sql), _unqualified(whole_sql or "TRUE")
-    if not rows or seg is None or whole is None:
+    conds = [_unqualified(t) for t in conditions]
+    if not rows or any(c is None for c in conds):
         return []
     names = list(dict.fromkeys(k for r in rows for k in r))
     lower = {n.lower(): n for n in names}
-    if not all(c.lower() in lower for c in seg[1] | whole[1]):
+    if not all(c.lower() in lower for cond in conds for c in cond[1]):
         return []
     import duckdb
     import pyarrow as pa
@@ -185,19 +190,50 @@ def share_numbers(step: ExplorationStep, segment_sql: str, whole_sql: str) -> li
         return []
     numeric = [n for n in names if pa.types.is_integer(table.schema.field(n).type)
                or pa.types.is_floating(table.schema.field(n).type) or pa.types.is_decimal(table.schema.field(n).type)]
-    parts = ["count(*) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(count(*) FILTER (WHERE {w}), 0)"]
-    parts += [f'sum("{n}") FILTER (WHERE ({{s}}) AND ({{w}})) * 1.0 / nullif(sum("{n}") FILTER (WHERE {{w}}), 0)'
-              for n in numeric]
+    select = parts(numeric, [c[0] for c in conds])
+    if not select:
+        return []
     con = duckdb.connect(config={"enable_external_access": False, "threads": 1})
     try:
         con.register("step_rows", table)
-        got = con.sql("SELECT " + ", ".join(p.format(s=seg[0], w=whole[0]) for p in parts)
-                      + " FROM step_rows").fetchall()[0]
+        got = con.sql("SELECT " + ", ".join(select) + " FROM step_rows").fetchall()[0]
     except Exception:
         return []
     finally:
         con.close()
     return [float(v) for v in got if v is not None and math.isfinite(float(v))]
+
+
+def share_numbers(step: ExplorationStep, segment_sql: str, whole_sql: str) -> list[float]:
+    """A share of a stated whole recomputed on the step's stored rows (no warehouse): for each numeric column,
+    its sum over the rows of the part (segment and whole) over its sum over the whole's rows, and the same with
+    rows counted. Empty when the rows do not carry the conditions' columns (grouped by them)."""
+    if not (segment_sql or "").strip():
+        return []
+
+    def parts(numeric: list[str], conds: list[str]) -> list[str]:
+        s, w = conds
+        out = [f"count(*) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(count(*) FILTER (WHERE {w}), 0)"]
+        return out + [f'sum("{n}") FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(sum("{n}") FILTER (WHERE {w}), 0)'
+                      for n in numeric]
+    return _on_rows(step, [segment_sql, whole_sql or "TRUE"], parts)
+
+
+def sum_numbers(step: ExplorationStep, claim: Claim) -> list[float]:
+    """A sum's totals recomputed on the step's stored rows: for each numeric column, its sum over the rows of the
+    segment and over the rows of the baseline (each also within the period when the rows carry the period's
+    columns: a result grouped by month and channel, added up over the channel's months)."""
+    out: list[float] = []
+    for cond in (claim.segment_sql, claim.baseline_sql):
+        if not (cond or "").strip():
+            continue
+        variants = [[cond]] + ([[cond, claim.period_sql]] if (claim.period_sql or "").strip() else [])
+        for conds in variants:
+            def parts(numeric: list[str], c: list[str]) -> list[str]:
+                where = " AND ".join(f"({x})" for x in c)
+                return [f'sum("{n}") FILTER (WHERE {where})' for n in numeric]
+            out += _on_rows(step, conds, parts)
+    return out
 
 
 def ground_insight(insight: Insight, steps: dict[int, ExplorationStep]) -> bool:

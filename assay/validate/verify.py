@@ -18,6 +18,7 @@ from .. import limits
 from ..errors import LLMError
 from ..explore.actions import ActionParseError, parse_action
 from ..explore.executor import Executor, ExecOutcome
+from ..explore.numbering import label
 from ..llm.base import LLM, LLMRequest, Message, SystemBlock
 from ..models import (
     Claim,
@@ -35,6 +36,7 @@ from .conditions import metric_kind, missing_conditions, partial_conditions, whe
 from .fit import off_fit
 from .entity import entity_of_sql, normalize_entity, same_entity, warehouse_entities
 from .grounding import ground_claim, ground_insight
+from .sums import off_sum, sum_expression
 
 VERIFY_ACTIONS = ("lookup_schema", "query")
 
@@ -92,7 +94,8 @@ def claim_values(out: ExecOutcome) -> tuple[float | None, float | None] | None:
 
 def claim_definition(claim: Claim, dialect: str | None = None) -> dict:
     """What the verifier is shown of a claim: its definition, never its values. A fit carries its statistic as this
-    warehouse's SQL expression (``fit.fit_expression``: BigQuery has no regr_*), y first."""
+    warehouse's SQL expression (``fit.fit_expression``: BigQuery has no regr_*), y first; a sum its aggregate
+    (``sums.sum_expression``)."""
     d = {"metric": claim.metric.value, "measure": claim.measure, "entity": claim.entity,
          "segment": claim.segment, "segment_sql": claim.segment_sql, "baseline": claim.baseline,
          "baseline_sql": claim.baseline_sql, "period": claim.period, "period_sql": claim.period_sql,
@@ -103,6 +106,8 @@ def claim_definition(claim: Claim, dialect: str | None = None) -> dict:
             from .fit import fit_expression, statistic_of
 
             d["statistic_sql"] = fit_expression(statistic_of(claim), claim.y_sql, claim.x_sql, dialect)
+    if claim.metric == MetricKind.sum and (claim.sum_sql or "").strip():
+        d.update(sum_sql=claim.sum_sql, value_sql=sum_expression(claim.sum_sql, dialect))
     return {k: v for k, v in d.items() if v}
 
 
@@ -125,7 +130,9 @@ def render_evidence(insight: Insight, steps: dict[int, ExplorationStep], numbers
         if s is None or not s.ok:
             continue
         cols = ", ".join(c.name for c in s.digest.columns) if s.digest else ""
-        parts.append(f"-- step {n}: {s.purpose}\n-- returned columns: {cols}\n{s.query}")
+        shown = label(s)  # as the model saw it (explore/numbering.py)
+        parts.append(f"-- step {shown if shown is not None else n}: {s.purpose}\n-- returned columns: {cols}\n"
+                     f"{s.query}")
     return "\n\n".join(parts)
 
 
@@ -154,7 +161,7 @@ Apply the stated segment_sql, baseline_sql and period_sql conditions as they are
 added; a column you rename in a CTE or subquery counts as what it names). The check is literal: an equivalent form (a
 join instead of IN (SELECT ...), row_number() instead of LIMIT) is refused, so copy each condition's text.
 The period bounds the whole computation (numerator and denominator, segment and baseline).
-For a rate, an average or a count, the segment's condition bounds all of segment_value (a rate's numerator and
+For a rate, an average, a sum or a count, the segment's condition bounds all of segment_value (a rate's numerator and
 denominator) and the baseline's all of baseline_value. For a share, the condition selects the part only: its
 whole is the stated whole (whole_sql) within the period, else all of the period's rows (segment_value = the
 segment's part of that whole, baseline_value = the baseline's part of it); whole_sql bounds numerator and
@@ -168,6 +175,9 @@ Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for
 For a fit (metric fit), segment_value is the statistic of y_sql on x_sql over the segment's rows (baseline_value over
 the baseline's), y first: slope = regr_slope(y, x), r = corr(y, x), r2 = regr_r2(y, x) (where the dialect lacks
 regr_*: covar_pop(y, x) / var_pop(x), power(corr(y, x), 2)); use the stated y_sql and x_sql expressions as written.
+For a sum (metric sum: a total such as revenue), segment_value is the SUM of the stated sum_sql expression over the
+segment's rows (value_sql gives it in this warehouse's SQL; baseline_value over the baseline's rows): a total, never
+a count of rows; sum each row once (a join that repeats rows inflates it).
 Adapt one of the source queries below: their columns exist.
 
 ## Source queries (authoritative column evidence)
@@ -369,6 +379,8 @@ class Verifier:
             missing = partial_conditions(sql, bounds, dialect, metric_kind(claim.metric.value, claim.measure))
         if claim.metric == MetricKind.fit:
             missing += off_fit(sql, claim, dialect)
+        if claim.metric == MetricKind.sum:
+            missing += off_sum(sql, claim, dialect)
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
             if counted is not None and not same_entity(claim.entity, counted, self._entities):

@@ -49,6 +49,14 @@ def test_demo_ecommerce_transcript_replays_end_to_end(demo_dir):
     assert all(i.validation and i.validation.status.value == "confirmed" for i in result.insights)
     assert len(result.recommendations) == 3
     assert result.recommendations[0].related_insight_ids == ["conversion-1"]
+    # one numbering (explore/numbering.py): the lookup (stored step 1) is free and has no number, so the queries the
+    # product showed as [step 1..8] are stored steps 2..9; the recorded model saw stored numbers and cited [3, 4] for
+    # the android drop: the replay translates that into the numbers shown (2, 3), which resolve to stored 3 and 4
+    assert [s.shown for s in steps if s.action == StepAction.lookup_schema] == [0]
+    assert [s.shown for s in steps if s.action == StepAction.query] == list(range(1, 9))
+    android = next(i for i in result.insights if i.name.startswith("Android cart-to-purchase fell"))
+    assert android.source_steps == [3, 4]
+    assert not android.ungrounded  # its numbers are in the steps it cites
 
 
 def test_a_changed_tool_set_fails_loudly(demo_dir, monkeypatch):

@@ -471,7 +471,8 @@ def test_the_share_rule_says_the_whole_is_the_period_s_rows():
     whole is not the segment: a model reported the two as contradictory. Each metric now has one rule."""
     from assay.validate.verify import CLAIM_PROMPT
 
-    assert "For a rate, an average or a count, the segment's condition bounds all of segment_value" in CLAIM_PROMPT
+    assert "For a rate, an average, a sum or a count, the segment's condition bounds all of segment_value" \
+        in CLAIM_PROMPT
     assert "For a share, the condition selects the part only" in CLAIM_PROMPT
     assert "the segment's condition bounds all of segment_value (a rate's numerator and denominator), the " \
            "baseline's all of" not in CLAIM_PROMPT

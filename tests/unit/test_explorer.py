@@ -148,8 +148,10 @@ def test_native_tool_calls_several_per_turn(db):
     second = llm.calls[1]
     results = [m for m in second.messages if m.tool_results][-1].tool_results
     assert [cid for cid, _ in results] == ["a", "b", "c"]  # every tool call answered, in order
-    # each result names its step, so the model cites the numbers the analysis uses
-    assert [text.split("\n", 1)[0] for _, text in results] == ["[step 1]", "[step 2]", "[step 3]"]
+    # each result names its step as the model cites it (the budget's count): the free lookup has no number
+    assert [text.split("\n", 1)[0] for _, text in results] == ["[step 1]", "[step 2]",
+                                                                "[free lookup_schema, no step number]"]
+    assert [s.shown for s in saved] == [1, 2, 0, 0]
     assert second.tools and {t.name for t in second.tools} == {"query", "lookup_schema", "search_tables", "done"}
 
 

@@ -1,0 +1,64 @@
+"""One step numbering for the model: the numbers it cites are the steps it is told it used.
+
+The store numbers every action of a run (queries, schema lookups, searches, refusals) in the order they ran: that
+number (``ExplorationStep.step``) is the step's key. The model's budget counts only the actions that cost a step
+(``Explorer._counted_steps``: schema actions, information_schema answers and a few refusals are free). Rounds 9-11's
+models saw each result tagged with the stored number and were told "Steps used" by the budget's count, so every step
+they cited ran one ahead of what they were told after a free schema lookup.
+
+The model now sees one numbering: a step that costs one is tagged ``[step N]`` with N its place in the budget's count
+(``ExplorationStep.shown``, set when the step is finished), so "Steps used: N" follows the last tag; a free action is
+tagged without a number. Everything the model reads (the conversation, folded summaries, the analysis input, the
+verifier's evidence) shows ``label``; everything it writes back (insights' and claims' source_steps, the explorer's
+summary, an answer of ``assay ask``) is read through ``resolve``, back to stored numbers. A step stored before this
+numbering (``shown`` None) keeps its stored number, which is what its model saw.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..models import ExplorationStep, StepAction
+
+
+def label(s: ExplorationStep) -> int | None:
+    """The number the model sees for the step; None for a free action (shown without a number)."""
+    if s.shown is None:
+        return s.step
+    return s.shown or None
+
+
+def name(s: ExplorationStep) -> str:
+    """What the model is told a result is: ``step N``, or the free action it was, with no number."""
+    n = label(s)
+    if n is not None:
+        return f"step {n}"
+    what = "information_schema query" if s.action == StepAction.query and not s.refused else (
+        "refused query" if s.refused else s.action.value)
+    return f"free {what}, no step number"
+
+
+def tag(s: ExplorationStep) -> str:
+    """A tool result's head (native tools): ``[step N]`` or ``[free lookup_schema, no step number]``."""
+    return f"[{name(s)}]"
+
+
+def labels(steps: Iterable[ExplorationStep]) -> dict[int, int]:
+    """Stored number -> the number the model saw, for the steps it saw numbered."""
+    return {s.step: n for s in steps if (n := label(s)) is not None}
+
+
+def resolve(cited: Iterable[int], steps: Iterable[ExplorationStep]) -> list[int]:
+    """The stored steps a model's citations name (in the order cited, each once): a cited number is a label the model
+    saw; a number no step was shown under is dropped."""
+    by_label: dict[int, int] = {}
+    for s in steps:
+        n = label(s)
+        if n is not None:
+            by_label.setdefault(n, s.step)
+    out: list[int] = []
+    for n in cited:
+        stored = by_label.get(n)
+        if stored is not None and stored not in out:
+            out.append(stored)
+    return out

@@ -1,0 +1,60 @@
+"""Sums as claims: a total of a column or expression over the segment's rows ("revenue of paid_social customers is
+$1.2M", round 10: every model asked for it, and "total" then parsed as a count of rows).
+
+A sum claim (metric ``sum``) names what is summed as a SQL expression (``sum_sql``: ``oi.quantity * oi.unit_price``
+for revenue) beside its measure in words; ``value`` is the total over the segment's rows within the period,
+``baseline_value`` over the baseline's. The verifier is shown the aggregate in its warehouse's dialect
+(``sum_expression``, through sqlglot) and re-derives it blind; a query that sums nothing, or sums another expression
+(the unit price without the quantity), measures something else and is refused (``off_sum``). Tolerances are the
+mean's (``compare.within``: 10% relative, the comparison's direction must hold).
+
+Grounding (``grounding.sum_numbers``): a total read off a step's rows (the paid_social rows of a revenue-by-channel-
+and-month result, added up) is recomputed by code on the cited step's stored rows, the segment's condition applied
+to them, as a share of a stated whole is.
+"""
+
+from __future__ import annotations
+
+from ..models import Claim
+
+
+def sum_expression(sum_sql: str, dialect: str | None = None) -> str:
+    """SUM of the stated expression, written for ``dialect`` (DuckDB's form otherwise or when it does not parse)."""
+    text = f"SUM({sum_sql})"
+    if not dialect or dialect == "duckdb":
+        return text
+    import sqlglot
+
+    try:
+        return sqlglot.transpile(text, read="duckdb", write=dialect)[0]
+    except Exception:
+        return text
+
+
+def off_sum(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
+    """What of a sum's definition the verification query leaves out: a SUM call (a count of rows is no total), and,
+    when the claim states ``sum_sql``, a SUM over an expression that reads every column of it (directly or through a
+    column a CTE or subquery names)."""
+    import sqlglot
+    from sqlglot import exp
+
+    from .conditions import condition_columns
+    from .fit import _aliases, _reads
+
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:
+        return []  # a query that does not parse fails when it runs
+    sums = list(tree.find_all(exp.Sum))
+    stated = (claim.sum_sql or "").strip()
+    if not sums:
+        return [f"sum (SUM({stated or 'the summed column'}): the query sums nothing)"]
+    if not stated:
+        return []
+    want = condition_columns(f"({stated}) IS NOT NULL", dialect)
+    if not want:
+        return []
+    aliases = _aliases(tree)
+    if any(_reads(s.this, want, aliases) for s in sums):
+        return []
+    return [f"summed expression (SUM({stated}): the query sums another expression)"]

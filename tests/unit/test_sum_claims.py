@@ -1,0 +1,209 @@
+"""A sum as a claim (#16, session 12). Every model of round 10 asked for a money total ("revenue of paid_social
+customers is $1.2M"); "sum" and "total" parsed as a count, so a total was checked as a row count. A sum is parsed,
+grounded on the cited step's rows, re-derived blind by the verifier (scripted LLM writing the SQL) and judged with the
+mean's tolerances; a query that counts rows or sums another expression is refused."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from assay.digest import build_compact_result
+from assay.explore.executor import Executor
+from assay.llm.scripted import ReplayLLM
+from assay.models import AnalysisAnswer, Claim, ExplorationStep, Insight, MetricKind, StepAction, ValidationStatus, \
+    WarehouseConfig
+from assay.report.claims import claim_line
+from assay.validate.compare import judge
+from assay.validate.conditions import missing_conditions, partial_conditions
+from assay.validate.grounding import ground_claim, sum_numbers
+from assay.validate.sums import off_sum, sum_expression
+from assay.validate.verify import CLAIM_PROMPT, Verifier, claim_definition
+from assay.warehouse.duckdb import DuckDBWarehouse
+from assay.warehouse.guard import SQLGuard
+
+C, A, R, E = (ValidationStatus.confirmed, ValidationStatus.adjusted, ValidationStatus.rejected,
+              ValidationStatus.error)
+
+REVENUE = "oi.quantity * oi.unit_price"
+SOURCE = "order_items oi JOIN orders o USING (order_id)"
+SUM_SQL = (f"SELECT sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social') AS segment_value, "
+           f"sum({REVENUE}) FILTER (WHERE o.channel <> 'paid_social') AS baseline_value "
+           f"FROM {SOURCE} WHERE o.ordered_at >= DATE '2025-01-01'")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """300 orders over 2024-2025 on two channels, each with two items: quantity 1-3 at a price of 10-59, so the
+    revenue is not any row count."""
+    path = tmp_path_factory.mktemp("sum") / "w.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""
+        CREATE TABLE orders AS SELECT i AS order_id, DATE '2024-01-01' + INTERVAL (i * 2) DAY AS ordered_at,
+            CASE WHEN i % 3 = 0 THEN 'paid_social' ELSE 'organic' END AS channel FROM range(0, 300) t(i);
+        CREATE TABLE order_items AS SELECT o.order_id, k AS item, 1 + (o.order_id + k) % 3 AS quantity,
+            10 + (o.order_id * 7 + k) % 50 AS unit_price FROM orders o, range(0, 2) t(k);
+    """)
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    tables = wh.list_tables()
+    sql = (f"SELECT o.channel, date_trunc('quarter', o.ordered_at) AS quarter, sum({REVENUE}) AS revenue, "
+           f"count(*) AS items FROM {SOURCE} WHERE o.ordered_at >= DATE '2025-01-01' GROUP BY 1, 2 ORDER BY 1, 2")
+    table = wh.query(sql, row_cap=100, timeout_s=30).table
+    steps = {4: ExplorationStep(run_id="r", step=4, action=StepAction.query, purpose="revenue by channel and quarter",
+                                query=sql, row_count=table.num_rows, digest=build_compact_result(table))}
+    truth = wh.query(SUM_SQL, row_cap=10, timeout_s=30).table.to_pylist()[0]
+    yield wh, tables, steps, truth
+    wh.close()
+
+
+def verifier(world, llm):
+    wh, tables, steps, _ = world
+    ex = Executor(wh, SQLGuard("duckdb", tables=tables, default_schema="main"),
+                  WarehouseConfig(kind="duckdb", settings={}), llm)
+    return Verifier(llm=llm, executor=ex, steps=steps, catalog="- main.orders\n- main.order_items")
+
+
+def revenue(value, base=None, **kw) -> Claim:
+    fields = dict(metric="sum", measure="revenue", entity="order items", sum_sql=REVENUE,
+                  segment="paid_social orders", segment_sql="o.channel = 'paid_social'",
+                  baseline="other channels" if base is not None else "",
+                  baseline_sql="o.channel <> 'paid_social'" if base is not None else "",
+                  period="2025", period_sql="o.ordered_at >= DATE '2025-01-01'", value=value, baseline_value=base,
+                  source_steps=[4])
+    fields.update(kw)
+    return Claim(**fields)
+
+
+def one(*claims) -> Insight:
+    return Insight(id="revenue-1", area="revenue", name="paid_social revenue", description="paid_social revenue",
+                   claims=list(claims), source_steps=[4])
+
+
+# ---------------------------------------------------------------------------- the contract
+
+
+@pytest.mark.parametrize("written", ["sum", "Sum", "total", "TOTAL", "totals", "total amount", "sum_total"])
+def test_total_and_sum_parse_as_a_sum_never_as_a_count(written):
+    assert Claim(metric=written).metric == MetricKind.sum
+    assert Claim(metric="number").metric == MetricKind.count and Claim(metric="count").metric == MetricKind.count
+
+
+def test_the_contract_s_worked_sum_example_is_what_the_verifier_accepts():
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+
+    text = " ".join(INSIGHTS_CONTRACT.split())
+    assert "| sum |" in text  # the metric list names it
+    start = text.index('Example: {"metric": "sum"')
+    example = Claim.model_validate(json.loads(text[start + len("Example: "):text.index("}", start) + 1]))
+    assert example.metric == MetricKind.sum and example.sum_sql == REVENUE and example.value == 1204500
+    sql = (f"SELECT sum({example.sum_sql}) AS segment_value FROM order_items oi JOIN orders o USING (order_id) "
+           f"JOIN customers c USING (customer_id) WHERE {example.segment_sql} AND {example.period_sql}")
+    assert not off_sum(sql, example, "duckdb")
+    assert not missing_conditions(sql, {"segment": example.segment_sql, "period": example.period_sql}, "duckdb")
+    ans = AnalysisAnswer.model_validate({"insights": [{"name": "paid_social revenue", "description": "$1.2M",
+                                                       "claims": [dict(example.model_dump(), metric="total")]}]})
+    assert ans.insights[0].claims[0].metric == MetricKind.sum
+
+
+def test_the_verifier_prompt_describes_the_sum():
+    assert "For a sum (metric sum" in CLAIM_PROMPT and "never\na count of rows" in CLAIM_PROMPT
+
+
+# ---------------------------------------------------------------------------- the verdict arithmetic
+
+
+@pytest.mark.parametrize("claimed,base,found,fbase,want", [
+    (1_200_000, None, 1_150_000, None, C),       # within 10% relative, as a mean
+    (1_200_000, None, 1_000_000, None, A),       # 17% off: a count's 20% would have confirmed it
+    (1_200_000, None, 0, None, R),               # nothing there
+    (1_200_000, 300_000, 1_190_000, 310_000, C),
+    (1_200_000, 300_000, 300_000, 1_190_000, R),  # the comparison goes the other way
+    (1_200_000, 300_000, 1_000_000, 1_000_000, R),  # no effect in the warehouse
+])
+def test_sum_tolerances(claimed, base, found, fbase, want):
+    c = revenue(claimed, base)
+    assert judge(c, found, fbase)[0] == want
+
+
+def test_the_sum_in_each_dialect():
+    assert sum_expression(REVENUE) == f"SUM({REVENUE})"
+    assert sum_expression(REVENUE, "snowflake").upper() == f"SUM({REVENUE})".upper()
+    assert sum_expression("`x`", "bigquery").upper().startswith("SUM(")
+    shown = claim_definition(revenue(1.0), "bigquery")
+    assert shown["metric"] == "sum" and shown["sum_sql"] == REVENUE and shown["value_sql"].upper().startswith("SUM(")
+
+
+# ---------------------------------------------------------------------------- grounding
+
+
+def test_a_total_added_up_from_a_step_s_rows_is_grounded(world):
+    steps, truth = world[2], world[3]
+    total = float(truth["segment_value"])
+    # no cell holds the year's total: the paid_social quarters added up on the stored rows
+    assert total not in [v for r in steps[4].digest.rows() for v in r.values()]
+    claim = revenue(total)
+    assert ground_claim(claim, steps, [4]) == [] and claim.grounded
+    assert any(abs(v - total) < 1e-6 for v in sum_numbers(steps[4], claim))
+    both = revenue(total, float(truth["baseline_value"]))
+    assert ground_claim(both, steps, [4]) == []
+    made_up = revenue(round(total * 1.37))
+    assert ground_claim(made_up, steps, [4]) == [round(total * 1.37)] and made_up.grounded is False
+
+
+# ---------------------------------------------------------------------------- blind re-derivation
+
+
+def test_the_verifier_re_derives_a_sum_blind_and_judges_it(world):
+    truth = world[3]
+    seen = []
+
+    def answer(req):
+        seen.append(req.messages[0].content)
+        return json.dumps({"query": SUM_SQL})
+
+    ins = one(revenue(float(truth["segment_value"]), float(truth["baseline_value"])))
+    assert verifier(world, ReplayLLM({"verify": [answer]})).verify(ins).status == C
+    c = ins.claims[0]
+    assert c.verified_value == pytest.approx(float(truth["segment_value"])) and c.grounded
+    shown = json.loads(seen[0].split("\n")[1])
+    assert shown["metric"] == "sum" and shown["sum_sql"] == REVENUE and shown["value_sql"] == f"SUM({REVENUE})"
+    assert "value" not in shown and str(int(truth["segment_value"])) not in seen[0]  # blind
+    assert claim_line(c).startswith("[confirmed] sum · revenue")
+    # a wrong total (+25%) is not confirmed
+    ins = one(revenue(float(truth["segment_value"]) * 1.25, float(truth["baseline_value"])))
+    assert verifier(world, ReplayLLM({"verify": [json.dumps({"query": SUM_SQL})]})).verify(ins).status == A
+
+
+def test_a_query_that_counts_rows_or_sums_another_expression_is_refused(world):
+    truth = world[3]
+    counted = SUM_SQL.replace(f"sum({REVENUE})", "count(*)")
+    price_only = SUM_SQL.replace(f"sum({REVENUE})", "sum(oi.unit_price)")
+    for bad in (counted, price_only):
+        ins = one(revenue(float(truth["segment_value"]), float(truth["baseline_value"])))
+        # the corrective round is answered with the same query: refused twice, an error verdict, never confirmed
+        status = verifier(world, ReplayLLM({"verify": [json.dumps({"query": bad})] * 2})).verify(ins).status
+        assert status == E, bad
+        assert "does not apply the claim's sum" in ins.claims[0].reasoning \
+            or "summed expression" in ins.claims[0].reasoning
+    c = revenue(1.0)
+    assert off_sum(counted, c) and off_sum(price_only, c)
+    assert not off_sum(SUM_SQL, c)
+    # a column a CTE names counts as what it names
+    cte = ("WITH t AS (SELECT o.channel, oi.quantity * oi.unit_price AS rev FROM order_items oi JOIN orders o "
+           "USING (order_id)) SELECT sum(rev) AS segment_value FROM t WHERE channel = 'paid_social'")
+    assert not off_sum(cte, c)
+    # a sum stated without its expression still needs a SUM
+    assert off_sum(counted, revenue(1.0, sum_sql="")) and not off_sum(SUM_SQL, revenue(1.0, sum_sql=""))
+
+
+def test_the_period_must_bound_the_whole_sum(world):
+    numerator_only = (f"SELECT sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social' AND o.ordered_at >= DATE "
+                      f"'2025-01-01') AS segment_value, sum({REVENUE}) FILTER (WHERE o.channel <> 'paid_social') AS "
+                      f"baseline_value FROM {SOURCE}")
+    stated = {"segment": "o.channel = 'paid_social'", "baseline": "o.channel <> 'paid_social'",
+              "period": "o.ordered_at >= DATE '2025-01-01'"}
+    assert any(m.startswith("period") for m in partial_conditions(numerator_only, stated, "duckdb", "sum"))
+    assert not partial_conditions(SUM_SQL, stated, "duckdb", "sum")
