@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
+from .explore.numbering import strip_citations
 from .analysis.discipline import RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONTRACT, goal_section, goal_text
 from .llm.base import LLM, LLMRequest, Message, SystemBlock
 from .llm.contract import ask_contract
@@ -20,13 +21,17 @@ _SQL_KEYS = ("sql", "query", "refutation_sql", "verification_sql", "blind_sql") 
 
 
 def _for_reader(value):
-    """What the recommendation writer reads of an insight: no empty fields (``""``, ``[]``, ``{}``) and no
-    verifier SQL, at any depth; an empty ``refutation_sql`` is noise the model would try to interpret."""
+    """What the recommendation writer reads of an insight: no empty fields (``""``, ``[]``, ``{}``), no verifier
+    SQL and no step numbers (a claim's source_steps, a description's "[step 3]"), at any depth; an empty
+    ``refutation_sql`` is noise the model would try to interpret, and round 14's model read the claims' stored
+    step numbers against the ones its text cited."""
     if isinstance(value, dict):
-        out = {k: _for_reader(v) for k, v in value.items() if k not in _SQL_KEYS}
+        out = {k: _for_reader(v) for k, v in value.items() if k not in _SQL_KEYS and k != "source_steps"}
         return {k: v for k, v in out.items() if v not in ("", [], {}, None)}
     if isinstance(value, list):
         return [_for_reader(v) for v in value]
+    if isinstance(value, str):
+        return strip_citations(value)
     return value
 
 

@@ -8,7 +8,7 @@ from ..llm.base import LLM, LLMRequest, Message, SystemBlock
 from ..llm.contract import ask_contract
 from ..models import AnalysisAnswer, AnalysisArea, DomainPack, ExplorationStep, Insight, TokenUsage
 from ..packs import render
-from ..explore.numbering import labels, resolve
+from ..explore.numbering import labels, resolve, resolve_text
 from ..validate.grounding import as_drafted
 from .discipline import CLAIM_DISCIPLINE, explorer_summary_section, goal_section, goal_text, insights_contract
 from .render import render_query_results
@@ -68,6 +68,7 @@ def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[Exp
         data = d.model_dump()
         # the model cites the numbers it was shown (explore/numbering.py): read back as the stored steps
         data["source_steps"] = resolve(d.source_steps, steps)
+        data["description"] = resolve_text(data.get("description") or "", steps)  # "[step N]" as the report numbers it
         data["verification_sql"] = None  # the verifier writes its own grounded query: a model cannot grade itself
         claims = [dict(c, source_steps=resolve(c.get("source_steps") or [], steps)) for c in data.get("claims") or []]
         data["claims"] = as_drafted(claims, known)

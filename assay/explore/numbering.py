@@ -16,6 +16,7 @@ numbering (``shown`` None) keeps its stored number, which is what its model saw.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from ..models import ExplorationStep, StepAction
@@ -62,3 +63,29 @@ def resolve(cited: Iterable[int], steps: Iterable[ExplorationStep]) -> list[int]
         if stored is not None and stored not in out:
             out.append(stored)
     return out
+
+
+# a citation as the model copies its tags: "[step 3]", "[steps 3, 7]", "[steps 3 and 7]" (bracketed only: "funnel
+# step 3" in prose is the data's own word, not a citation)
+CITATION = re.compile(r"\[(steps?)\s+(\d+(?:\s*(?:,|&|and)\s*\d+)*)\]", re.IGNORECASE)
+
+
+def resolve_text(text: str, steps: Iterable[ExplorationStep]) -> str:
+    """A text's bracketed citations ("[step 3]") in stored numbers, so that a description the report shows beside
+    its insight's source steps names the same steps; a number no step was shown under stays as written."""
+    if not text or "[" not in text:
+        return text
+    stored: dict[int, int] = {}
+    for s in steps:
+        n = label(s)
+        if n is not None:
+            stored.setdefault(n, s.step)
+    return CITATION.sub(lambda m: "[" + m.group(1) + " " + re.sub(
+        r"\d+", lambda d: str(stored.get(int(d.group()), d.group())), m.group(2)) + "]", text)
+
+
+def strip_citations(text: str) -> str:
+    """A text without its bracketed step citations, for a reader that sees no steps (the recommendations)."""
+    if not text or "[" not in text:
+        return text
+    return re.sub(r"\s+([.,;:)])", r"\1", CITATION.sub("", text)).replace("  ", " ")

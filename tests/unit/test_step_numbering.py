@@ -104,13 +104,22 @@ def test_a_cited_step_resolves_to_the_query_the_model_saw_under_that_number(db):
     assert [(e["step"], e["purpose"]) for e in rendered] == [(1, "orders"), (2, "customers by channel"),
                                                              (3, "buyers")]
     # ... and a claim citing step 2 is about stored step 3, the query the model saw under that number
-    answer = {"insights": [{"name": "Most customers came from one channel", "description": "by channel",
+    answer = {"insights": [{"name": "Most customers came from one channel",
+                            "description": "by channel [step 2], buyers [steps 1 and 3]; funnel step 2 is prose",
                             "source_steps": [2], "claims": [{"metric": "count", "measure": "customers",
                                                              "value": 1, "source_steps": [2, 3]}]}]}
     pack = load_pack("generic")
     llm2 = ReplayLLM({"analyze": [json.dumps(answer)]})
     got = analyze_area(llm2, pack, pack.areas[0], queries).insights[0]
     assert got.source_steps == [3] and got.claims[0].source_steps == [3, 5]
+    # its description's citations name the stored steps, as the report numbers them beside its source steps (round
+    # 14's model saw its "[step 3]" beside source_steps [4]); a word of the data ("funnel step 2") is not a citation
+    assert got.description == "by channel [step 3], buyers [steps 1 and 5]; funnel step 2 is prose"
+    # the recommendations, which see no steps, read neither the claims' source steps nor the citations
+    from assay.recommend import recommendation_prompt
+
+    rec = recommendation_prompt(pack, [got.model_copy(update={"id": "generic-1"})])
+    assert "source_steps" not in rec and "[step" not in rec and "by channel, buyers; funnel step 2 is prose" in rec
     assert llm2.calls[0].meta["step_labels"] == {1: 1, 3: 2, 5: 3}
     # the verifier's evidence shows it under the same number
     evidence = render_evidence(Insight(id="x-1", area="x", name="by channel", description="by channel", source_steps=[3]),
