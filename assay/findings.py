@@ -291,8 +291,9 @@ def lead_segments(lead: str) -> list[str]:
 
 
 def fold(text: str) -> str:
-    """Separators folded: 'paid_social', 'paid-social' and 'paid social' name the same segment."""
-    return re.sub(r"[\s_\-]+", " ", (text or "").lower())
+    """Separators folded: 'paid_social', 'paid-social' and 'paid social' name the same segment; so are quotes, so
+    that a segment written as a condition ("country = 'BR'") names its value as "country = BR" does."""
+    return re.sub(r"[\s_\-'\"`]+", " ", (text or "").lower())
 
 
 def names_value(value: str, folded_text: str) -> bool:

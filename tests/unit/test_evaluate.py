@@ -82,6 +82,18 @@ def test_a_segment_spelled_another_way_is_the_same_segment():
     assert matches(i, CHURN)  # the claim names the segment
 
 
+def test_a_segment_written_as_a_quoted_condition_is_named():
+    """Round 14 (gaming): "Players in BR play sessions about half as long", its segment "players with country =
+    'BR'"; the truth names BR as "= br", "country br" or "brazil" (a bare "br" is too short to trust), and the
+    quotes of the condition hid it."""
+    br = {"id": "br_short_sessions", "segment": "BR", "names": ["= br", "brazil", "country br"],
+          "affected_count": 4049, "entity": "players", "metric": ["session", "duration", "length"]}
+    i = unit("Players in BR play sessions about half as long as every other country", 4049, "players")
+    assert not matches(i, br)
+    i.segment = "players with country = 'BR'"
+    assert matches(i, br)
+
+
 def test_a_segment_is_named_as_words_not_inside_other_words_or_by_its_exclusion():
     ios = {"id": "ios_fail", "segment": "ios", "names": ["ios"], "affected_count": 100, "entity": "purchases",
            "metric": ["fail"]}
