@@ -167,8 +167,8 @@ def _unqualified(text: str) -> tuple[str, set[str]] | None:
 
 def _on_rows(step: ExplorationStep, conditions: list[str], parts) -> list[float]:
     """Aggregates computed on the step's stored rows in an in-process DuckDB (no warehouse, external access off):
-    ``parts(numeric, conds)`` gives the SELECT list from the numeric columns and the conditions with their table
-    qualifiers dropped. Empty when a condition does not parse as a row condition or the rows do not carry its columns
+    ``parts(numeric, conds)`` gives the SELECT list from the numeric columns (quoted identifiers) and the conditions
+    with their table qualifiers dropped. Empty when a condition does not parse as a row condition or the rows do not carry its columns
     (grouped by them)."""
     d = step.digest
     if d is None or not step.ok:
@@ -190,7 +190,8 @@ def _on_rows(step: ExplorationStep, conditions: list[str], parts) -> list[float]
         return []
     numeric = [n for n in names if pa.types.is_integer(table.schema.field(n).type)
                or pa.types.is_floating(table.schema.field(n).type) or pa.types.is_decimal(table.schema.field(n).type)]
-    select = parts(numeric, [c[0] for c in conds])
+    # a column name is the rows' (an alias the explorer wrote): one quoted identifier, its quotes doubled
+    select = parts(['"' + n.replace('"', '""') + '"' for n in numeric], [c[0] for c in conds])
     if not select:
         return []
     con = duckdb.connect(config={"enable_external_access": False, "threads": 1})
@@ -214,7 +215,7 @@ def share_numbers(step: ExplorationStep, segment_sql: str, whole_sql: str) -> li
     def parts(numeric: list[str], conds: list[str]) -> list[str]:
         s, w = conds
         out = [f"count(*) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(count(*) FILTER (WHERE {w}), 0)"]
-        return out + [f'sum("{n}") FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(sum("{n}") FILTER (WHERE {w}), 0)'
+        return out + [f'sum({n}) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(sum({n}) FILTER (WHERE {w}), 0)'
                       for n in numeric]
     return _on_rows(step, [segment_sql, whole_sql or "TRUE"], parts)
 
@@ -231,7 +232,7 @@ def sum_numbers(step: ExplorationStep, claim: Claim) -> list[float]:
         for conds in variants:
             def parts(numeric: list[str], c: list[str]) -> list[str]:
                 where = " AND ".join(f"({x})" for x in c)
-                return [f'sum("{n}") FILTER (WHERE {where})' for n in numeric]
+                return [f'sum({n}) FILTER (WHERE {where})' for n in numeric]
             out += _on_rows(step, conds, parts)
     return out
 

@@ -207,3 +207,20 @@ def test_the_period_must_bound_the_whole_sum(world):
               "period": "o.ordered_at >= DATE '2025-01-01'"}
     assert any(m.startswith("period") for m in partial_conditions(numerator_only, stated, "duckdb", "sum"))
     assert not partial_conditions(SUM_SQL, stated, "duckdb", "sum")
+
+
+def test_a_column_name_cannot_write_the_sql_that_grounds_a_number():
+    """The totals are recomputed on a step's rows with the rows' column names in the SQL: a name with a double quote
+    (an alias the explorer wrote) is one quoted identifier, never SQL that makes up a number (review, session 12)."""
+    import pyarrow as pa
+
+    evil = 'revenue") + 4242000 + sum("revenue'
+    table = pa.table({"channel": ["paid_social", "organic"], "revenue": [10.0, 20.0], evil: [1.0, 2.0]})
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, purpose="p", query="SELECT 1",
+                           row_count=2, digest=build_compact_result(table))
+    claim = Claim(metric="sum", measure="revenue", sum_sql="revenue", segment_sql="channel = 'paid_social'",
+                  value=4242040.0, source_steps=[1])
+    got = sum_numbers(step, claim)
+    assert 10.0 in got and 1.0 in got  # the quoted column is summed as a column
+    assert not any(abs(v - 4242040.0) < 1 for v in got)
+    assert ground_claim(claim, {1: step}, [1]) == [4242040.0]
