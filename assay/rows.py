@@ -65,7 +65,7 @@ def _group_codes(table: pa.Table, key: str | None, numeric: dict[str, np.ndarray
 def _monotone_per_group(values: np.ndarray, codes: np.ndarray) -> bool:
     """A series per group in long form, ordered by group and then by time (``ORDER BY category, month``): each
     group's values run one way in table order, and the groups hold three rows each on average."""
-    n_groups = int(codes.max()) + 1
+    n_groups = int(codes.max()) + 1 if codes.size else 0  # no rows: no group
     if n_groups < 2 or len(values) < 3 * n_groups:
         return False
     directions = set()

@@ -256,3 +256,13 @@ def test_a_series_per_group_ordered_by_group_keeps_each_group_s_end_and_a_small_
     # a table whose date column runs out of order within a group is no series
     shuffled = table.take(pa.array(np.random.default_rng(1).permutation(72)))
     assert shape_of(shuffled)[0] != "series"
+
+
+def test_an_empty_result_with_a_date_and_a_group_column_has_a_shape():
+    """shape_of on no rows (a date, a category and a number column, as an empty month x category result has): the
+    series-per-group test reads no group, it does not fail on an empty reduction (review, session 12)."""
+    from assay.rows import shape_of
+
+    empty = pa.table({"month": pa.array([], pa.date32()), "category": pa.array([], pa.string()),
+                      "revenue": pa.array([], pa.float64())})
+    assert shape_of(empty)[0] != "series"
