@@ -168,8 +168,8 @@ def _unqualified(text: str) -> tuple[str, set[str]] | None:
 def _on_rows(step: ExplorationStep, conditions: list[str], parts) -> list[float]:
     """Aggregates computed on the step's stored rows in an in-process DuckDB (no warehouse, external access off):
     ``parts(numeric, conds)`` gives the SELECT list from the numeric columns (quoted identifiers) and the conditions
-    with their table qualifiers dropped. Empty when a condition does not parse as a row condition or the rows do not carry its columns
-    (grouped by them)."""
+    with their table qualifiers dropped. Empty when a condition does not parse as a row condition or the rows do not
+    carry its columns (grouped by them)."""
     d = step.digest
     if d is None or not step.ok:
         return []
