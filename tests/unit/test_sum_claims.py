@@ -224,3 +224,27 @@ def test_a_column_name_cannot_write_the_sql_that_grounds_a_number():
     assert 10.0 in got and 1.0 in got  # the quoted column is summed as a column
     assert not any(abs(v - 4242040.0) < 1 for v in got)
     assert ground_claim(claim, {1: step}, [1]) == [4242040.0]
+
+
+def test_a_sum_divided_into_an_average_or_a_ratio_is_refused():
+    """A SUM of the stated expression divided by a count (an average per order) or by another sum (a ratio) is no
+    total: refused as off the sum, in the query itself or through a CTE's columns; a unit conversion (a division by a
+    number: cents to dollars) and a division inside the summed expression stay a total (review, session 12)."""
+    c = revenue(1.0)
+    per_order = SUM_SQL.replace(f"sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social')",
+                                f"sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social') * 1.0 / "
+                                f"count(DISTINCT o.order_id) FILTER (WHERE o.channel = 'paid_social')")
+    assert per_order != SUM_SQL and off_sum(per_order, c)
+    ratio = (f"SELECT sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social') / sum({REVENUE}) AS segment_value "
+             f"FROM {SOURCE}")
+    assert off_sum(ratio, c)
+    cte = (f"WITH t AS (SELECT sum({REVENUE}) AS total, count(*) AS n FROM {SOURCE} WHERE o.channel = "
+           f"'paid_social') SELECT total / n AS segment_value FROM t")
+    assert off_sum(cte, c)
+    cents = SUM_SQL.replace("AS segment_value", "/ 100.0 AS segment_value")
+    assert cents != SUM_SQL and not off_sum(cents, c)
+    assert not off_sum(f"SELECT sum(oi.quantity * oi.unit_price / 1.2) AS segment_value FROM {SOURCE}",
+                       revenue(1.0, sum_sql="oi.quantity * oi.unit_price / 1.2"))
+    # the period's or a rate's division beside a plain total is no concern of the sum
+    beside = (f"SELECT sum({REVENUE}) AS segment_value, sum({REVENUE}) / count(*) AS per_item FROM {SOURCE}")
+    assert not off_sum(beside, c)
