@@ -168,12 +168,14 @@ def _unqualified(text: str) -> tuple[str, set[str]] | None:
 def _on_rows(step: ExplorationStep, conditions: list[str], parts) -> list[float]:
     """Aggregates computed on the step's stored rows in an in-process DuckDB (no warehouse, external access off):
     ``parts(numeric, conds)`` gives the SELECT list from the numeric columns (quoted identifiers) and the conditions
-    with their table qualifiers dropped. Empty when a condition does not parse as a row condition or the rows do not
-    carry its columns (grouped by them)."""
+    with their table qualifiers dropped. Empty when the digest holds only some of the rows, a condition does not
+    parse as a row condition or the rows do not carry its columns (grouped by them)."""
     d = step.digest
-    if d is None or not step.ok:
+    # every row of the result, or nothing: a sum over the signal rows a cut digest kept is a part of the total, which
+    # no step showed (column totals are counted over every row too: ``step_numbers``)
+    if d is None or not step.ok or d.all_rows is None or len(d.all_rows) < d.row_count:
         return []
-    rows = d.all_rows or d.rows()
+    rows = d.all_rows
     conds = [_unqualified(t) for t in conditions]
     if not rows or any(c is None for c in conds):
         return []

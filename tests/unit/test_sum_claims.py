@@ -248,3 +248,27 @@ def test_a_sum_divided_into_an_average_or_a_ratio_is_refused():
     # the period's or a rate's division beside a plain total is no concern of the sum
     beside = (f"SELECT sum({REVENUE}) AS segment_value, sum({REVENUE}) / count(*) AS per_item FROM {SOURCE}")
     assert not off_sum(beside, c)
+
+
+def test_a_total_of_the_rows_a_cut_digest_kept_is_no_total_of_the_step():
+    """A result over the digest's inline size keeps only its signal rows: the paid_social rows it kept, added up, are a
+    part of the total, not a number the step holds; a claim of that partial total is ungrounded, as a column total is
+    counted only over every row (review, session 12)."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    months = [dt.date(2024, 1, 1) + dt.timedelta(days=31 * i) for i in range(15)]
+    rows = [{"channel": ch, "month": m, "revenue": float(1000 + 37 * i + (500 if ch == "paid_social" else 0))}
+            for ch in ("organic", "paid_social") for i, m in enumerate(months)]
+    digest = build_compact_result(pa.Table.from_pylist(rows))
+    assert digest.all_rows is None and len(digest.rows()) < 30  # cut to its signal rows
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, purpose="revenue by channel and month",
+                           query="SELECT 1", row_count=30, digest=digest)
+    kept = sum(r["revenue"] for r in digest.rows() if r["channel"] == "paid_social")
+    full = sum(r["revenue"] for r in rows if r["channel"] == "paid_social")
+    assert kept != full
+    claim = Claim(metric="sum", measure="revenue", sum_sql="revenue", segment_sql="channel = 'paid_social'",
+                  value=kept, source_steps=[1])
+    assert sum_numbers(step, claim) == []
+    assert ground_claim(claim, {1: step}, [1]) == [kept]
