@@ -75,7 +75,7 @@ def _divided(tree, want: set[str], aliases: dict[str, set[str]]) -> bool:
         node = outputs.get(name)
         if node is None:
             continue
-        for div in node.find_all(exp.Div):
+        for div in node.find_all(exp.Div, exp.SafeDivide, exp.IntDiv):  # BigQuery's SAFE_DIVIDE, DIV, //
             p, inside = div.parent, False
             while p is not None and p is not node.parent:
                 if isinstance(p, exp.AggFunc):

@@ -245,6 +245,9 @@ def test_a_sum_divided_into_an_average_or_a_ratio_is_refused():
     assert cents != SUM_SQL and not off_sum(cents, c)
     assert not off_sum(f"SELECT sum(oi.quantity * oi.unit_price / 1.2) AS segment_value FROM {SOURCE}",
                        revenue(1.0, sum_sql="oi.quantity * oi.unit_price / 1.2"))
+    # in a dialect's own division (BigQuery's SAFE_DIVIDE, integer division)
+    assert off_sum(f"SELECT SAFE_DIVIDE(SUM({REVENUE}), COUNT(*)) AS segment_value FROM {SOURCE}", c, "bigquery")
+    assert off_sum(f"SELECT SUM({REVENUE}) // COUNT(*) AS segment_value FROM {SOURCE}", c, "duckdb")
     # the period's or a rate's division beside a plain total is no concern of the sum
     beside = (f"SELECT sum({REVENUE}) AS segment_value, sum({REVENUE}) / count(*) AS per_item FROM {SOURCE}")
     assert not off_sum(beside, c)
