@@ -1065,8 +1065,10 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
     out.print(f"[dim]answered from: {ans.sources}[/]")
     for h in ans.cited_insights():
         out.print(f"\n[dim]{h.kind} {h.cite()} · {h.verdict or 'recommendation'}:[/] {h.title}", soft_wrap=True)
-    for s in ans.cited():
-        out.print(f"\n[dim]step {s.step}: {s.purpose} ({s.row_count:,} rows)[/]")
+    from .explore.numbering import name
+
+    for s in ans.cited():  # under the number the answer cites it by (explore/numbering.py), not the stored one
+        out.print(f"\n[dim]{name(s)}: {s.purpose} ({s.row_count:,} rows)[/]")
         out.print(Syntax(s.query, "sql", word_wrap=True))
 
 

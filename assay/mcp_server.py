@@ -165,9 +165,12 @@ class AssayTools:
             ans = ask(self.store, p, question, turns=turns, llm=self._llm)
         except AssayError as exc:
             raise ToolFailure(str(exc)) from None
+        from .explore.numbering import label
+
+        # each query under the number the model saw it by, which is what the answer cites (explore/numbering.py)
         return {"answer": ans.answer, "answered_from": ans.sources, "finished": ans.finished,
                 "insights": [h.as_dict() for h in ans.cited_insights()],
-                "queries": [{"step": s.step, "purpose": s.purpose, "sql": s.query, "rows": s.row_count}
+                "queries": [{"step": label(s), "purpose": s.purpose, "sql": s.query, "rows": s.row_count}
                             for s in ans.cited()]}
 
     def start_discovery(self, project: str, goal: str | None = None, max_steps: int | None = None) -> dict:

@@ -66,8 +66,10 @@ def insights_summary(insights: list[Insight], left_out: list[Insight] | None = N
         lines.append("Left out: " + ", ".join(why) + ".")
     notes = [n for n in context_notes or [] if n.name]
     if notes:
-        lines.append("Context notes (comparisons that showed no effect; not insights, so not citable in "
-                     "related_insight_ids; recommend nothing that relies on the difference they rule out): "
+        # what a note is, whichever kind it is (findings.context_reason): not only a non-difference
+        lines.append("Context notes (not insights, so not citable in related_insight_ids: comparisons that showed no "
+                     "effect, facts of the data's shape and limits of the data, each with why; recommend nothing "
+                     "that relies on a difference they rule out): "
                      + "; ".join(f"{n.name.rstrip('.')}" + (f" ({n.context_reason})" if n.context_reason else "")
                                  for n in notes) + ".")
     return "\n".join(lines)

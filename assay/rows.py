@@ -65,7 +65,7 @@ def _group_codes(table: pa.Table, key: str | None, numeric: dict[str, np.ndarray
 def _monotone_per_group(values: np.ndarray, codes: np.ndarray) -> bool:
     """A series per group in long form, ordered by group and then by time (``ORDER BY category, month``): each
     group's values run one way in table order, and the groups hold three rows each on average."""
-    n_groups = int(codes.max()) + 1
+    n_groups = int(codes.max()) + 1 if codes.size else 0  # no rows: no group
     if n_groups < 2 or len(values) < 3 * n_groups:
         return False
     directions = set()
@@ -156,8 +156,9 @@ def select_rows(table: pa.Table, k: int) -> tuple[list[int], str]:
             g = by_group.assign(v=finite).groupby("g")["v"]
             scale = (g.max() - g.min()).to_numpy(dtype="float64")
             if n_groups > 1:  # one series: its own span, as before (every change of it is scaled alike)
-                scale = np.fmax(scale, g.apply(lambda x: np.nanmean(np.abs(x)) if x.notna().any() else np.nan
-                                               ).to_numpy(dtype="float64"))
+                # each group's mean level (NaN for a group with no value): one vectorised pass, not a call per group
+                level = by_group.assign(v=np.abs(finite)).groupby("g")["v"].mean()
+                scale = np.fmax(scale, level.to_numpy(dtype="float64"))
             span = np.nan_to_num(scale[codes[rows_]], nan=0.0)
             dv = v[rows_] - v[prev_rows]
             ok = np.isfinite(dv) & (span > 0)

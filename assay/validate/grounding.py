@@ -167,13 +167,15 @@ def _unqualified(text: str) -> tuple[str, set[str]] | None:
 
 def _on_rows(step: ExplorationStep, conditions: list[str], parts) -> list[float]:
     """Aggregates computed on the step's stored rows in an in-process DuckDB (no warehouse, external access off):
-    ``parts(numeric, conds)`` gives the SELECT list from the numeric columns and the conditions with their table
-    qualifiers dropped. Empty when a condition does not parse as a row condition or the rows do not carry its columns
-    (grouped by them)."""
+    ``parts(numeric, conds)`` gives the SELECT list from the numeric columns (quoted identifiers) and the conditions
+    with their table qualifiers dropped. Empty when the digest holds only some of the rows, a condition does not
+    parse as a row condition or the rows do not carry its columns (grouped by them)."""
     d = step.digest
-    if d is None or not step.ok:
+    # every row of the result, or nothing: a sum over the signal rows a cut digest kept is a part of the total, which
+    # no step showed (column totals are counted over every row too: ``step_numbers``)
+    if d is None or not step.ok or d.all_rows is None or len(d.all_rows) < d.row_count:
         return []
-    rows = d.all_rows or d.rows()
+    rows = d.all_rows
     conds = [_unqualified(t) for t in conditions]
     if not rows or any(c is None for c in conds):
         return []
@@ -190,7 +192,8 @@ def _on_rows(step: ExplorationStep, conditions: list[str], parts) -> list[float]
         return []
     numeric = [n for n in names if pa.types.is_integer(table.schema.field(n).type)
                or pa.types.is_floating(table.schema.field(n).type) or pa.types.is_decimal(table.schema.field(n).type)]
-    select = parts(numeric, [c[0] for c in conds])
+    # a column name is the rows' (an alias the explorer wrote): one quoted identifier, its quotes doubled
+    select = parts(['"' + n.replace('"', '""') + '"' for n in numeric], [c[0] for c in conds])
     if not select:
         return []
     con = duckdb.connect(config={"enable_external_access": False, "threads": 1})
@@ -214,7 +217,7 @@ def share_numbers(step: ExplorationStep, segment_sql: str, whole_sql: str) -> li
     def parts(numeric: list[str], conds: list[str]) -> list[str]:
         s, w = conds
         out = [f"count(*) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(count(*) FILTER (WHERE {w}), 0)"]
-        return out + [f'sum("{n}") FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(sum("{n}") FILTER (WHERE {w}), 0)'
+        return out + [f'sum({n}) FILTER (WHERE ({s}) AND ({w})) * 1.0 / nullif(sum({n}) FILTER (WHERE {w}), 0)'
                       for n in numeric]
     return _on_rows(step, [segment_sql, whole_sql or "TRUE"], parts)
 
@@ -231,7 +234,7 @@ def sum_numbers(step: ExplorationStep, claim: Claim) -> list[float]:
         for conds in variants:
             def parts(numeric: list[str], c: list[str]) -> list[str]:
                 where = " AND ".join(f"({x})" for x in c)
-                return [f'sum("{n}") FILTER (WHERE {where})' for n in numeric]
+                return [f'sum({n}) FILTER (WHERE {where})' for n in numeric]
             out += _on_rows(step, conds, parts)
     return out
 

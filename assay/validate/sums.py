@@ -49,12 +49,46 @@ def off_sum(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
     stated = (claim.sum_sql or "").strip()
     if not sums:
         return [f"sum (SUM({stated or 'the summed column'}): the query sums nothing)"]
-    if not stated:
-        return []
-    want = condition_columns(f"({stated}) IS NOT NULL", dialect)
+    want = condition_columns(f"({stated}) IS NOT NULL", dialect) if stated else set()
+    aliases = _aliases(tree)
+    if _divided(tree, want, aliases):
+        return [f"sum (SUM({stated or 'the summed column'}) as it is: the query divides it, an average or a "
+                "ratio is no total)"]
     if not want:
         return []
-    aliases = _aliases(tree)
     if any(_reads(s.this, want, aliases) for s in sums):
         return []
     return [f"summed expression (SUM({stated}): the query sums another expression)"]
+
+
+def _divided(tree, want: set[str], aliases: dict[str, set[str]]) -> bool:
+    """segment_value or baseline_value is the sum divided by something other than a number (a count: an average;
+    another sum: a ratio), in the query or through a column a CTE or subquery names; a division inside an aggregate
+    (part of the summed expression) or by a number (cents to dollars) keeps it a total."""
+    from sqlglot import exp
+
+    from .conditions import _outputs
+    from .fit import _reads
+
+    outputs = _outputs(tree)
+    for name in ("segment_value", "baseline_value"):
+        node = outputs.get(name)
+        if node is None:
+            continue
+        for div in node.find_all(exp.Div, exp.SafeDivide, exp.IntDiv):  # BigQuery's SAFE_DIVIDE, DIV, //
+            p, inside = div.parent, False
+            while p is not None and p is not node.parent:
+                if isinstance(p, exp.AggFunc):
+                    inside = True
+                    break
+                p = p.parent
+            den = div.expression
+            while isinstance(den, (exp.Paren, exp.Cast)):
+                den = den.this
+            if inside or isinstance(den, exp.Literal) or (isinstance(den, exp.Neg)
+                                                          and isinstance(den.this, exp.Literal)):
+                continue
+            num = div.this
+            if (want and _reads(num, want, aliases)) or (not want and num.find(exp.Sum) is not None):
+                return True
+    return False

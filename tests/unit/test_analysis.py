@@ -196,9 +196,10 @@ def test_the_recommendations_request_lists_the_context_notes_and_allows_a_long_a
         {"title": "Win back channel x", "priority": 1, "related_insight_ids": ["churn-1", "pricing-2"]}]})]})
     out = recommend(llm, pack, [ins("churn-1", "churn")], context_notes=[note])
     text = llm.calls[0].system[0].text
-    assert ("Context notes (comparisons that showed no effect; not insights, so not citable in related_insight_ids; "
-            "recommend nothing that relies on the difference they rule out): Discounted orders repeat at the same "
-            "rate as full-price ones (no difference: 0.31 against 0.30).") in text
+    assert ("Context notes (not insights, so not citable in related_insight_ids: comparisons that showed no effect, "
+            "facts of the data's shape and limits of the data, each with why; recommend nothing that relies on a "
+            "difference they rule out): Discounted orders repeat at the same rate as full-price ones (no difference: "
+            "0.31 against 0.30).") in text
     assert out.recommendations[0].related_insight_ids == ["churn-1"]  # a note is no insight to cite
     assert llm.calls[0].max_tokens == MAX_TOKENS >= 8192
     assert "Context notes" not in recommendation_prompt(pack, [ins("a-1", "a")])  # no notes: nothing said

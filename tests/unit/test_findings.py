@@ -482,8 +482,11 @@ def test_the_run_s_context_notes_reach_the_recommendations_request(tmp_path):
                                llm=LLMConfig(provider="scripted", model="ctxrecs")))
     result = run_discovery_inline("ctxrecs", "ctxrecs1", areas=["revenue", "retention"])
     assert [n.name for n in result.context_notes] == ["The data holds 1,000 orders"]
-    assert "Context notes (comparisons that showed no effect" in _shape_handler.seen
     assert "The data holds 1,000 orders (a fact of the data's shape" in _shape_handler.seen
+    # a fact of the data's shape is not called a comparison that showed no effect (review, session 12)
+    head = _shape_handler.seen.split("Context notes (", 1)[1].split("):", 1)[0]
+    assert "facts of the data's shape" in head and "limits of the data" in head and "comparisons" in head
+    assert not head.startswith("comparisons that showed no effect;")
 
 
 def _summary_handler(req):

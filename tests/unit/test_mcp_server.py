@@ -109,3 +109,14 @@ def test_start_discovery_is_off_unless_allowed(project, tmp_path):
         except ProcessLookupError:
             pass
         time.sleep(0.2)
+
+
+def test_ask_through_mcp_labels_cited_queries_as_the_answer_cites_them(project):
+    """The answer cites the numbers the model was shown (a free lookup has none): the listed query carries the same
+    number, not its stored one (review, session 12)."""
+    llm = ReplayLLM({"ask": [json.dumps({"lookup_schema": ["main.orders"]}),
+                             json.dumps({"purpose": "count orders", "query": "SELECT count(*) AS n FROM orders"}),
+                             '{"done": true, "summary": "There are 1,000 orders (step 1)."}']})
+    err, out = call(AssayTools(llm=llm), "ask", {"project": "mcpp", "question": "How many orders are there?"})
+    assert not err and "(step 1)" in out["answer"]
+    assert [(q["step"], q["purpose"]) for q in out["queries"]] == [(1, "count orders")]

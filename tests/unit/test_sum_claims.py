@@ -207,3 +207,71 @@ def test_the_period_must_bound_the_whole_sum(world):
               "period": "o.ordered_at >= DATE '2025-01-01'"}
     assert any(m.startswith("period") for m in partial_conditions(numerator_only, stated, "duckdb", "sum"))
     assert not partial_conditions(SUM_SQL, stated, "duckdb", "sum")
+
+
+def test_a_column_name_cannot_write_the_sql_that_grounds_a_number():
+    """The totals are recomputed on a step's rows with the rows' column names in the SQL: a name with a double quote
+    (an alias the explorer wrote) is one quoted identifier, never SQL that makes up a number (review, session 12)."""
+    import pyarrow as pa
+
+    evil = 'revenue") + 4242000 + sum("revenue'
+    table = pa.table({"channel": ["paid_social", "organic"], "revenue": [10.0, 20.0], evil: [1.0, 2.0]})
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, purpose="p", query="SELECT 1",
+                           row_count=2, digest=build_compact_result(table))
+    claim = Claim(metric="sum", measure="revenue", sum_sql="revenue", segment_sql="channel = 'paid_social'",
+                  value=4242040.0, source_steps=[1])
+    got = sum_numbers(step, claim)
+    assert 10.0 in got and 1.0 in got  # the quoted column is summed as a column
+    assert not any(abs(v - 4242040.0) < 1 for v in got)
+    assert ground_claim(claim, {1: step}, [1]) == [4242040.0]
+
+
+def test_a_sum_divided_into_an_average_or_a_ratio_is_refused():
+    """A SUM of the stated expression divided by a count (an average per order) or by another sum (a ratio) is no
+    total: refused as off the sum, in the query itself or through a CTE's columns; a unit conversion (a division by a
+    number: cents to dollars) and a division inside the summed expression stay a total (review, session 12)."""
+    c = revenue(1.0)
+    per_order = SUM_SQL.replace(f"sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social')",
+                                f"sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social') * 1.0 / "
+                                f"count(DISTINCT o.order_id) FILTER (WHERE o.channel = 'paid_social')")
+    assert per_order != SUM_SQL and off_sum(per_order, c)
+    ratio = (f"SELECT sum({REVENUE}) FILTER (WHERE o.channel = 'paid_social') / sum({REVENUE}) AS segment_value "
+             f"FROM {SOURCE}")
+    assert off_sum(ratio, c)
+    cte = (f"WITH t AS (SELECT sum({REVENUE}) AS total, count(*) AS n FROM {SOURCE} WHERE o.channel = "
+           f"'paid_social') SELECT total / n AS segment_value FROM t")
+    assert off_sum(cte, c)
+    cents = SUM_SQL.replace("AS segment_value", "/ 100.0 AS segment_value")
+    assert cents != SUM_SQL and not off_sum(cents, c)
+    assert not off_sum(f"SELECT sum(oi.quantity * oi.unit_price / 1.2) AS segment_value FROM {SOURCE}",
+                       revenue(1.0, sum_sql="oi.quantity * oi.unit_price / 1.2"))
+    # in a dialect's own division (BigQuery's SAFE_DIVIDE, integer division)
+    assert off_sum(f"SELECT SAFE_DIVIDE(SUM({REVENUE}), COUNT(*)) AS segment_value FROM {SOURCE}", c, "bigquery")
+    assert off_sum(f"SELECT SUM({REVENUE}) // COUNT(*) AS segment_value FROM {SOURCE}", c, "duckdb")
+    # the period's or a rate's division beside a plain total is no concern of the sum
+    beside = (f"SELECT sum({REVENUE}) AS segment_value, sum({REVENUE}) / count(*) AS per_item FROM {SOURCE}")
+    assert not off_sum(beside, c)
+
+
+def test_a_total_of_the_rows_a_cut_digest_kept_is_no_total_of_the_step():
+    """A result over the digest's inline size keeps only its signal rows: the paid_social rows it kept, added up, are a
+    part of the total, not a number the step holds; a claim of that partial total is ungrounded, as a column total is
+    counted only over every row (review, session 12)."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    months = [dt.date(2024, 1, 1) + dt.timedelta(days=31 * i) for i in range(15)]
+    rows = [{"channel": ch, "month": m, "revenue": float(1000 + 37 * i + (500 if ch == "paid_social" else 0))}
+            for ch in ("organic", "paid_social") for i, m in enumerate(months)]
+    digest = build_compact_result(pa.Table.from_pylist(rows))
+    assert digest.all_rows is None and len(digest.rows()) < 30  # cut to its signal rows
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, purpose="revenue by channel and month",
+                           query="SELECT 1", row_count=30, digest=digest)
+    kept = sum(r["revenue"] for r in digest.rows() if r["channel"] == "paid_social")
+    full = sum(r["revenue"] for r in rows if r["channel"] == "paid_social")
+    assert kept != full
+    claim = Claim(metric="sum", measure="revenue", sum_sql="revenue", segment_sql="channel = 'paid_social'",
+                  value=kept, source_steps=[1])
+    assert sum_numbers(step, claim) == []
+    assert ground_claim(claim, {1: step}, [1]) == [kept]
