@@ -356,6 +356,7 @@ _METRIC_ALIASES = {"percentage": "share", "ratio": "rate", "mean": "average",
                    "avg": "average", "number": "count", "trend": "change",
                    "total": "sum", "totals": "sum", "sum_total": "sum", "summed": "sum", "total_sum": "sum",
                    "total_amount": "sum", "amount": "sum"}
+_TOTAL_WORDS = {"total", "totals"}  # a sum when the claim says what it sums (sum_sql), else a count
 
 
 def normalize_statistic(v: Any) -> str:
@@ -417,6 +418,10 @@ class Claim(_Model):
                 data = dict(data, metric="fit")
                 if _FIT_METRICS[key] and not data.get("statistic"):
                     data["statistic"] = _FIT_METRICS[key]
+        if isinstance(data, dict) and isinstance(data.get("metric"), str) and not (data.get("sum_sql") or "").strip():
+            # "total" with nothing to sum is a total count ("total customers"), as it was before the sum metric
+            if data["metric"].strip().lower() in _TOTAL_WORDS:
+                data = dict(data, metric="count")
         if isinstance(data, dict) and isinstance(data.get("statistic"), str):
             data = dict(data, statistic=normalize_statistic(data["statistic"]))
         return data

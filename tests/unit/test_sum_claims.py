@@ -87,8 +87,17 @@ def one(*claims) -> Insight:
 
 @pytest.mark.parametrize("written", ["sum", "Sum", "total", "TOTAL", "totals", "total amount", "sum_total"])
 def test_total_and_sum_parse_as_a_sum_never_as_a_count(written):
-    assert Claim(metric=written).metric == MetricKind.sum
+    assert Claim(metric=written, sum_sql="price_usd").metric == MetricKind.sum
     assert Claim(metric="number").metric == MetricKind.count and Claim(metric="count").metric == MetricKind.count
+
+
+def test_a_total_with_nothing_to_sum_is_a_total_count():
+    """The reviewer's case: "total customers" (metric total, no sum_sql) is a count, as before the sum metric; a
+    sum with nothing to sum would end in an error verdict. "sum" itself stays a sum (its check says what is missing)."""
+    assert Claim(metric="total", measure="customers").metric == MetricKind.count
+    assert Claim(metric="Totals", measure="orders", sum_sql="  ").metric == MetricKind.count
+    assert Claim(metric="sum", measure="revenue").metric == MetricKind.sum
+    assert Claim(metric="total amount", measure="revenue").metric == MetricKind.sum
 
 
 def test_the_contract_s_worked_sum_example_is_what_the_verifier_accepts():
