@@ -101,6 +101,8 @@ _INSIGHTS_CONTRACT = """\
   "revenue", "entity": "order items", "sum_sql": "oi.quantity * oi.unit_price", "segment": "paid_social customers",
   "segment_sql": "c.acquisition_channel = 'paid_social'", "period": "2025", "period_sql": "o.ordered_at >= DATE
   '2025-01-01' AND o.ordered_at < DATE '2026-01-01'", "value": 1204500, "source_steps": [6]}
+  A total that rose or fell between two periods is metric change with the same sum_sql; value and baseline_value
+  are the totals of the later and the earlier period.
   A baseline comes from this warehouse (another segment, an earlier period, the whole), with its baseline_sql: a
   number from outside it (an industry benchmark, a target, a typical figure) cannot be checked and is no baseline;
   mention it in the description if it matters, never as a claim's baseline_value.

@@ -106,9 +106,15 @@ def claim_definition(claim: Claim, dialect: str | None = None) -> dict:
             from .fit import fit_expression, statistic_of
 
             d["statistic_sql"] = fit_expression(statistic_of(claim), claim.y_sql, claim.x_sql, dialect)
-    if claim.metric == MetricKind.sum and (claim.sum_sql or "").strip():
+    if sums_a_column(claim):
         d.update(sum_sql=claim.sum_sql, value_sql=sum_expression(claim.sum_sql, dialect))
     return {k: v for k, v in d.items() if v}
+
+
+def sums_a_column(claim: Claim) -> bool:
+    """A sum that says what it sums, or a change of such a total between two periods (round 14: "revenue fell from
+    one quarter to the next" as metric change with sum_sql, whose sum_sql never reached the verifier)."""
+    return claim.metric in (MetricKind.sum, MetricKind.change) and bool((claim.sum_sql or "").strip())
 
 
 def outside_baseline(claim: Claim) -> bool:
@@ -175,8 +181,9 @@ Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for
 For a fit (metric fit), segment_value is the statistic of y_sql on x_sql over the segment's rows (baseline_value over
 the baseline's), y first: slope = regr_slope(y, x), r = corr(y, x), r2 = regr_r2(y, x) (where the dialect lacks
 regr_*: covar_pop(y, x) / var_pop(x), power(corr(y, x), 2)); use the stated y_sql and x_sql expressions as written.
-For a sum (metric sum: a total such as revenue), segment_value is the SUM of the stated sum_sql expression over the
-segment's rows (value_sql gives it in this warehouse's SQL; baseline_value over the baseline's rows): a total, never
+For a sum (metric sum: a total such as revenue; or a change that states sum_sql, a total in two periods),
+segment_value is the SUM of the stated sum_sql expression over the segment's rows (value_sql gives it in this
+warehouse's SQL; baseline_value over the baseline's rows): a total, never
 a count of rows; sum each row once (a join that repeats rows inflates it).
 Adapt one of the source queries below: their columns exist.
 
@@ -379,7 +386,7 @@ class Verifier:
             missing = partial_conditions(sql, bounds, dialect, metric_kind(claim.metric.value, claim.measure))
         if claim.metric == MetricKind.fit:
             missing += off_fit(sql, claim, dialect)
-        if claim.metric == MetricKind.sum:
+        if claim.metric == MetricKind.sum or sums_a_column(claim):
             missing += off_sum(sql, claim, dialect)
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)

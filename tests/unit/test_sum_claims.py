@@ -284,3 +284,20 @@ def test_a_total_of_the_rows_a_cut_digest_kept_is_no_total_of_the_step():
                   value=kept, source_steps=[1])
     assert sum_numbers(step, claim) == []
     assert ground_claim(claim, {1: step}, [1]) == [kept]
+
+
+def test_a_change_of_a_total_shows_the_verifier_what_it_sums_and_is_held_to_it():
+    """Round 14 (ecommerce): a fall of revenue between periods, metric change with sum_sql, reached the verifier as
+    its measure's words only; a change that states sum_sql carries it (and its aggregate) and is checked as a sum."""
+    from assay.validate.verify import claim_definition
+
+    change = Claim(metric="change", measure="revenue", sum_sql="price_usd", segment="cross_promo",
+                   segment_sql="acquisition_channel = 'cross_promo'", period_sql="month = 10",
+                   baseline_sql="acquisition_channel = 'cross_promo' AND month = 9", value=1127.0,
+                   baseline_value=286.3)
+    d = claim_definition(change, "duckdb")
+    assert d["sum_sql"] == "price_usd" and d["value_sql"].upper().replace(" ", "") == "SUM(PRICE_USD)"
+    counted = "SELECT count(*) AS segment_value FROM purchases WHERE acquisition_channel = 'cross_promo'"
+    assert off_sum(counted, change, "duckdb")
+    rate = Claim(metric="change", measure="conversion", segment_sql="x = 1", value=0.2, baseline_value=0.1)
+    assert "sum_sql" not in claim_definition(rate, "duckdb")
