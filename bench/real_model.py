@@ -117,7 +117,8 @@ def main() -> None:
         figures["scan_adoption_s"] = tel.scan_adoption_ms / 1000
         figures["uncovered_leads"] = len(result.uncovered_leads)
 
-        steps = store.steps(run_id)
+        # the exploration's steps: not the probes of adopted scan findings (stored as steps of kind scan)
+        steps = [st for st in store.steps(run_id) if st.action.value != "scan"]
         actions = Counter(st.action.value for st in steps)
         schema = actions.get("lookup_schema", 0) + actions.get("search_tables", 0)
         figures["steps"] = len(steps)
