@@ -129,17 +129,16 @@ def pytest_collection_modifyitems(config, items):
 #   files of OWN_SERVER_FLOW_FILES (tests/flows/conftest.py);
 # - two files read the one statistical discovery of the gaming demo (``gaming_statistical``, 40 steps);
 # - two files use the throw-away MariaDB server (``mysql_dsn``: mariadb-install-db, then a server start);
-# - the two files of the served paths share a real `prefect server start` (tests/integration/conftest.py).
+# - two pairs of files each share a real `prefect server start` (tests/integration/conftest.py).
 # (the flow files that start their own servers and run without the harness are units of their own: listed first)
-# The two work-pool files are units of their own (each is minutes of wall, mostly waiting on workers and flow-run
-# processes): on two workers each starts the pool server (a seeded start, ~4 s of CPU: tests/prefect_servers.py),
-# and the two run side by side instead of one after the other on one worker; on one worker they still share it.
 OWN_SERVER_FLOW_FILES = ("test_local_server.py", "test_prefect_db_template.py", "test_cli_server_start.py")
 _SHARED_UNITS = {
     **{f"tests/flows/{name}": f"tests/flows/{name}" for name in OWN_SERVER_FLOW_FILES},
     "tests/flows/": "tests/flows",
     "tests/integration/test_prefect_server.py": "prefect_serve_server",
     "tests/integration/test_deploy_paths.py": "prefect_serve_server",
+    "tests/integration/test_prefect_workers.py": "prefect_pool_server",
+    "tests/integration/test_prefect_scale_out.py": "prefect_pool_server",
     "tests/integration/test_statistical_demo.py": "gaming_statistical",
     "tests/integration/test_report_browser.py": "gaming_statistical",
     "tests/integration/test_mysql.py": "mariadb",
@@ -147,21 +146,9 @@ _SHARED_UNITS = {
 }
 
 
-# files whose tests share no module fixture and each take seconds to tens of seconds: every test is a unit of its
-# own, so that they fill in around the long units on every worker instead of running one after the other on one
-# (the replays of recorded model runs: ~11 replays of 8-23 s each; the session fixtures they use are per worker)
-SPLIT_FILES = ("tests/integration/test_replay_transcripts.py",)
-
-
 def unit_of(scope: str) -> str:
     """The unit of work a file (an xdist loadfile scope, its path from the rootdir) belongs to."""
     return next((unit for prefix, unit in _SHARED_UNITS.items() if scope.startswith(prefix)), scope)
-
-
-def unit_of_test(nodeid: str) -> str:
-    """The unit of work of a test: its own for the files of SPLIT_FILES, else its file's (``unit_of``)."""
-    scope = nodeid.split("::", 1)[0]
-    return nodeid if scope in SPLIT_FILES else unit_of(scope)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -175,7 +162,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class TierScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return unit_of_test(nodeid)
+            return unit_of(super()._split_scope(nodeid))
 
     config.option.loadscopereorder = False
     return TierScheduling(config, log)

@@ -5,11 +5,9 @@
 - ``prefect_pool_server``: test_prefect_workers.py and test_prefect_scale_out.py (process work pools and their
   workers; the scheduler off).
 
-The served paths' server is started once per session (tests/conftest.py hands its two files to one xdist worker
-as one unit); the work-pool files are a unit each, so on two workers each starts its own pool server, on the
-template database (tests/prefect_servers.py: seed_database). A server is stopped as soon as the next test of that
-worker does not use it, instead of polling for the rest of the session; a later test that uses it again starts it
-again (reset to a fresh server's state).
+Each is started once per session (tests/conftest.py hands the two files of a pair to one xdist worker as one unit)
+and stopped as soon as the next test of that worker does not use it, instead of polling for the rest of the
+session; a later test that uses it again starts it again.
 """
 
 from __future__ import annotations

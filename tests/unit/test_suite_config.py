@@ -52,10 +52,9 @@ def _functions_using(tree: ast.Module, name: str) -> set[str]:
 
 def test_the_files_sharing_a_prefect_server_are_one_unit_of_work():
     """A real Prefect server of tests/integration/conftest.py starts once in an xdist worker only if every file
-    that uses it runs there, one after the other: the served paths' files are one unit of work (tests/conftest.py),
-    named after the server's fixture. The work-pool files are a unit each (minutes of waiting each: they run side by
-    side, each worker starting the server from the template database). A file uses a server when one of its
-    functions takes the fixture, or it imports a fixture that does from another file."""
+    that uses it runs there, one after the other: those files are one unit of work (tests/conftest.py), named after
+    the server's fixture. A file uses it when one of its functions takes the fixture, or it imports a fixture that
+    does from another file."""
     from tests.conftest import unit_of
 
     integ = Path(__file__).parents[1] / "integration"
@@ -70,23 +69,7 @@ def test_the_files_sharing_a_prefect_server_are_one_unit_of_work():
                 if src in users and {a.name for a in node.names} & _functions_using(trees[src], server):
                     users.add(stem)
         assert len(users) >= 2, (server, users)  # shared, or there is nothing to share
-        units = {unit_of(f"tests/integration/{stem}.py") for stem in users}
-        if server == "prefect_serve_server":
-            assert units == {server}, (server, users)
-        else:
-            assert units == {f"tests/integration/{stem}.py" for stem in users}, (server, users)
-
-
-def test_the_replays_are_units_of_their_own():
-    """Every test of a SPLIT_FILES file is its own unit of work; any other test goes with its file's unit."""
-    from tests.conftest import SPLIT_FILES, unit_of_test
-
-    assert SPLIT_FILES == ("tests/integration/test_replay_transcripts.py",)
-    replay = "tests/integration/test_replay_transcripts.py::test_real_model_transcript_replays_end_to_end[r11]"
-    assert unit_of_test(replay) == replay
-    assert unit_of_test("tests/integration/test_prefect_server.py::test_x") == "prefect_serve_server"
-    assert unit_of_test("tests/flows/test_notify.py::test_x") == "tests/flows"
-    assert unit_of_test("tests/unit/test_cli.py::test_x") == "tests/unit/test_cli.py"
+        assert {unit_of(f"tests/integration/{stem}.py") for stem in users} == {server}, (server, users)
 
 
 def test_the_flow_files_without_the_harness_are_units_of_their_own():
