@@ -36,7 +36,7 @@ print-stamp:
 demo: $(STAMP)
 	$(BIN)/assay demo
 
-# every test CI needs, in one pytest session on two workers (pytest-xdist; each worker has its own ASSAY_HOME
+# every test CI needs, in one pytest session on three workers (pytest-xdist; each worker has its own ASSAY_HOME
 # and PREFECT_HOME, see tests/conftest.py). A file stays on one worker (its module fixtures run once), and so
 # do files sharing an expensive session fixture (the flow tier's Prefect harness: tests/conftest.py); they are
 # handed out in the order tests/conftest.py gives (--no-loadscope-reorder: xdist's own order, by number of
@@ -45,14 +45,19 @@ demo: $(STAMP)
 # test-integration; `-m "not services"` leaves out what needs PostgreSQL, nx-27017, a Prefect server or
 # Chromium.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
-WORKERS ?= 2
-XDIST = $(if $(filter 0 1,$(WORKERS)),,-n $(WORKERS) --dist loadfile --no-loadscope-reorder)
+# three workers on a 2-core machine: a third of a worker's time is waiting on servers and subprocesses (the
+# same CPU in a third less wall in two pairs of runs: bench/README.md, session 12, suite). The unit tier, CPU
+# only, stays on two. WORKERS=1 (or UNIT_WORKERS=1): one process.
+WORKERS ?= 3
+UNIT_WORKERS ?= 2
+xdist = $(if $(filter 0 1,$(1)),,-n $(1) --dist loadfile --no-loadscope-reorder)
+XDIST = $(call xdist,$(WORKERS))
 
 test: $(STAMP)
 	$(PYTEST) $(XDIST) tests/unit tests/flows tests/integration
 
 test-unit: $(STAMP)
-	$(PYTEST) $(XDIST) tests/unit
+	$(PYTEST) $(call xdist,$(UNIT_WORKERS)) tests/unit
 
 test-flow: $(STAMP)
 	$(PYTEST) $(XDIST) tests/flows

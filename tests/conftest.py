@@ -16,8 +16,12 @@ import pytest
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="assay-tests-"))
 os.environ["ASSAY_HOME"] = str(_SESSION_DIR / "home")
 os.environ["PREFECT_HOME"] = str(_SESSION_DIR / "prefect")
-# the local server's template Prefect database (assay_flows/local_server.py): built once per session, not in ~/.cache
-os.environ["ASSAY_CACHE_DIR"] = str(_SESSION_DIR / "cache")
+# what the sessions of one pytest run share: made by the first process (the xdist controller, or the one process);
+# the workers inherit the environment. Removed with that process's session folder.
+RUN_DIR = Path(os.environ.setdefault("ASSAY_TESTS_RUN_DIR", str(_SESSION_DIR / "run")))
+# the local server's template Prefect database (assay_flows/local_server.py): built once per run, not in ~/.cache;
+# every Prefect server the tests start on a fresh home copies it (tests/prefect_servers.py: seed_database)
+os.environ["ASSAY_CACHE_DIR"] = str(RUN_DIR / "cache")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"

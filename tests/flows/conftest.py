@@ -13,15 +13,38 @@ from tests.conftest import OWN_SERVER_FLOW_FILES
 # harness serves none of their calls. They run without it, each as its own xdist unit of work (tests/conftest.py),
 # so that they need not wait for the worker that holds the harness, and the harness stops sooner.
 
+SEEDED: list[Path] = []  # the harness databases seeded from the template (tests/flows/test_seeded_servers.py)
+
+
 # package scope: the harness (a Prefect server in a subprocess, whose services keep polling) stops when the
 # worker leaves tests/flows for the integration files, instead of using CPU until the session ends. Under
 # xdist the flow files that use it are one unit of work on one worker (tests/conftest.py), so it starts once.
 @pytest.fixture(scope="package")
-def prefect_harness():
-    from prefect.testing.utilities import prefect_test_harness
+def prefect_harness(monkeypatch_package):
+    import tempfile
 
-    with prefect_test_harness(server_startup_timeout=180):
+    import prefect.testing.utilities as harness
+
+    from tests.prefect_servers import seed_database
+
+    def seeded_mkdtemp():
+        """The harness's database folder (its one ``mkdtemp``) with the run's template database in it: the
+        harness server starts on it without running Prefect's migrations."""
+        folder = tempfile.mkdtemp()
+        SEEDED.append(Path(folder) / "prefect-test.db")
+        seed_database(SEEDED[-1])
+        return folder
+
+    monkeypatch_package.setattr(harness, "mkdtemp", seeded_mkdtemp)
+    with harness.prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="package")
+def monkeypatch_package():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
 
 
 # module scope, autouse: set up before the module's own fixtures (some run flows), as the package fixture was

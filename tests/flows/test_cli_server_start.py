@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+from tests.prefect_servers import seed_database
+
 SCRIPT = textwrap.dedent("""
     import asyncio, sys
     from assay.cli import _start_ephemeral_server
@@ -35,6 +37,8 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run(tmp_path, mode: str, **extra: str) -> str:
+    # a fresh home whose database is the run's template copy: the server skips Prefect's migrations
+    seed_database(tmp_path / "prefect" / "prefect.db")
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
                DO_NOT_TRACK="1", PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180", **extra)
     for k in ("PREFECT_API_URL", "PREFECT_PROFILES_PATH"):

@@ -16,6 +16,7 @@ from assay.cli import app
 from assay.settings import load_settings
 from assay.store import open_store
 from assay.warehouse.mysql import parse_dsn
+from tests.prefect_servers import seed_database
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = 20  # enough for the level-42 wall; each step is a few MariaDB queries
@@ -49,6 +50,9 @@ def test_assay_discover_runs_on_mariadb(loaded, tmp_path):
     # this test process (another user's process, as far as the command knows) may hold the local vector folder
     # from earlier tests; the command would wait for it, as a second run waits for the first (README)
     _close_all()
+    # a fresh PREFECT_HOME whose database is the template's copy (as the local server's first start makes one): the
+    # command's ephemeral server runs no migration
+    seed_database(tmp_path / "prefect" / "prefect.db")
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect"), ASSAY_HOME=os.environ["ASSAY_HOME"],
                PYTHONPATH=os.pathsep.join([str(ROOT)] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
     r = subprocess.run([sys.executable, "-c", "from assay.cli import main; main()", "discover", "demo-gaming",

@@ -67,15 +67,19 @@ def running_fetches(pg_dsn) -> set[int]:
 
 
 def test_a_query_whose_client_died_is_cancelled_on_the_server(pg_dsn, schema):
-    before = running_fetches(pg_dsn)
+    # the command prints its own backend's pid before its query: a FETCH of another test's process (other xdist
+    # workers query this server too) is never taken for this one's (seen once under three workers). Three copies of
+    # the table: the count never ends by itself within the test's bound (two copies took 8 s, within the 10 s)
     code = (f"from assay.models import WarehouseConfig\nfrom assay.warehouse.postgres import PostgresWarehouse\n"
             f"w = PostgresWarehouse(WarehouseConfig(kind='postgres', settings={{'dsn': {pg_dsn!r}}}, "
             f"statement_timeout_s=120))\n"
-            f"w.query('SELECT count(*) FROM {schema}.t a, {schema}.t b', row_cap=1, timeout_s=120)\n")
-    p = subprocess.Popen([sys.executable, "-c", code])
+            f"print(w._conn().info.backend_pid, flush=True)\n"
+            f"w.query('SELECT count(*) FROM {schema}.t a, {schema}.t b, {schema}.t c', row_cap=1, timeout_s=120)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
+        mine = {int(p.stdout.readline())}  # the connection the query runs on (the thread's, health-checked)
         deadline = time.time() + 60
-        while not (mine := running_fetches(pg_dsn) - before):
+        while not running_fetches(pg_dsn) & mine:
             assert time.time() < deadline and p.poll() is None, "the query never started"
             time.sleep(0.2)
     finally:
