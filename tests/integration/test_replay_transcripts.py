@@ -112,15 +112,20 @@ REAL_MODEL = {
     # Rounds 9, 10 and 11 (session 11): the scan's uncovered findings adopted, fit claims and a share's whole, the step
     # budget as the loop counts it; from round 10 a rate's segment_sql as its denominator and headlines of at most 20
     # words; round 11 a lead covered by meaning only with one of its figures (bench/README.md gives each one's figures)
-    "demo-ecommerce-30-steps-r9": ("ecommerce", ["android purchase per add_to_cart fell from 0.4408 to 0.1096",
-                                                 "37 of 400 products (9.2%) have no category"]),
-    "demo-gaming-30-steps-r9": ("gaming", ["level 42 is a difficulty wall", "Sessions of BR players last 327.5 s"]),
+    # (round 9 is retired from the replays in session 12, its fixtures kept for bench/estimate_real.py: rounds 10
+    # and 11 replay the same regime, and each replay costs the suite ~20 s of CPU)
     "demo-ecommerce-30-steps-r10": ("ecommerce", ["android purchase per add_to_cart collapsed",
                                                   "furniture loses 0.556 of add_to_cart"]),
     "demo-gaming-30-steps-r10": ("gaming", ["level 42 is a difficulty wall", "BR sessions last 327.5 s"]),
     "demo-ecommerce-30-steps-r11": ("ecommerce", ["android purchase per add_to_cart fell from 0.44 to 0.11",
                                                   "all 37 furniture products lose over half their carts"]),
     "demo-gaming-30-steps-r11": ("gaming", ["level 42 is a difficulty wall", "412 rows of sessions end before they start"]),
+    # Round 14 (session 12): one step numbering (the model cites the steps it is told it used; recorded with it, so
+    # served verbatim: no NUMBERING file), sum claims, headlines that state the message without figures
+    "demo-ecommerce-30-steps-r14": ("ecommerce", ["Android purchases per add to cart collapsed",
+                                                  "Furniture items are removed from cart far more often"]),
+    "demo-gaming-30-steps-r14": ("gaming", ["Level 42 is a difficulty wall",
+                                            "Players in BR play sessions about half as long"]),
 }
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
@@ -129,13 +134,15 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8",
              "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
              "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10",
-             "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11"}
+             "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11",
+             "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
            "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
            "demo-ecommerce-30-steps-r8": 22, "demo-ecommerce-30-steps-r9": 27, "demo-gaming-30-steps-r9": 27,
            "demo-ecommerce-30-steps-r10": 23, "demo-gaming-30-steps-r10": 23,
-           "demo-ecommerce-30-steps-r11": 24, "demo-gaming-30-steps-r11": 27}  # as recorded (the model's done)
+           "demo-ecommerce-30-steps-r11": 24, "demo-gaming-30-steps-r11": 27,
+           "demo-ecommerce-30-steps-r14": 28, "demo-gaming-30-steps-r14": 28}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
@@ -146,7 +153,8 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r8", "demo-gaming-30-steps-r8",
                        "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
                        "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10",
-                       "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11"}
+                       "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11",
+                       "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
