@@ -140,7 +140,12 @@ Answer with exactly one JSON object and nothing else:
   "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
   "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",
   "segment": "...", "segment_sql": "...", "baseline": "...", "baseline_sql": "...", "period": "...",
-  "period_sql": "...", "value": 0.14, "baseline_value": 0.52, "source_steps": [7]}]}]}
+  "period_sql": "...", "value": 0.14, "baseline_value": 0.52, "source_steps": [7]}, {"metric": "count", "measure":
+  "the affected count: the entities that show the finding", "entity": "customers", "segment": "...",
+  "segment_sql": "... AND <the outcome's condition>", "period": "...", "period_sql": "...", "value": 1234,
+  "source_steps": [7]}]}]}
+Without its own count claim, the verifier checks affected_count against a population it guesses from the other
+claims; leave affected_count null when the finding counts no one (a non-difference, a fact of the whole data).
 Return {"insights": []} when the results show nothing worth reporting for this area."""
 INSIGHTS_CONTRACT = _INSIGHTS_CONTRACT.replace("{max_insights}", str(limits.MAX_INSIGHTS_PER_AREA))
 

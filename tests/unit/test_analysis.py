@@ -203,3 +203,16 @@ def test_the_recommendations_request_lists_the_context_notes_and_allows_a_long_a
     assert out.recommendations[0].related_insight_ids == ["churn-1"]  # a note is no insight to cite
     assert llm.calls[0].max_tokens == MAX_TOKENS >= 8192
     assert "Context notes" not in recommendation_prompt(pack, [ins("a-1", "a")])  # no notes: nothing said
+
+
+def test_the_answer_format_shows_the_affected_count_as_a_claim_of_its_own():
+    """Rounds 12-15: four models gave affected_count with no count claim of it, and the verifier checked it against a
+    population guessed from another claim's segment (85 top payers re-derived as 1,700 payers: "adjusted"). The
+    answer format's own example carries the count claim, says what happens without it, and when to leave it null."""
+    from assay.analysis.discipline import INSIGHTS_CONTRACT
+
+    text = " ".join(INSIGHTS_CONTRACT.split())
+    fmt = text[text.index("## Answer format"):]
+    assert '"affected_count": 1234' in fmt and '{"metric": "count", "measure": "the affected count' in fmt
+    assert '"value": 1234' in fmt  # the claim states the same number, so the verifier checks that claim
+    assert "leave affected_count null when the finding counts no one" in fmt
