@@ -65,27 +65,34 @@ def resolve(cited: Iterable[int], steps: Iterable[ExplorationStep]) -> list[int]
     return out
 
 
-# a citation as the model copies its tags: "[step 3]", "[steps 3, 7]", "[steps 3 and 7]" (bracketed only: "funnel
-# step 3" in prose is the data's own word, not a citation)
-CITATION = re.compile(r"\[(steps?)\s+(\d+(?:\s*(?:,|&|and)\s*\d+)*)\]", re.IGNORECASE)
+# a citation as the model copies its tags or writes them in prose: "[step 3]", "[steps 3, 7]", "(step 13)", "(steps 3
+# and 7)" (bracketed only: "funnel step 3" in prose is the data's own word, not a citation)
+CITATION = re.compile(r"(?P<open>[\[(])(steps?)\s+(\d+(?:\s*(?:,|&|and)\s*\d+)*)(?P<close>[\])])", re.IGNORECASE)
+_PAIRS = {"[": "]", "(": ")"}
 
 
 def resolve_text(text: str, steps: Iterable[ExplorationStep]) -> str:
-    """A text's bracketed citations ("[step 3]") in stored numbers, so that a description the report shows beside
-    its insight's source steps names the same steps; a number no step was shown under stays as written."""
-    if not text or "[" not in text:
+    """A text's bracketed citations ("[step 3]", "(step 3)") in stored numbers, so that a description the report
+    shows beside its insight's source steps names the same steps; a number no step was shown under stays as written."""
+    if not text or not CITATION.search(text):
         return text
     stored: dict[int, int] = {}
     for s in steps:
         n = label(s)
         if n is not None:
             stored.setdefault(n, s.step)
-    return CITATION.sub(lambda m: "[" + m.group(1) + " " + re.sub(
-        r"\d+", lambda d: str(stored.get(int(d.group()), d.group())), m.group(2)) + "]", text)
+
+    def one(m: re.Match) -> str:
+        if _PAIRS[m.group("open")] != m.group("close"):
+            return m.group(0)
+        numbers = re.sub(r"\d+", lambda d: str(stored.get(int(d.group()), d.group())), m.group(3))
+        return f"{m.group('open')}{m.group(2)} {numbers}{m.group('close')}"
+    return CITATION.sub(one, text)
 
 
 def strip_citations(text: str) -> str:
     """A text without its bracketed step citations, for a reader that sees no steps (the recommendations)."""
-    if not text or "[" not in text:
+    if not text or not CITATION.search(text):
         return text
-    return re.sub(r"\s+([.,;:)])", r"\1", CITATION.sub("", text)).replace("  ", " ")
+    stripped = CITATION.sub(lambda m: "" if _PAIRS[m.group("open")] == m.group("close") else m.group(0), text)
+    return re.sub(r"\s+([.,;:)])", r"\1", stripped).replace("  ", " ")

@@ -105,7 +105,8 @@ def test_a_cited_step_resolves_to_the_query_the_model_saw_under_that_number(db):
                                                              (3, "buyers")]
     # ... and a claim citing step 2 is about stored step 3, the query the model saw under that number
     answer = {"insights": [{"name": "Most customers came from one channel",
-                            "description": "by channel [step 2], buyers [steps 1 and 3]; funnel step 2 is prose",
+                            "description": "by channel [step 2], buyers [steps 1 and 3] (step 3); funnel step 2 "
+                                           "is prose",
                             "source_steps": [2], "claims": [{"metric": "count", "measure": "customers",
                                                              "value": 1, "source_steps": [2, 3]}]}]}
     pack = load_pack("generic")
@@ -114,7 +115,7 @@ def test_a_cited_step_resolves_to_the_query_the_model_saw_under_that_number(db):
     assert got.source_steps == [3] and got.claims[0].source_steps == [3, 5]
     # its description's citations name the stored steps, as the report numbers them beside its source steps (round
     # 14's model saw its "[step 3]" beside source_steps [4]); a word of the data ("funnel step 2") is not a citation
-    assert got.description == "by channel [step 3], buyers [steps 1 and 5]; funnel step 2 is prose"
+    assert got.description == "by channel [step 3], buyers [steps 1 and 5] (step 5); funnel step 2 is prose"
     # the recommendations, which see no steps, read neither the claims' source steps nor the citations
     from assay.recommend import recommendation_prompt
 
