@@ -114,18 +114,23 @@ REAL_MODEL = {
     # words; round 11 a lead covered by meaning only with one of its figures (bench/README.md gives each one's figures)
     # (round 9 is retired from the replays in session 12, its fixtures kept for bench/estimate_real.py: rounds 10
     # and 11 replay the same regime, and each replay costs the suite ~20 s of CPU)
-    "demo-ecommerce-30-steps-r10": ("ecommerce", ["android purchase per add_to_cart collapsed",
-                                                  "furniture loses 0.556 of add_to_cart"]),
-    "demo-gaming-30-steps-r10": ("gaming", ["level 42 is a difficulty wall", "BR sessions last 327.5 s"]),
-    "demo-ecommerce-30-steps-r11": ("ecommerce", ["android purchase per add_to_cart fell from 0.44 to 0.11",
-                                                  "all 37 furniture products lose over half their carts"]),
-    "demo-gaming-30-steps-r11": ("gaming", ["level 42 is a difficulty wall", "412 rows of sessions end before they start"]),
+    # (rounds 10 and 11 are retired from the replays at the end of session 12, their fixtures kept for
+    # bench/estimate_real.py: rounds 14-16 replay the session's regime, and each replay costs the suite ~20 s of CPU)
     # Round 14 (session 12): one step numbering (the model cites the steps it is told it used; recorded with it, so
     # served verbatim: no NUMBERING file), sum claims, headlines that state the message without figures
     "demo-ecommerce-30-steps-r14": ("ecommerce", ["Android purchases per add to cart collapsed",
                                                   "Furniture items are removed from cart far more often"]),
     "demo-gaming-30-steps-r14": ("gaming", ["Level 42 is a difficulty wall",
                                             "Players in BR play sessions about half as long"]),
+    # Round 15 (the figures in the README's table) and round 16 (the affected count as a claim of its own)
+    "demo-ecommerce-30-steps-r15": ("ecommerce", ["Android purchases per add to cart collapsed",
+                                                  "Electronics products convert carts to purchases at half"]),
+    "demo-gaming-30-steps-r15": ("gaming", ["Level 42 is a difficulty wall",
+                                            "ios purchases fail far more often since May 2026"]),
+    "demo-ecommerce-30-steps-r16": ("ecommerce", ["Android purchases per add to cart collapsed",
+                                                  "Electronics revenue halved in July 2026"]),
+    "demo-gaming-30-steps-r16": ("gaming", ["Level 42 is a difficulty wall",
+                                            "tiktok_ads players stop coming back after install day"]),
 }
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
@@ -135,14 +140,18 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
              "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10",
              "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11",
-             "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14"}
+             "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
+             "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
+             "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
            "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
            "demo-ecommerce-30-steps-r8": 22, "demo-ecommerce-30-steps-r9": 27, "demo-gaming-30-steps-r9": 27,
            "demo-ecommerce-30-steps-r10": 23, "demo-gaming-30-steps-r10": 23,
            "demo-ecommerce-30-steps-r11": 24, "demo-gaming-30-steps-r11": 27,
-           "demo-ecommerce-30-steps-r14": 28, "demo-gaming-30-steps-r14": 28}  # as recorded (the model's done)
+           "demo-ecommerce-30-steps-r14": 28, "demo-gaming-30-steps-r14": 28,
+           "demo-ecommerce-30-steps-r15": 29, "demo-gaming-30-steps-r15": 27,
+           "demo-ecommerce-30-steps-r16": 23, "demo-gaming-30-steps-r16": 29}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
@@ -154,7 +163,9 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
                        "demo-ecommerce-30-steps-r10", "demo-gaming-30-steps-r10",
                        "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11",
-                       "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14"}
+                       "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
+                       "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
+                       "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
