@@ -283,7 +283,7 @@ def calibrate(steps: list[ExplorationStep], area_logs: list, telemetry) -> Shape
     # (the growth per turn holds the progress line and the model's note: none is added beside it)
     shape = Shape(source="calibrated from the project's latest LLM run", steps_per_call=1.0, steps_used_share=1.0,
                   done_output_chars=0.0, schema_calls=0.0, explore_note_chars=0.0, status_chars=0.0,
-                  turn_chars=Shape().explore_output_chars + Shape().result_chars + STEP_LABEL_CHARS)
+                  turn_chars=turn_size(Shape()))
     if growth:
         shape.turn_chars = max(1.0, statistics.fmean(growth))
     first = usage[0].input_chars  # the prompt and the intro

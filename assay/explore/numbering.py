@@ -49,20 +49,39 @@ def labels(steps: Iterable[ExplorationStep]) -> dict[int, int]:
     return {s.step: n for s in steps if (n := label(s)) is not None}
 
 
-def resolve(cited: Iterable[int], steps: Iterable[ExplorationStep]) -> list[int]:
-    """The stored steps a model's citations name (in the order cited, each once): a cited number is a label the model
-    saw; a number no step was shown under is dropped."""
-    by_label: dict[int, int] = {}
+def stored_by_label(steps: Iterable[ExplorationStep]) -> dict[int, int]:
+    """The number the model saw -> the stored number, for the steps it saw numbered (the inverse of ``labels``)."""
+    out: dict[int, int] = {}
     for s in steps:
         n = label(s)
         if n is not None:
-            by_label.setdefault(n, s.step)
-    out: list[int] = []
-    for n in cited:
-        stored = by_label.get(n)
-        if stored is not None and stored not in out:
-            out.append(stored)
+            out.setdefault(n, s.step)
     return out
+
+
+def map_steps(cited: Iterable, table: dict[int, int]) -> list[int]:
+    """Cited step numbers through ``table`` (in the order cited, each once); a number the table lacks, or no number,
+    is dropped."""
+    out: list[int] = []
+    for x in cited:
+        try:
+            v = table.get(int(x))
+        except (TypeError, ValueError):
+            continue
+        if v is not None and v not in out:
+            out.append(v)
+    return out
+
+
+def map_numbers(text: str, table: dict[int, int]) -> str:
+    """Every number of a citation's text ("3, 7 and 9") through ``table``; a number the table lacks stays."""
+    return re.sub(r"\d+", lambda d: str(table.get(int(d.group()), d.group())), text)
+
+
+def resolve(cited: Iterable[int], steps: Iterable[ExplorationStep]) -> list[int]:
+    """The stored steps a model's citations name (in the order cited, each once): a cited number is a label the model
+    saw; a number no step was shown under is dropped."""
+    return map_steps(cited, stored_by_label(steps))
 
 
 # a citation as the model copies its tags or writes them in prose: "[step 3]", "[steps 3, 7]", "(step 13)", "(steps 3
@@ -76,17 +95,12 @@ def resolve_text(text: str, steps: Iterable[ExplorationStep]) -> str:
     shows beside its insight's source steps names the same steps; a number no step was shown under stays as written."""
     if not text or not CITATION.search(text):
         return text
-    stored: dict[int, int] = {}
-    for s in steps:
-        n = label(s)
-        if n is not None:
-            stored.setdefault(n, s.step)
+    stored = stored_by_label(steps)
 
     def one(m: re.Match) -> str:
         if _PAIRS[m.group("open")] != m.group("close"):
             return m.group(0)
-        numbers = re.sub(r"\d+", lambda d: str(stored.get(int(d.group()), d.group())), m.group(3))
-        return f"{m.group('open')}{m.group(2)} {numbers}{m.group('close')}"
+        return f"{m.group('open')}{m.group(2)} {map_numbers(m.group(3), stored)}{m.group('close')}"
     return CITATION.sub(one, text)
 
 

@@ -173,25 +173,18 @@ def _renumber_text(text: str, table: dict[int, int]) -> str:
     """Step numbers a text cites ("step 6", "steps 2, 4 and 7", "[step 3]") in the numbering of ``table`` (stored ->
     shown); a number of a step shown without one (a free lookup) stays as written."""
     from ..analysis.picker import _CITED
+    from ..explore.numbering import map_numbers
 
     def one(m: re.Match) -> str:
-        inner = re.sub(r"\d+", lambda d: str(table.get(int(d.group()), d.group())), m.group(1))
-        return m.group(0)[: m.start(1) - m.start(0)] + inner + m.group(0)[m.end(1) - m.start(0):]
+        return m.group(0)[: m.start(1) - m.start(0)] + map_numbers(m.group(1), table) \
+            + m.group(0)[m.end(1) - m.start(0):]
     return _CITED.sub(one, text or "")
 
 
 def _renumber_steps(steps: Any, table: dict[int, int]) -> Any:
-    if not isinstance(steps, list):
-        return steps
-    out = []
-    for x in steps:
-        try:
-            v = table.get(int(x))
-        except (TypeError, ValueError):
-            continue
-        if v is not None and v not in out:
-            out.append(v)
-    return out
+    from ..explore.numbering import map_steps
+
+    return map_steps(steps, table) if isinstance(steps, list) else steps
 
 
 def renumber_answer(answer: dict, purpose: str, table: dict[int, int]) -> dict:

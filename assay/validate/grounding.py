@@ -226,15 +226,16 @@ def sum_numbers(step: ExplorationStep, claim: Claim) -> list[float]:
     """A sum's totals recomputed on the step's stored rows: for each numeric column, its sum over the rows of the
     segment and over the rows of the baseline (each also within the period when the rows carry the period's
     columns: a result grouped by month and channel, added up over the channel's months)."""
+    def parts(numeric: list[str], conds: list[str]) -> list[str]:
+        where = " AND ".join(f"({x})" for x in conds)
+        return [f"sum({n}) FILTER (WHERE {where})" for n in numeric]
+
     out: list[float] = []
     for cond in (claim.segment_sql, claim.baseline_sql):
         if not (cond or "").strip():
             continue
         variants = [[cond]] + ([[cond, claim.period_sql]] if (claim.period_sql or "").strip() else [])
         for conds in variants:
-            def parts(numeric: list[str], c: list[str]) -> list[str]:
-                where = " AND ".join(f"({x})" for x in c)
-                return [f'sum({n}) FILTER (WHERE {where})' for n in numeric]
             out += _on_rows(step, conds, parts)
     return out
 
