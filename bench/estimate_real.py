@@ -9,7 +9,7 @@ phase and per token kind.
 
 Prints one `name: value` line per figure:
   estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
-  estimate_real_error_max_cold_<round>         the same per round (r2, r4, r5, r6, r7)
+  estimate_real_error_max_cold_<round>         the same per round (r2, r4-r11, r14-r16)
   estimate_real_error_max_given_stop_<round>   the same estimate told only where the model stopped: the step
                                                budget set to the queries it ran, its schema actions beside them
                                                (every other size the default)
