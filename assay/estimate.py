@@ -57,47 +57,50 @@ class Shape:
     """Sizes (characters) of the parts of the calls a discovery makes.
 
     The defaults describe a real model at work under today's prompts, as mechanisms with sizes measured on the
-    real-model rounds 9 and 10 (bench/README.md, "cold estimate against real-model runs, session 12"; round 11
-    held out): the explorer asks one question per turn (the prompt says "ask one precise question at a time,
-    look at what came back", and the loop tells it the steps left after every turn), so a call carries one step
-    and each turn appends the model's own call, the result it was shown and the progress line to a conversation
-    whose earlier requests are the cached prefix; an area's analysis reads a share of the steps and writes a few
-    insights with their claims; each claim is re-derived in one verification call. A project's own finished LLM
-    run replaces them (``calibrate``)."""
+    real-model rounds 9, 10, 14 and 15 (bench/README.md, "cold estimate ... session 13"; rounds 11 and 16 held
+    out): the explorer puts a few independent questions in one turn (the tools say "several in one turn when they
+    are independent"; 19 of the 23 recorded runs did, 3.1-4.8 steps a call, every run of rounds 14-16; the
+    others asked one at a time), so each call appends the model's calls, the results it was shown and the
+    progress line to a conversation whose earlier requests are the cached prefix; an area's analysis reads a
+    share of the steps (those relevant to it) and writes a few insights with their claims; each claim is
+    re-derived in one verification call. A project's own finished LLM run replaces them (``calibrate``)."""
 
     # one step's raw turn in the conversation; None: the model's call (``explore_output_chars``), the result it
     # was shown (``result_chars``) and the step label, as the loop appends them (``turn_size``)
     turn_chars: float | None = None
     summary_line_chars: float = 645  # one folded step (at most limits.SUMMARY_LINE_CHARS; r9, r10: 611-665)
-    explore_output_chars: float = 1_060  # one step's action as the model writes it: its SQL, purpose, thinking
-    explore_note_chars: float = 570  # the model's text beside its tool calls, once per call
+    explore_output_chars: float = 850  # one step's action as the model writes it: its SQL, purpose, thinking
+    explore_note_chars: float = 790  # the model's text beside its tool calls, once per call
     result_chars: float = 1_300      # one result as the model is shown it (at most TOOL_RESULT_BUDGET_CHARS)
-    steps_per_call: float = 1.0      # one question per turn (r9 e, r10 e/g: 1.0; r9 gaming batched 3.1)
-    schema_calls: float = 1.0        # free schema actions, each a turn of its own (every run of r8-r11: one lookup)
-    steps_used_share: float = 0.833  # share of the step budget used before done (r9: 27, 27; r10: 23, 23 of 30)
-    done_output_chars: float = 6_500  # the closing done call: the explorer's summary of what it found
+    # steps (queries and schema actions) in one call: the median of the chosen rounds' runs (r9 1.0 / 3.1, r10 1.0 /
+    # 1.0, r14 3.6 / 4.8, r15 3.75 / 4.5); a model that asks one question per turn makes ~3x the requests
+    steps_per_call: float = 3.37
+    schema_calls: float = 1.0        # free schema actions (7 of the 8 chosen runs: one lookup)
+    steps_used_share: float = 0.883  # share of the step budget used before done (r9, r10, r14, r15: 23-29 of 30)
+    done_output_chars: float = 6_300  # the closing done call: the explorer's summary of what it found
     intro_chars: float = 30
-    leads_chars: float = 4_800       # the leads section of the exploration prompt (8 leads: 4,781, 4,870 on the demos)
+    leads_chars: float = 4_830       # the leads section of the exploration prompt (8 leads: 4,781, 4,870 on the demos)
     status_chars: float = 390        # the progress line the loop appends after each turn (steps used, areas left)
-    digest_chars: float = 5_200      # one step in an analysis prompt: its SQL, purpose and digest (r9, r10: 4.7-5.8k)
+    digest_chars: float = 4_850      # one step in an analysis prompt: its SQL, purpose and digest (3.9-5.8k)
     # the steps one area's analysis reads, as a share of the steps taken (the picker keeps an area's relevant
-    # steps, at most ANALYSIS_AREA_TOP_K): the analysis input grows with the exploration, not with a constant
-    picked_share: float = 0.535  # r9, r10: 0.44-0.61
+    # steps, at most ANALYSIS_AREA_TOP_K; a step the explorer's summary cites only when it is relevant to the area
+    # or the goal): the analysis input grows with the exploration, not with a constant
+    picked_share: float = 0.53  # r9, r10, r14, r15: 0.42-0.61 (with every cited step lifted, r14-r16: 0.83-1.0)
     analysis_leads_share: float = 0.51  # the analysis reads each lead's headline and numbers, not its SQL
     # one area's answer; None: its insights, each a text and its claims (``analysis_output``)
     analysis_output_chars: float | None = None
-    insights_per_area: float = 2.5   # at most MAX_INSIGHTS_PER_AREA (3); r9, r10: 2.0-2.8
-    insight_text_chars: float = 1_400  # one insight's fields beside its claims
-    claim_chars: float = 530         # one claim in the analysis answer
-    claims_per_insight: float = 3.8   # r9, r10: 2.7-5.0 (the contract: one claim per headline number)
+    insights_per_area: float = 2.6   # at most MAX_INSIGHTS_PER_AREA (3); r9, r10, r14, r15: 2.0-3.0
+    insight_text_chars: float = 1_240  # one insight's fields beside its claims
+    claim_chars: float = 540         # one claim in the analysis answer
+    claims_per_insight: float = 3.6   # 2.7-5.0 (the contract: one claim per headline number)
     verify_calls_per_insight: float | None = None  # None: one blind re-derivation per claim
-    verify_extra_chars: float = 1_950  # evidence and the claim, beside the prompt and the catalog
-    verify_output_chars: float = 525  # r9, r10: 454-568 per call
-    recommend_output_chars: float = 10_450  # r9, r10: 9.8-11.4k
-    insight_json_chars: float = 4_800  # a verified insight (with its claims and verdicts) in the recommendations
+    verify_extra_chars: float = 1_720  # evidence and the claim, beside the prompt and the catalog
+    verify_output_chars: float = 510  # 418-586 per call
+    recommend_output_chars: float = 10_100  # 9.3-11.4k
+    insight_json_chars: float = 4_460  # a verified insight (with its claims and verdicts) in the recommendations
     # the share of the areas' insights that reach the recommendations (one segment's findings merged into one,
     # non-differences moved to the context notes): its input grows with these, not with every area's insights
-    recommend_insight_share: float = 0.82  # r9, r10: 0.77-0.90
+    recommend_insight_share: float = 0.85  # 0.77-0.92
     source: str = "defaults"
     # calibrated from a previous run: measured usage of one area (analysis and verification) and of
     # the recommendations call, as (calls, input, cached, output) tokens
@@ -331,13 +334,18 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
                          f"more in each exploration request")
     ex = exploration_estimate(system_chars, max_steps, shape)
     if shape.source == "defaults":  # cold: where the model stops is the one thing it cannot know
-        per_turn = ("one question per turn" if shape.steps_per_call <= 1
-                    else f"{shape.steps_per_call:g} questions per turn")
+        if shape.steps_per_call <= 1:
+            per_turn, other = "one question per turn", "asks several questions in one turn spends less"
+        else:  # what a model that asks one question at a time spends: the same conversation, re-sent per question
+            one = exploration_estimate(system_chars, max_steps, replace(shape, steps_per_call=1.0))
+            per_turn = f"about {shape.steps_per_call:.1f} questions per turn ({ex.calls} requests)"
+            other = (f"asks one question per turn spends more ({one.calls} requests, "
+                     f"{one.input_tokens / max(ex.input_tokens, 1):.1f}x the input tokens)")
         est.notes.append(f"cold estimate (no finished LLM run of this project yet): it assumes the model takes "
-                         f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps, {per_turn}; a "
-                         f"model that calls done sooner or asks several questions in one turn spends less on the "
-                         f"exploration (its input grows with every call), one that writes fewer claims less on "
-                         f"the verification; after the first run the project's own sizes replace these")
+                         f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps, {per_turn}; on the "
+                         f"exploration a model that {other}, one that calls done sooner less (its input grows "
+                         f"with every call); one that writes fewer claims spends less on the verification; after "
+                         f"the first run the project's own sizes replace these")
     picked = min(limits.ANALYSIS_AREA_TOP_K, max(1, round(steps_used(max_steps, shape) * shape.picked_share)))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN
     if shape.area_usage:

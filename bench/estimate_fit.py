@@ -17,8 +17,8 @@ Prints `name: value` lines:
   estimate_fit_all_<size>                    the sizes fitted on every round
 and `#` lines: each fold's fitted sizes, each transcript's implied sizes.
 
-Session 12: today's defaults are chosen by ``bench/estimate_priors.py`` (sizes measured on rounds 9 and 10, the
-mechanisms of today's prompts); this leave-one-round-out fit is kept for comparison.
+Sessions 12-13: today's defaults are chosen by ``bench/estimate_priors.py`` (sizes measured on rounds 9, 10, 14 and
+15, the mechanisms of today's prompts; rounds 11 and 16 held out); this leave-one-round-out fit is kept for comparison.
 
 Usage: .venv/bin/python bench/estimate_fit.py --recorded /tmp/replays.json [--rounds r4,r5,r7] [--current]
        [--only picked_share,digest_chars,...]

@@ -4,7 +4,7 @@ The cold estimate (``assay.estimate.Shape``) is a model of mechanisms (one quest
 loop builds, a share of the steps per area, one verification call per claim); its sizes are priors measured on
 chosen rounds and checked on the others. This prints, for the rounds given, each size as the transcripts measure it
 (pooled over the transcripts: a ratio of sums, so a long run weighs as much as its calls), beside today's default
-and the spread over the transcripts. Choose on some rounds (``--rounds r9,r10``), then check the held-out ones
+and the spread over the transcripts. Choose on some rounds (``--rounds r9,r10,r14,r15``), then check the held-out ones
 with ``bench/estimate_real.py``.
 
 Reads what ``bench/estimate_real.py --recorded FILE`` wrote (each replay's tokens per call, the steps each area read,
@@ -12,7 +12,7 @@ the insights) and the transcripts themselves (what the model wrote, call by call
 
 Prints `estimate_prior_<size>: value  # default D; per transcript a-b` lines.
 
-Usage: .venv/bin/python bench/estimate_priors.py --recorded /tmp/replays.json [--rounds r9,r10]
+Usage: .venv/bin/python bench/estimate_priors.py --recorded /tmp/replays.json [--rounds r9,r10,r14,r15]
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def priors(rows: dict[str, dict[str, float]]) -> dict[str, tuple[float, list[flo
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--recorded", required=True)
-    ap.add_argument("--rounds", default="r9,r10")
+    ap.add_argument("--rounds", default="r9,r10,r14,r15")  # what chose today's defaults (session 13)
     args = ap.parse_args()
     from assay.estimate import Shape
 

@@ -6,11 +6,18 @@ identity; an area keyword (as words, not inside other words or SQL function name
 ``count(*)`` is no keyword hit) lifts it into [floor, 1] without flattening it,
 ``floor + (1 - floor) * cosine``, so keyword hits still rank among themselves
 instead of tying at the floor. A step the explorer's closing summary cites
-("step 6") gets the same lift on its whole score.
+("step 6") gets the same lift on its whole score when it is relevant to the area
+or the goal at all (a keyword hit, or a cosine reaching the minimum score): a
+citation says the explorer's conclusion rests on the step, not which area the
+conclusion is about. The done tool asks for "the step numbers they come from", so
+a summary cites nearly every step (rounds 9-16: 22-29 of 24-30), and lifting them
+all made every area of a five-area run read 24 steps (the top K), against the
+partition of the run into areas; the summary itself is in every area's prompt.
 With one area in the run every step was explored for that area (and the goal):
-nothing is filtered, only the budget trims. With several areas a step must reach
-the minimum score for this area or for the goal (or be lifted), and only the top K
-stay candidates.
+nothing is filtered, only the budget trims (a cited step is lifted above the
+others there, whatever its score). With several areas a step must reach the
+minimum score for this area or for the goal (or carry an area keyword), and only
+the top K stay candidates.
 """
 
 from __future__ import annotations
@@ -47,7 +54,8 @@ class Dropped:
 
 
 _WHY = {
-    "below_min_score": "below the minimum score for this area and for the goal; no area keyword, not cited",
+    "below_min_score": "below the minimum score for this area and for the goal; no area keyword (a citation by the "
+                       "explorer's summary does not make a step relevant to an area)",
     "outside_top_k": "outside the top {top_k} of a run shared with other areas",
     "over_budget": "the steps ranked above it fill the area's budget",
 }
@@ -179,9 +187,13 @@ def pick_steps(
         keyword = _keyword_hit(s, area.keywords)
         area_rel = floor + (1 - floor) * max(a, 0.0) if keyword else a  # a keyword speaks for the area
         score = area_rel if g is None else (area_rel + g) / 2
-        if n in cited:  # the explorer's conclusion rests on it: for the area and the goal alike
+        relevant = keyword or max(a, g or 0.0) >= min_score
+        # the explorer's conclusion rests on it: lifted for the area and the goal alike, when it is about either
+        # (in a run of one area every step is, and the lift only orders the budget's cut)
+        lifted = n in cited and (relevant or areas_in_run <= 1)
+        if lifted:
             score = floor + (1 - floor) * max(score, 0.0)
-        lifts = [w for w, hit in (("keyword", keyword), ("cited", n in cited)) if hit]
+        lifts = [w for w, hit in (("keyword", keyword), ("cited", lifted)) if hit]
         source = "+".join((["vector"] if not lifts or max(a, g or 0.0) >= min_score else []) + lifts)
         scored.append(Scored(n, score, source, a, g))
     scored.sort(key=lambda x: (-x.score, x.step))
@@ -192,7 +204,7 @@ def pick_steps(
 
     picked: list[Scored] = []
     for x in scored:
-        if areas_in_run > 1 and x.source == "vector" and max(x.area_score, x.goal_score or 0.0) < min_score:
+        if areas_in_run > 1 and "keyword" not in x.source and max(x.area_score, x.goal_score or 0.0) < min_score:
             drop(x, "below_min_score")
         elif areas_in_run > 1 and len(picked) >= top_k:
             drop(x, "outside_top_k")

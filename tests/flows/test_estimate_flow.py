@@ -35,7 +35,7 @@ def test_cli_estimate_per_phase(tmp_path):
     assert [p["phase"] for p in est["phases"]] == ["exploration", "analysis", "verification", "recommendations",
                                                   "table descriptions"]  # #19: LLM-written descriptions
     ex = est["phases"][0]
-    d = Shape()  # 30 steps: the steps it uses and its schema actions, one question per turn, then done
+    d = Shape()  # 30 steps: the steps it uses and its schema actions, a few to a turn, then done
     assert ex["calls"] == math.ceil((round(30 * d.steps_used_share) + d.schema_calls) / d.steps_per_call) + 1
     assert 0 < ex["cached_tokens"] < ex["input_tokens"]
     assert est["total"]["cost_usd"] > 0 and est["prices"]["input"] == 3.0

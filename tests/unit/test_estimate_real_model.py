@@ -34,17 +34,36 @@ def recorded(name: str) -> dict[str, dict[str, int]]:
     return got
 
 
-# The rounds recorded under today's prompt regime: rounds 9 and 10 (session 11) chose the defaults' sizes
-# (bench/estimate_priors.py --rounds r9,r10), round 11 is held out. Older rounds (2, 4-8) said the step budget
-# otherwise and their models put 3-4 steps in one call; their fixtures stay for bench/estimate_real.py.
-R10_ECOMMERCE = pytest.mark.xfail(strict=True, reason="round 10 ecommerce wrote 2.7 claims per insight (35 for 13 "
-                                  "insights) where the defaults assume 3.8: the estimate 0.38 over its verification output")
-R11_GAMING = pytest.mark.xfail(strict=True, reason="round 11 gaming put 1.9 steps in a call (16 calls, not 27): "
-                               "the estimate, which assumes one question per turn, 0.44 over its exploration output")
-# told its calls, round 11 gaming still wrote less per step than rounds 9-10 (SQL of 690 chars, 880-1,210 in the
-# others; a note of 60 chars per step, 140-330 in the others): the estimate stays 0.36 over its exploration output
-R11_GAMING_TOLD = pytest.mark.xfail(strict=True, reason="round 11 gaming wrote shorter queries and notes per step: "
-                                    "the estimate told its stop and calls 0.36 over its exploration output")
+# Rounds 9, 10, 14 and 15 chose the defaults' sizes (bench/estimate_priors.py --rounds r9,r10,r14,r15); rounds 11
+# and 16 are held out. All six rounds ran today's prompts (the same exploration prompt and tools); their models differ:
+# rounds 9-11 asked mostly one question per turn, every model of rounds 14-16 put 3.4-4.8 steps in one call (as the
+# models of rounds 2-8 did); the defaults take the chosen runs' median, 3.37. Older rounds (2, 4-8) stay in
+# bench/estimate_real.py by name.
+def _xfail(reason: str):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+ONE_PER_TURN = "asked one question per turn ({} calls, the estimate's 10): the notes beside its calls, one per call"
+CLAIMS = "wrote {} claims for {} insights ({:.1f} per insight, the defaults 3.6): every claim is a verification call"
+COLD_MISSES = {
+    "demo-ecommerce-30-steps-r9": _xfail(ONE_PER_TURN.format(29) + ": 0.28 under on its exploration output"),
+    "demo-gaming-30-steps-r9": _xfail("made 55 verification calls (14 insights, one corrective round) of 568 chars "
+                                      "each, the defaults 47 of 510: 0.28 under on its verification output"),
+    "demo-ecommerce-30-steps-r10": _xfail(CLAIMS.format(35, 13, 2.7) + ": 0.31 over on its verification output"),
+    "demo-gaming-30-steps-r14": _xfail("put 4.8 steps in one call (7 calls, the estimate's 10): 0.36 over on its "
+                                       "exploration output (told its calls: 0.24)"),
+    "demo-ecommerce-30-steps-r16": _xfail("held out: stopped at 23 queries and wrote less in every phase (2.7 claims "
+                                          "per insight, 425 chars per verification answer): 0.33-0.76 over"),
+    "demo-gaming-30-steps-r16": _xfail("held out: 2.9 claims per insight, 417 chars per verification answer (the "
+                                       "chosen runs 418-586, pooled 510): 0.28 over on its verification output"),
+}
+TOLD_MISSES = {k: COLD_MISSES[k] for k in ("demo-gaming-30-steps-r9", "demo-ecommerce-30-steps-r10",
+                                            "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16")}
+# told its 16 calls, round 11 gaming still wrote less per step than the others (SQL of 690 chars, 880-1,210 in the
+# others; short notes): cold, its fewer calls and the default's fewer steps per call cancel out (0.19)
+TOLD_MISSES["demo-gaming-30-steps-r11"] = _xfail("held out: shorter queries and notes per step: the estimate told its "
+                                                 "stop and calls 0.27 over on its exploration output")
+RUNS = [f"demo-{d}-30-steps-{r}" for r in ("r9", "r10", "r11", "r14", "r15", "r16") for d in ("ecommerce", "gaming")]
 
 
 def exploration_calls(name: str) -> list[list[str]]:
@@ -83,31 +102,23 @@ def output_errors(name: str, shape: Shape | None = None) -> dict[str, float]:
     return errors
 
 
-@pytest.mark.parametrize("name", [
-    "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
-    pytest.param("demo-ecommerce-30-steps-r10", marks=R10_ECOMMERCE), "demo-gaming-30-steps-r10",
-    "demo-ecommerce-30-steps-r11", pytest.param("demo-gaming-30-steps-r11", marks=R11_GAMING),
-])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=COLD_MISSES.get(n, ())) for n in RUNS])
 def test_cold_output_estimate_is_within_a_quarter_of_a_real_model_per_phase(name):
     errors = output_errors(name)
     assert max(errors.values()) <= 0.25, {k: round(v, 3) for k, v in errors.items()}
 
 
-@pytest.mark.parametrize("name", [
-    "demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
-    pytest.param("demo-ecommerce-30-steps-r10", marks=R10_ECOMMERCE), "demo-gaming-30-steps-r10",
-    "demo-ecommerce-30-steps-r11", pytest.param("demo-gaming-30-steps-r11", marks=R11_GAMING_TOLD),
-])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=TOLD_MISSES.get(n, ())) for n in RUNS])
 def test_told_where_the_model_stopped_and_how_it_batched_the_estimate_is_within_a_quarter_per_phase(name):
     """What "≤ 25% cold, per phase" can mean when a model stops early or puts several steps in one call: the same
-    default sizes, told only those (nothing before the run knows them). Round 9 gaming (3.1 steps per call) meets
-    it cold and told; round 11 gaming's miss is half its calls and half the size of what it wrote."""
+    default sizes, told only those (nothing before the run knows them). Told, the runs that asked one question per
+    turn (round 9 and 10 ecommerce) and round 14 gaming (4.8 steps per call) meet it; the misses left are the
+    claims a model writes (every claim is a verification call) and round 16 ecommerce's shorter answers."""
     errors = output_errors(name, told(name))
     assert max(errors.values()) <= 0.25, {k: round(v, 3) for k, v in errors.items()}
 
 
-@pytest.mark.parametrize("name", [f"demo-{d}-30-steps-{r}" for r in ("r9", "r10", "r11")
-                                  for d in ("ecommerce", "gaming")])
+@pytest.mark.parametrize("name", RUNS)
 def test_exploration_requests_are_the_steps_and_schema_actions_then_done(name):
     """Issue 20 item 11: the explorer's requests are its turns, one per question (a query or a schema action) when
     it asks one at a time, else its steps over the steps per call, and the closing done: the estimate told the
@@ -115,4 +126,5 @@ def test_exploration_requests_are_the_steps_and_schema_actions_then_done(name):
     calls = exploration_calls(name)
     assert [ph.calls for ph in _estimate(told(name)).phases if ph.phase == "exploration"] == [len(calls)]
     if all(len(t) == 1 for t in calls):  # one question per turn: steps + schema actions + done
-        assert _estimate(told(name, calls=False)).phases[0].calls == len(calls)
+        one = dataclasses.replace(told(name, calls=False), steps_per_call=1.0)
+        assert _estimate(one).phases[0].calls == len(calls)

@@ -185,5 +185,28 @@ def test_steps_the_explorer_cited_are_lifted():
     p = pick_steps(AREA, steps, scores, budget_tokens=budget, cited=cited_steps(summary))
     assert [x.step for x in p.picked] == [1, 2, 4] and [d.step for d in p.dropped] == [3]
     assert [x.source for x in p.picked] == ["vector+cited", "cited", "cited"]
-    shared = pick_steps(AREA, steps, scores, areas_in_run=2, cited={4})
-    assert 4 in {x.step for x in shared.picked} and [d.step for d in shared.dropped] == [2]
+    shared = pick_steps(AREA, steps, scores, areas_in_run=2, cited={1, 4})
+    assert [x.step for x in shared.picked] == [1, 3] and shared.picked[0].source == "vector+cited"
+    assert [(d.step, d.reason) for d in shared.dropped] == [(2, "below_min_score"), (4, "below_min_score")]
+
+
+def test_a_cited_step_is_lifted_only_for_an_area_or_goal_it_is_about():
+    """The explorer's summary cites the steps its numbers come from (the done tool asks for them), nearly every step
+    of a long exploration (rounds 14-16: every area of a five-area run read 24 of 24-30); in a run of several
+    areas a citation ranks a step among those relevant to the area or the goal, it does not make an unrelated step
+    relevant. A keyword hit or a cosine at the minimum score is enough; in a one-area run every cited step is lifted."""
+    steps = [step(1, purpose="churn of players by week"), step(2), step(3), step(4), step(5)]
+    scores = search_of({1: 0.05, 2: 0.35, 3: 0.5, 4: 0.1, 5: 0.2})
+    everything = {1, 2, 3, 4, 5}
+    shared = pick_steps(AREA, steps, scores, areas_in_run=5, cited=everything)
+    assert [x.step for x in shared.picked] == [1, 3, 2]  # keyword, then the cosines >= 0.30, lifted
+    assert {x.source for x in shared.picked} == {"keyword+cited", "vector+cited"}
+    assert {d.step: d.reason for d in shared.dropped} == {4: "below_min_score", 5: "below_min_score"}
+    assert "does not make a step relevant" in dict((e["step"], e["why"]) for e in shared.log()[1])[4]
+    # the goal speaks for a step as the area does
+    goal = lambda text, k: [(4, 0.6)] if text == "why do payers leave" else scores(text, k)  # noqa: E731
+    with_goal = pick_steps(AREA, steps, goal, areas_in_run=5, cited=everything, goal="why do payers leave")
+    assert 4 in {x.step for x in with_goal.picked} and "cited" in next(x for x in with_goal.picked if x.step == 4).source
+    # one area: every step is for it; the cited ones rank above the rest whatever their cosine
+    alone = pick_steps(AREA, steps, scores, cited={4})
+    assert [x.step for x in alone.picked][:2] == [4, 1] and len(alone.picked) == 5
