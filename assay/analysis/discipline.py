@@ -185,7 +185,8 @@ Answer with exactly one JSON object and nothing else:
 {"recommendations": [{"title": "...", "description": "...", "priority": 1, "effort": "low|medium|high",
   "target_segment": "...", "segment_size": 1234,
   "expected_impact": {"metric": "...", "estimated_improvement": "+5-8%", "reasoning": "..."},
-  "actions": ["...", "..."], "success_metrics": ["..."], "related_insight_ids": ["churn-1"], "confidence": 0.0-1.0}]}"""
+  "actions": ["...", "..."], "success_metrics": ["..."], "related_insight_ids": ["churn-1"], "confidence": 0.0-1.0}]}
+priority is 1 to 5 (1 = do first), not a rank: several recommendations may share one."""
 
 RECOMMENDATION_DISCIPLINE = """\
 ## Claim discipline (always applies)
