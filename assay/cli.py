@@ -289,9 +289,12 @@ def _run_flow(project: str, max_steps: Optional[int], min_steps: Optional[int], 
     """Run the discovery flow in a thread while the main thread shows progress. The run's id is its flow
     run's id (``done["run_id"]``), as for a run a deployment starts."""
     _prefect_env()
-    from .vectors.embedder import warm_up
+    from .vectors.embedder import warm_up_if_cold
 
-    warm_up()  # torch and the model load while Prefect imports and its server starts
+    # on a host that never embedded, torch and the model load while Prefect imports and its server starts; where
+    # the cache holds the model's vectors, lazily at the first text it lacks (a run whose texts are all cached,
+    # e.g. a scheduled statistical run of unchanged data, never imports torch)
+    warm_up_if_cold()
     server = _PrefectServer()
     from assay_flows.flows.discovery import DiscoveryParams, discovery_flow
     from assay_flows.flows.runstate import run_with_id

@@ -9,6 +9,9 @@ characters of its system prompt and last user turn (for a reader), the responses
     python bench/record_transcript.py BRIDGE_DIR tests/fixtures/transcripts/NAME
 
 Prints one `name: value` line per figure (requests, bytes before and after).
+
+A transcript that joins the CI replays also gets the vectors of the texts its replay embeds (``vectors.npz``,
+tests/seeded_vectors.py): run its replay test once with ``pytest --update-goldens`` and commit the file.
 """
 
 from __future__ import annotations

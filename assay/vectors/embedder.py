@@ -16,7 +16,9 @@ Every model is loaded once per process, lazily (importing sentence-transformers 
 only for texts it has not embedded before: ``get_embedder`` keeps each vector in a disk cache
 (``$ASSAY_HOME/embeddings.sqlite``, keyed by model name and text; ``ASSAY_EMBEDDING_CACHE=0`` turns it off).
 A rerun or an area flow run embeds the texts its discovery embedded (step texts, area queries, candidate
-names), so on the same host it never imports torch nor loads the model (issue #20 item 8).
+names), so on the same host it never imports torch nor loads the model (issue #20 item 8); a discovery warms the
+model up at its start only on a host whose cache holds none of its vectors (``warm_up_if_cold``), else it loads
+at the first text the cache lacks (a discovery whose texts are all cached never loads it).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from assay.run.lifecycle import create_run, fail_run
 from assay.services.maintenance import BackgroundSweep
 from assay.settings import load_settings
 from assay.store import open_store
-from assay.vectors.embedder import warm_up
+from assay.vectors.embedder import warm_up_if_cold
 from assay_flows.tasks.artifacts import publish_report
 from assay_flows.tasks.phases import (
     context_task,
@@ -59,7 +59,9 @@ async def discovery_flow(params: DiscoveryParams, run_id: SkipJsonSchema[str | N
     logger = get_run_logger()
     if params.estimate_only:
         return await estimate_task(params.project, params.max_steps)
-    warm_up()  # the embedder loads while the run's first phases talk to Prefect and the warehouse
+    # a host that never embedded loads the model now, while the run's first phases talk to Prefect and the
+    # warehouse; elsewhere it loads at the first text the cache lacks (steps are indexed off the loop's path)
+    warm_up_if_cold()
     run_id = run_id or str(current_flow_run.id).replace("-", "")
     store = open_store(load_settings())
     try:

@@ -15,6 +15,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import ask_eval  # noqa: E402
 
+from assay.llm.replay import TRANSCRIPTS  # noqa: E402
+from tests.seeded_vectors import seeded_vectors  # noqa: E402
+
 NAME = "ask-eval-30"
 
 
@@ -48,10 +51,11 @@ def test_every_question_has_a_source_and_a_checkable_expectation():
 @pytest.mark.timeout(1800)
 def test_ask_eval_replays_the_real_model_run(tmp_path):
     data = ask_eval.load()
-    runs = ask_eval.setup(tmp_path, data["scale"])
-    assert ask_eval.check_expectations(data["questions"], runs) == []  # expectations hold on today's code
-    llm = ask_eval.build(f"replay:{NAME}")
-    rows = ask_eval.ask_all(data["questions"], runs, llm)
+    with seeded_vectors(TRANSCRIPTS / NAME):  # the discoveries' and the questions' vectors (tests/seeded_vectors.py)
+        runs = ask_eval.setup(tmp_path, data["scale"])
+        assert ask_eval.check_expectations(data["questions"], runs) == []  # expectations hold on today's code
+        llm = ask_eval.build(f"replay:{NAME}")
+        rows = ask_eval.ask_all(data["questions"], runs, llm)
     llm.assert_consumed()  # every recorded answer asked for, in order
     s = ask_eval.summary(rows)
     wrong = [(r["id"], r["missing"], r["answer"][:200]) for r in rows if not r["correct"]]

@@ -14,6 +14,7 @@ from assay.cli import app
 from assay.insightbench import CSV_COLUMNS
 from assay.settings import load_settings
 from assay.store import open_store
+from tests.seeded_vectors import seeded_vectors
 
 TASKS = Path(__file__).resolve().parents[1] / "data" / "insightbench"
 
@@ -30,8 +31,9 @@ def evaluated(tmp_path_factory):
     flag["insights"], flag["insight_list"] = [], []
     (root / "flags" / "flag-3.json").write_text(json.dumps(flag))
     out_csv = tmp / "scores.csv"
-    r = CliRunner().invoke(app, ["eval", "insightbench", str(root), "--tasks", "1-3", "--csv", str(out_csv)],
-                           catch_exceptions=False)
+    with seeded_vectors(TASKS):  # the discoveries' and the scoring's vectors (tests/seeded_vectors.py)
+        r = CliRunner().invoke(app, ["eval", "insightbench", str(root), "--tasks", "1-3", "--csv", str(out_csv)],
+                               catch_exceptions=False)
     return root, r, out_csv
 
 

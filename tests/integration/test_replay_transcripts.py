@@ -13,11 +13,12 @@ import pytest
 
 from assay.explore import actions
 from assay.llm import replay
-from assay.llm.replay import TranscriptMismatch
+from assay.llm.replay import TRANSCRIPTS, TranscriptMismatch
 from assay.models import LLMConfig, Project, StepAction, WarehouseConfig
 from assay.run.lifecycle import new_run_id, run_discovery_inline
 from assay.settings import load_settings
 from assay.store import open_store
+from tests.seeded_vectors import seeded_vectors
 
 NAME = "demo-ecommerce-8-steps"
 
@@ -37,7 +38,8 @@ def _project(demo_dir, pid):
 def test_demo_ecommerce_transcript_replays_end_to_end(demo_dir):
     replay.reset(NAME)
     p = _project(demo_dir, "replay-ecommerce")
-    result = run_discovery_inline(p.id, new_run_id())
+    with seeded_vectors(TRANSCRIPTS / NAME):  # the texts' vectors, as a warm host has them (no model run)
+        result = run_discovery_inline(p.id, new_run_id())
     llm = replay.replay_llm(p.llm)
     llm.assert_consumed()  # every recorded answer was asked for, in order
     steps = open_store(load_settings()).steps(result.run_id)
@@ -183,7 +185,8 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     # table descriptions are cached by the tables' content: another transcript's run on the same demo would
     # answer this one's first request (the description pass) from the cache, and the replay would start a turn late
     store.db.table_notes.delete_many({})
-    result = run_discovery_inline(p.id, new_run_id())
+    with seeded_vectors(TRANSCRIPTS / name):
+        result = run_discovery_inline(p.id, new_run_id())
     replay.replay_llm(p.llm).assert_consumed()  # every recorded answer asked for, in order
     scanned = store.get_run(result.run_id).telemetry.leads_probes
     assert (scanned > 0) == (name in RECORDED_WITH_LEADS), scanned  # the scan as recorded
@@ -216,8 +219,8 @@ def test_a_removed_corrective_round_fails_loudly_instead_of_verifying_the_wrong_
     store.save_project(p)
     store.db.table_notes.delete_many({})
     run_id = new_run_id()
-    with pytest.raises(TranscriptMismatch):  # (the run goes on to its recommendations, which fail as well)
-        run_discovery_inline(p.id, run_id)
+    with pytest.raises(TranscriptMismatch), seeded_vectors(TRANSCRIPTS / name):  # (the run goes on to its
+        run_discovery_inline(p.id, run_id)  # recommendations, which fail as well)
     errors = [log.error or "" for _, log in store.area_results(run_id).values()]
     assert any(f"request {RETIRED[name]:04d} (verify): verifies ('change', 'daily purchase events per add_to_cart "
                "event'), the recording verified ('count', 'android add_to_cart events')" in e for e in errors), errors
@@ -240,7 +243,7 @@ def test_a_corrective_round_for_a_renamed_column_is_no_longer_sent(demo_dir):
     store.save_project(p)
     store.db.table_notes.delete_many({})
     run_id = new_run_id()
-    with pytest.raises(TranscriptMismatch):
+    with pytest.raises(TranscriptMismatch), seeded_vectors(TRANSCRIPTS / name):
         run_discovery_inline(p.id, run_id)
     errors = [log.error or "" for _, log in store.area_results(run_id).values()]
     assert any(f"request {RETIRED[name]:04d} (verify): verifies ('rate', 'share of players with no session since "

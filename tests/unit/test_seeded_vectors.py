@@ -1,0 +1,63 @@
+"""tests/seeded_vectors.py: a replay reads its recorded vectors back through the product's embedding cache and
+never runs the model for them; a text the file lacks is embedded by the model and warned about; the update flag
+rewrites the file from what the run asked for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assay.vectors import embedder as E
+from tests import goldens
+from tests.seeded_vectors import FILE, _read, _write, seeded_vectors
+
+
+class CountingModel:
+    """A deterministic stand-in for the embedding model (the thing a replay must not need): counts its texts."""
+
+    dim = 4
+
+    def __init__(self, name: str):
+        self.name = name
+        self.texts: list[str] = []
+
+    def embed(self, texts, batch_size=64):
+        self.texts += texts
+        return np.array([[len(t), 1, 0, 0] for t in texts], dtype=np.float32)
+
+
+@pytest.fixture
+def model(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ASSAY_EMBEDDING_CACHE", raising=False)
+    m = CountingModel("counting:seeded-vectors-test")
+    e = E.CachedEmbedder(m)  # the cache over $ASSAY_HOME/embeddings.sqlite, as get_embedder makes it
+    real = E._embedder
+    monkeypatch.setattr(E, "_embedder", lambda name: e if name == m.name else real(name))
+    return e, m
+
+
+def test_seeded_texts_never_reach_the_model_and_a_missing_one_warns(tmp_path, model):
+    e, m = model
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    _write(rec / FILE, {e.name: {e._key("a step"): np.array([0, 0, 1, 0], dtype=np.float32)}})
+    with seeded_vectors(rec):
+        assert e.embed(["a step"]).tolist() == [[0, 0, 1, 0]]  # the recorded vector, not the model's
+    assert m.texts == [] and e.misses == 0
+    with pytest.warns(UserWarning, match="1 embedded text.*--update-goldens"), seeded_vectors(rec):
+        e.embed(["a step", "a new insight"])
+    assert m.texts == ["a new insight"]
+
+
+def test_the_update_flag_writes_what_the_run_asked_for(tmp_path, model, monkeypatch):
+    e, m = model
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    e.embed(["asked earlier"])  # in the cache before the replay: written too, as the replay asked for it
+    monkeypatch.setattr(goldens, "_update", True)
+    with seeded_vectors(rec):
+        e.embed(["asked earlier", "a step"])
+    got = _read(rec / FILE)[e.name]
+    assert sorted(got) == sorted([e._key("asked earlier"), e._key("a step")])
+    assert got[e._key("a step")].tolist() == [6, 1, 0, 0]
