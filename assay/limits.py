@@ -43,7 +43,7 @@ DIGEST_CELL_CHARS = 200
 # --- analysis step picker
 ANALYSIS_AREA_TOP_K = 24
 MAX_INSIGHTS_PER_AREA = 3      # the analysis prompt asks for the most important findings of an area, at most this many
-MAX_INSIGHTS_PER_GOAL_AREA = 6  # with a goal (a question): every distinct, supported, material finding, at most this many
+MAX_INSIGHTS_PER_GOAL_AREA = 10 # with a goal (a question): every distinct, supported, material finding, at most this many
 ANALYSIS_AREA_MIN_SCORE = 0.30
 EXACT_MATCH_FLOOR = 0.55
 ANALYSIS_QUERY_RESULTS_BUDGET_TOKENS = 200_000

@@ -9,7 +9,7 @@ phase and per token kind.
 
 Prints one `name: value` line per figure:
   estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
-  estimate_real_error_max_cold_<round>         the same per round (r2, r4-r11, r14-r16)
+  estimate_real_error_max_cold_<round>         the same per round (r2, r4-r11, r14-r17)
   estimate_real_error_max_given_stop_<round>   the same estimate told only where the model stopped: the step
                                                budget set to the queries it ran, its schema actions beside them
                                                (every other size the default)
@@ -54,7 +54,10 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                # rounds 14-16 (session 12): one step numbering, the explorer's summary read by the areas in-process
                "demo-ecommerce-30-steps-r14": "ecommerce", "demo-gaming-30-steps-r14": "gaming",
                "demo-ecommerce-30-steps-r15": "ecommerce", "demo-gaming-30-steps-r15": "gaming",
-               "demo-ecommerce-30-steps-r16": "ecommerce", "demo-gaming-30-steps-r16": "gaming"}
+               "demo-ecommerce-30-steps-r16": "ecommerce", "demo-gaming-30-steps-r16": "gaming",
+               # round 17 (session 13): one statement of the questions per turn (the tools'), headlines in the
+               # question's words
+               "demo-ecommerce-30-steps-r17": "ecommerce", "demo-gaming-30-steps-r17": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -65,7 +68,8 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11",
              "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
-             "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16"}
+             "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16",
+             "demo-ecommerce-30-steps-r17", "demo-gaming-30-steps-r17"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
@@ -76,7 +80,8 @@ ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ec
          "demo-ecommerce-30-steps-r11": "r11", "demo-gaming-30-steps-r11": "r11",
          "demo-ecommerce-30-steps-r14": "r14", "demo-gaming-30-steps-r14": "r14",
          "demo-ecommerce-30-steps-r15": "r15", "demo-gaming-30-steps-r15": "r15",
-         "demo-ecommerce-30-steps-r16": "r16", "demo-gaming-30-steps-r16": "r16"}
+         "demo-ecommerce-30-steps-r16": "r16", "demo-gaming-30-steps-r16": "r16",
+         "demo-ecommerce-30-steps-r17": "r17", "demo-gaming-30-steps-r17": "r17"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it

@@ -132,10 +132,12 @@ _INSIGHTS_CONTRACT = """\
 
 ## Answer format
 Answer with exactly one JSON object and nothing else:
-{"insights": [{"name": "the message, as one short plain sentence (at most 15 words) in the data's own terms: who or
-  what (the entities and segment values as the tables name them), the measure in plain words (\"revenue per
-  customer\", not \"rev_per_cust\"), the direction or the comparison; no figures (every number goes in the
-  description and the claims, which the report shows beneath the headline)", "description": "what, who, how much, since when",
+{"insights": [{"name": "the message, as one short plain sentence (at most 12 words, one message: a second fact goes
+  in the description) that answers the question in its own words: the measure as the goal names it (else in plain words as the tables name it: \"revenue per
+  customer\", not \"rev_per_cust\"), who or what (the entities and segment values as the tables name them), and the
+  direction or the comparison in the plain words of a comparison (\"... is increasing over time\", \"... is higher
+  for X than for other Y\", \"... is the same across Y\"); no figures (every number goes in the description and
+  the claims, which the report shows beneath the headline)", "description": "what, who, how much, since when",
   "severity": "critical|high|medium|low", "affected_count": 1234, "affected_entity": "customers",
   "risk_score": 0.0-1.0, "confidence": 0.0-1.0, "indicators": ["metric = value", "..."], "source_steps": [3, 7],
   "segment": "the affected segment", "claims": [{"metric": "rate", "measure": "...", "entity": "...",
@@ -183,7 +185,8 @@ Answer with exactly one JSON object and nothing else:
 {"recommendations": [{"title": "...", "description": "...", "priority": 1, "effort": "low|medium|high",
   "target_segment": "...", "segment_size": 1234,
   "expected_impact": {"metric": "...", "estimated_improvement": "+5-8%", "reasoning": "..."},
-  "actions": ["...", "..."], "success_metrics": ["..."], "related_insight_ids": ["churn-1"], "confidence": 0.0-1.0}]}"""
+  "actions": ["...", "..."], "success_metrics": ["..."], "related_insight_ids": ["churn-1"], "confidence": 0.0-1.0}]}
+priority is 1 to 5 (1 = do first), not a rank: several recommendations may share one."""
 
 RECOMMENDATION_DISCIPLINE = """\
 ## Claim discipline (always applies)

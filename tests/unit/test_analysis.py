@@ -93,6 +93,8 @@ def test_recommendations_prompt_asks_only_for_its_own_fields(pack_name):
         text = recommendation_prompt(pack, pool, previous_context=previous)
         assert "source_steps" not in text and "previous context" not in text.lower()
         assert "related_insight_ids" in text
+        # round 17 (gaming): six recommendations ranked 1-6; the sixth was refused (priority is at most 5)
+        assert "priority is 1 to 5 (1 = do first), not a rank" in text
         if previous:
             assert "What earlier discoveries found" in text and "Do not repeat a recommendation" in text
         else:

@@ -707,7 +707,7 @@ def test_with_a_goal_the_analysis_reports_every_distinct_material_finding_ranked
     assert "Report at most 3 insights" not in goal_text
     assert "report every distinct finding the results above support that bears on it and is material, not only " \
            "the top few, ranked most material first" in goal_text
-    assert "at most 6 insights" in goal_text and "never a restatement of another one's number" in goal_text
+    assert "at most 10 insights" in goal_text and "never a restatement of another one's number" in goal_text
 
 
 def test_a_number_the_warehouse_re_derived_and_confirmed_is_not_ungrounded(world):

@@ -40,6 +40,19 @@ def test_every_exploration_prompt_says_what_a_step_costs(tools):
         assert f"{n} " in step_rule(tools)
 
 
+@pytest.mark.parametrize("tools", [True, False])
+def test_no_exploration_prompt_says_two_things_about_questions_per_turn(tools):
+    """Session 13 (estimate): the packs said "ask one precise question at a time" while the tools said "several in
+    one turn when they are independent"; 19 of 23 recorded real-model runs batched, the others did not. How many
+    questions a turn holds is said once, by the protocol's actions section: several when independent with native
+    tools, one action per turn with the JSON protocol."""
+    for name in list_packs():
+        p = Project(id="x", pack=name, warehouse=WarehouseConfig(kind="duckdb"))
+        text = render_exploration_prompt(p, load_pack(name), "- main.t (1 cols, ~1 rows): a", 10, tools=tools)
+        assert not re.search(r"one (precise )?question at a time", text), name
+        assert ("several in one turn when they are independent" in text) is tools, name
+
+
 def _q(i: int, sql: str = "SELECT count(*) AS n FROM orders") -> ToolCall:
     return ToolCall(f"q{i}", "query", {"sql": sql, "purpose": f"q{i}"})
 
