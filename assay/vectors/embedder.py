@@ -24,6 +24,7 @@ at the first text the cache lacks (a discovery whose texts are all cached never 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from functools import lru_cache
 from typing import Callable, Protocol, runtime_checkable
@@ -67,12 +68,38 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.where(n == 0, 1, n)
 
 
+def _model_environment() -> dict[str, str]:
+    """The variables loading the model sets in ``os.environ``: ours (offline, quiet) and those torch sets on import."""
+    import getpass
+    import tempfile
+
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name (a container's arbitrary uid): torch's own fallback
+        user = "unknown"
+    user = re.sub(r"[\\/:*?\"<>|]", "_", user)
+    return {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
+            "KMP_DUPLICATE_LIB_OK": "True", "KMP_INIT_AT_FORK": "FALSE",
+            "TORCHINDUCTOR_CACHE_DIR": os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")}
+
+
+def settle_environment() -> None:
+    """Set, on the calling thread, every variable loading the model would add. The model loads on a background
+    thread (``warm_up``, or the step index's writer) while the main thread starts Prefect, whose settings iterate
+    ``os.environ``: a key added meanwhile failed that iteration ("dictionary changed size during iteration",
+    a flaky failed run under load, session 13). Present beforehand, a load only rewrites values."""
+    for key, value in _model_environment().items():
+        os.environ.setdefault(key, value)
+
+
 class Embedder:
     """A sentence-transformers model (the bundled MiniLM by default)."""
 
     def __init__(self, model: str | None = None):
         self.name = model or DEFAULT_MODEL
         self._model = None
+        settle_environment()  # made on the thread that asks for it, before any background load
 
     def _load(self):
         if self._model is not None:
@@ -80,11 +107,7 @@ class Embedder:
         with _LOAD_LOCK:
             if self._model is not None:
                 return self._model
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            settle_environment()  # set already when the embedder was made; a no-op then
             with IMPORT_LOCK:  # torch half-imported is what scipy must not see; once imported, it is safe
                 import torch
             from sentence_transformers import SentenceTransformer
@@ -402,6 +425,7 @@ def warm_up(model: str | None = None) -> threading.Thread:
         except Exception:  # reported where the embedder is first used
             pass
 
+    settle_environment()
     th = threading.Thread(target=load, name="assay-embedder-warm-up", daemon=True)
     th.start()
     return th
