@@ -56,8 +56,9 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                "demo-ecommerce-30-steps-r15": "ecommerce", "demo-gaming-30-steps-r15": "gaming",
                "demo-ecommerce-30-steps-r16": "ecommerce", "demo-gaming-30-steps-r16": "gaming",
                # round 17 (session 13): one statement of the questions per turn (the tools'), headlines in the
-               # question's words
-               "demo-ecommerce-30-steps-r17": "ecommerce", "demo-gaming-30-steps-r17": "gaming"}
+               # question's words; gaming only (the ecommerce run's response files were rewritten after they were
+               # read: bench/README.md, session 13, lead)
+               "demo-gaming-30-steps-r17": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -69,7 +70,7 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
              "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16",
-             "demo-ecommerce-30-steps-r17", "demo-gaming-30-steps-r17"}
+             "demo-gaming-30-steps-r17"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
@@ -81,7 +82,7 @@ ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ec
          "demo-ecommerce-30-steps-r14": "r14", "demo-gaming-30-steps-r14": "r14",
          "demo-ecommerce-30-steps-r15": "r15", "demo-gaming-30-steps-r15": "r15",
          "demo-ecommerce-30-steps-r16": "r16", "demo-gaming-30-steps-r16": "r16",
-         "demo-ecommerce-30-steps-r17": "r17", "demo-gaming-30-steps-r17": "r17"}
+         "demo-gaming-30-steps-r17": "r17"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it

@@ -107,7 +107,6 @@ class Embedder:
         with _LOAD_LOCK:
             if self._model is not None:
                 return self._model
-            settle_environment()  # set already when the embedder was made; a no-op then
             with IMPORT_LOCK:  # torch half-imported is what scipy must not see; once imported, it is safe
                 import torch
             from sentence_transformers import SentenceTransformer
