@@ -73,6 +73,27 @@ def _kind(t: pa.DataType) -> ColumnKind:
     return ColumnKind.mixed
 
 
+VIEW_DIGITS = 4  # significant digits of a number as the explorer reads it (never fewer than its cents)
+
+
+def view_cell(v: Any) -> Any:
+    """One value as the exploring model reads it in a tool result: a float to 4 significant digits but never
+    fewer than 2 decimals (a share 0.7465, a total 10889.27 to the cent), a timestamp at midnight as its date.
+    Ten digits of a ratio ("0.2383298497") doubled a row's size, and a 60-level breakdown was cut to 40 rows
+    where a real model needed every level; the digests, the verifier and the store keep ``cell``'s precision."""
+    if isinstance(v, float) and math.isfinite(v) and v != 0:
+        whole = int(math.floor(math.log10(abs(v)))) + 1  # digits before the point (<= 0 for a fraction)
+        return _sig(v, min(CELL_DIGITS, max(VIEW_DIGITS, whole + 2)))
+    if isinstance(v, decimal.Decimal) and v.is_finite() and v.as_tuple().exponent < 0:
+        return view_cell(float(v))
+    if isinstance(v, np.generic):
+        return view_cell(v.item())
+    if isinstance(v, (dt.datetime, pd.Timestamp)) and v.tzinfo is None and v == v.replace(
+            hour=0, minute=0, second=0, microsecond=0) and not getattr(v, "nanosecond", 0):
+        return v.date().isoformat()
+    return cell(v)
+
+
 def cell(v: Any) -> Any:
     """A JSON-safe, deterministic rendering of one value."""
     if v is None:
