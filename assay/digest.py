@@ -250,6 +250,10 @@ def summarise_column(
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     s = ColumnSummary(name=name, kind=kind)
+    if masked and kind in (ColumnKind.number, ColumnKind.timestamp):
+        # a phone number stored as digits or a date of birth: its extremes and quantiles are its values
+        s.null_count = int(col.null_count)
+        return s
     if kind == ColumnKind.number:
         _number_summary(col, s, n)
     vc = None
@@ -304,7 +308,8 @@ def build_compact_result(
             mixed.add(names[-1])
         seen[c] = k + 1
     table = table.rename_columns(names)
-    masked = pii_columns(names, pii) if auto_pii else {c for c in names if c.lower() in {p.lower() for p in pii}}
+    masked = (pii_columns(names, pii, types={f.name: f.type for f in table.schema}) if auto_pii
+              else {c for c in names if c.lower() in {p.lower() for p in pii}})
     if n >= PARALLEL_ROWS and len(names) > 1:
         # sorts and Arrow kernels release the GIL; results keep the column order
         futures = [_POOL.submit(summarise_column, c, table.column(c), n, c in masked, c in mixed) for c in names]

@@ -369,7 +369,8 @@ class Explorer:
             return {"tool": "query", "ok": False, "error": out.error, "hints": hints,
                     "data": {"attempts": len(out.attempts)}}
         res = out.result
-        masked = pii_columns(res.table.column_names, self.pii)
+        masked = pii_columns(res.table.column_names, self.pii,
+                             types={f.name: f.type for f in res.table.schema})
         data = self._fit_rows(res, masked)
         if out.fixes:
             data["fixed_sql"] = out.sql

@@ -35,7 +35,7 @@ def recorded(name: str) -> dict[str, dict[str, int]]:
 
 
 # Rounds 14, 15 and 16 chose the defaults' sizes (bench/estimate_priors.py --rounds r14,r15,r16; session 14); rounds
-# 17 and 18 (gaming; recorded after the packs stopped saying "ask one precise question at a time") are held out, and
+# 17 (gaming) and 18 (recorded after the packs stopped saying "ask one precise question at a time") are held out, and
 # rounds 9-11 ran under that older sentence (4 of their 6 models asked one question per turn). Every model of rounds
 # 14-18 put 3.4-4.8 steps in one call; the exploration's tokens go as one over the steps per call, so the default is
 # the value whose relative error is the same at both ends of that range (4.0), not the median. Older rounds (2, 4-8)
@@ -55,11 +55,16 @@ COLD_MISSES = {
                                           "insight, 425 chars per verification answer): 0.26-0.49 over"),
     "demo-gaming-30-steps-r17": _xfail("held out: its recommendations were answered twice (a priority of 6 refused; "
                                        "the contract now says 1 to 5, not a rank): 0.57 under on that phase"),
+    "demo-ecommerce-30-steps-r18": _xfail("held out: 12 insights, 57 verification calls (the defaults 43) and longer "
+                                          "notes beside its calls: 0.41 under on its verification output, 0.25 on "
+                                          "its exploration output"),
 }
 TOLD_MISSES = {k: COLD_MISSES[k] for k in ("demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
-                                            "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r17")}
-RUNS = ([f"demo-{d}-30-steps-{r}" for r in ("r9", "r10", "r11", "r14", "r15", "r16") for d in ("ecommerce", "gaming")]
-        + ["demo-gaming-30-steps-r17", "demo-gaming-30-steps-r18"])
+                                            "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r17",
+                                            "demo-ecommerce-30-steps-r18")}
+RUNS = ([f"demo-{d}-30-steps-{r}" for r in ("r9", "r10", "r11", "r14", "r15", "r16", "r18") for d in ("ecommerce",
+                                                                                                      "gaming")]
+        + ["demo-gaming-30-steps-r17"])
 
 
 def exploration_calls(name: str) -> list[list[str]]:
