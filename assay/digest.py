@@ -73,6 +73,27 @@ def _kind(t: pa.DataType) -> ColumnKind:
     return ColumnKind.mixed
 
 
+VIEW_DIGITS = 4  # significant digits of a number as the explorer reads it (never fewer than its cents)
+
+
+def view_cell(v: Any) -> Any:
+    """One value as the exploring model reads it in a tool result: a float to 4 significant digits but never
+    fewer than 2 decimals (a share 0.7465, a total 10889.27 to the cent), a timestamp at midnight as its date.
+    Ten digits of a ratio ("0.2383298497") doubled a row's size, and a 60-level breakdown was cut to 40 rows
+    where a real model needed every level; the digests, the verifier and the store keep ``cell``'s precision."""
+    if isinstance(v, float) and math.isfinite(v) and v != 0:
+        whole = int(math.floor(math.log10(abs(v)))) + 1  # digits before the point (<= 0 for a fraction)
+        return _sig(v, min(CELL_DIGITS, max(VIEW_DIGITS, whole + 2)))
+    if isinstance(v, decimal.Decimal) and v.is_finite() and v.as_tuple().exponent < 0:
+        return view_cell(float(v))
+    if isinstance(v, np.generic):
+        return view_cell(v.item())
+    if isinstance(v, (dt.datetime, pd.Timestamp)) and v.tzinfo is None and v == v.replace(
+            hour=0, minute=0, second=0, microsecond=0) and not getattr(v, "nanosecond", 0):
+        return v.date().isoformat()
+    return cell(v)
+
+
 def cell(v: Any) -> Any:
     """A JSON-safe, deterministic rendering of one value."""
     if v is None:
@@ -229,6 +250,10 @@ def summarise_column(
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     s = ColumnSummary(name=name, kind=kind)
+    if masked and kind in (ColumnKind.number, ColumnKind.timestamp):
+        # a phone number stored as digits or a date of birth: its extremes and quantiles are its values
+        s.null_count = int(col.null_count)
+        return s
     if kind == ColumnKind.number:
         _number_summary(col, s, n)
     vc = None
@@ -283,7 +308,8 @@ def build_compact_result(
             mixed.add(names[-1])
         seen[c] = k + 1
     table = table.rename_columns(names)
-    masked = pii_columns(names, pii) if auto_pii else {c for c in names if c.lower() in {p.lower() for p in pii}}
+    masked = (pii_columns(names, pii, types={f.name: f.type for f in table.schema}) if auto_pii
+              else {c for c in names if c.lower() in {p.lower() for p in pii}})
     if n >= PARALLEL_ROWS and len(names) > 1:
         # sorts and Arrow kernels release the GIL; results keep the column order
         futures = [_POOL.submit(summarise_column, c, table.column(c), n, c in masked, c in mixed) for c in names]

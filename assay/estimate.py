@@ -57,10 +57,10 @@ class Shape:
     """Sizes (characters) of the parts of the calls a discovery makes.
 
     The defaults describe a real model at work under today's prompts, as mechanisms with sizes measured on the
-    real-model rounds 9, 10, 14 and 15 (bench/README.md, "cold estimate ... session 13"; rounds 11 and 16 held
+    real-model rounds 14, 15 and 16 (bench/README.md, "cold estimate ... session 14"; rounds 17 and 18 held
     out): the explorer puts a few independent questions in one turn (the tools say "several in one turn when they
-    are independent"; 19 of the 23 recorded runs did, 3.1-4.8 steps a call, every run of rounds 14-16; the
-    others asked one at a time), so each call appends the model's calls, the results it was shown and the
+    are independent"; every run of rounds 14-18 did, 3.4-4.8 steps a call; in rounds 9-11, whose packs also said
+    "ask one precise question at a time", 4 of 6 asked one at a time), so each call appends the model's calls, the results it was shown and the
     progress line to a conversation whose earlier requests are the cached prefix; an area's analysis reads a
     share of the steps (those relevant to it) and writes a few insights with their claims; each claim is
     re-derived in one verification call. A project's own finished LLM run replaces them (``calibrate``)."""
@@ -69,38 +69,40 @@ class Shape:
     # was shown (``result_chars``) and the step label, as the loop appends them (``turn_size``)
     turn_chars: float | None = None
     summary_line_chars: float = 645  # one folded step (at most limits.SUMMARY_LINE_CHARS; r9, r10: 611-665)
-    explore_output_chars: float = 850  # one step's action as the model writes it: its SQL, purpose, thinking
-    explore_note_chars: float = 790  # the model's text beside its tool calls, once per call
+    explore_output_chars: float = 763  # one step's action as the model writes it: its SQL, purpose, thinking
+    explore_note_chars: float = 825  # the model's text beside its tool calls, once per call
     result_chars: float = 1_300      # one result as the model is shown it (at most TOOL_RESULT_BUDGET_CHARS)
-    # steps (queries and schema actions) in one call: the median of the chosen rounds' runs (r9 1.0 / 3.1, r10 1.0 /
-    # 1.0, r14 3.6 / 4.8, r15 3.75 / 4.5); a model that asks one question per turn makes ~3x the requests
-    steps_per_call: float = 3.37
-    schema_calls: float = 1.0        # free schema actions (7 of the 8 chosen runs: one lookup)
-    steps_used_share: float = 0.883  # share of the step budget used before done (r9, r10, r14, r15: 23-29 of 30)
-    done_output_chars: float = 6_300  # the closing done call: the explorer's summary of what it found
+    # steps (queries and schema actions) in one call, r14-r16: 3.4-4.8 (r14 3.6 / 4.8, r15 3.75 / 4.5, r16 3.4 /
+    # 3.75). The exploration's tokens go as one over it, so the default is where the relative error is the same at
+    # both ends of that range (2 / (1/3.4 + 1/4.8) = 4.0, about ±17 %), not the median; a model that asks one
+    # question per turn makes ~3.5x the requests (the cold note says so)
+    steps_per_call: float = 4.0
+    schema_calls: float = 1.0        # free schema actions (r14-r16: 0 or 1 lookup, 5 of 6 runs one)
+    steps_used_share: float = 0.911  # share of the step budget used before done (r14-r16: 23-29 of 30)
+    done_output_chars: float = 5_640  # the closing done call: the explorer's summary of what it found
     intro_chars: float = 30
     leads_chars: float = 4_830       # the leads section of the exploration prompt (8 leads: 4,781, 4,870 on the demos)
     status_chars: float = 390        # the progress line the loop appends after each turn (steps used, areas left)
-    digest_chars: float = 4_850      # one step in an analysis prompt: its SQL, purpose and digest (3.9-5.8k)
+    digest_chars: float = 4_260      # one step in an analysis prompt: its SQL, purpose and digest (r14-r16: 3.5-4.9k)
     # the steps one area's analysis reads, as a share of the steps taken (the picker keeps an area's relevant
     # steps, at most ANALYSIS_AREA_TOP_K; a step the explorer's summary cites only when it is relevant to the area
     # or the goal): the analysis input grows with the exploration, not with a constant
-    picked_share: float = 0.53  # r9, r10, r14, r15: 0.42-0.61 (with every cited step lifted, r14-r16: 0.83-1.0)
+    picked_share: float = 0.51  # r14-r16: 0.42-0.60 (with every cited step lifted, as recorded: 0.83-1.0)
     analysis_leads_share: float = 0.51  # the analysis reads each lead's headline and numbers, not its SQL
     # one area's answer; None: its insights, each a text and its claims (``analysis_output``)
     analysis_output_chars: float | None = None
-    insights_per_area: float = 2.6   # at most MAX_INSIGHTS_PER_AREA (3); r9, r10, r14, r15: 2.0-3.0
-    insight_text_chars: float = 1_240  # one insight's fields beside its claims
-    claim_chars: float = 540         # one claim in the analysis answer
-    claims_per_insight: float = 3.6   # 2.7-5.0 (the contract: one claim per headline number)
+    insights_per_area: float = 2.7   # r14-r16: 2.4-3.0
+    insight_text_chars: float = 534  # one insight's fields beside its claims
+    claim_chars: float = 695         # one claim in the analysis answer
+    claims_per_insight: float = 3.22  # r14-r16: 2.7-4.2 (the contract: one claim per number)
     verify_calls_per_insight: float | None = None  # None: one blind re-derivation per claim
-    verify_extra_chars: float = 1_720  # evidence and the claim, beside the prompt and the catalog
-    verify_output_chars: float = 510  # 418-586 per call
-    recommend_output_chars: float = 10_100  # 9.3-11.4k
-    insight_json_chars: float = 4_460  # a verified insight (with its claims and verdicts) in the recommendations
+    verify_extra_chars: float = 1_450  # evidence and the claim, beside the prompt and the catalog
+    verify_output_chars: float = 471  # r14-r16: 417-586 per call
+    recommend_output_chars: float = 9_520  # r14-r16: 7.6-10.5k
+    insight_json_chars: float = 3_930  # a verified insight (with its claims and verdicts) in the recommendations
     # the share of the areas' insights that reach the recommendations (one segment's findings merged into one,
     # non-differences moved to the context notes): its input grows with these, not with every area's insights
-    recommend_insight_share: float = 0.85  # 0.77-0.92
+    recommend_insight_share: float = 0.89  # r14-r16: 0.85-0.93
     source: str = "defaults"
     # calibrated from a previous run: measured usage of one area (analysis and verification) and of
     # the recommendations call, as (calls, input, cached, output) tokens

@@ -18,7 +18,7 @@ from typing import Callable, Protocol
 import pyarrow as pa
 
 from .. import limits
-from ..digest import build_compact_result, cap_bytes, cell, shortened_columns
+from ..digest import build_compact_result, cap_bytes, shortened_columns, view_cell
 from ..rows import describe_cut, partial_last_period, select_rows
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
@@ -339,7 +339,7 @@ class Explorer:
             positions, how = select_rows(table, k)
             # rows as lists under one header: keys repeated in every row took half the budget, and a 54-row
             # breakdown was cut to 17 rows where a real model needed the rows in between
-            rows = [[MASK if c in masked and v is not None else cell(v) for c, v in r.items()]
+            rows = [[MASK if c in masked and v is not None else view_cell(v) for c, v in r.items()]
                     for r in table.take(pa.array(positions, type=pa.int64())).to_pylist()]
             data = {"row_count": res.row_count, "columns": table.column_names, "rows": rows}
             notes = []
@@ -369,7 +369,8 @@ class Explorer:
             return {"tool": "query", "ok": False, "error": out.error, "hints": hints,
                     "data": {"attempts": len(out.attempts)}}
         res = out.result
-        masked = pii_columns(res.table.column_names, self.pii)
+        masked = pii_columns(res.table.column_names, self.pii,
+                             types={f.name: f.type for f in res.table.schema})
         data = self._fit_rows(res, masked)
         if out.fixes:
             data["fixed_sql"] = out.sql

@@ -120,19 +120,22 @@ REAL_MODEL = {
     # bench/estimate_real.py: rounds 14-16 replay the session's regime, and each replay costs the suite ~20 s of CPU)
     # (round 14 is retired from the replays in session 13, its fixtures kept for bench/estimate_real.py: rounds 15
     # and 16 replay its regime, and each replay costs the suite ~10-13 s of CPU)
+    # (round 16 is retired from the replays in session 14, its fixtures kept for bench/estimate_real.py: rounds 15,
+    # 17 and 18 replay its regime)
     # Round 15 (the figures in the README's table) and round 16 (the affected count as a claim of its own)
     "demo-ecommerce-30-steps-r15": ("ecommerce", ["Android purchases per add to cart collapsed",
                                                   "Electronics products convert carts to purchases at half"]),
     "demo-gaming-30-steps-r15": ("gaming", ["Level 42 is a difficulty wall",
                                             "ios purchases fail far more often since May 2026"]),
-    "demo-ecommerce-30-steps-r16": ("ecommerce", ["Android purchases per add to cart collapsed",
-                                                  "Electronics revenue halved in July 2026"]),
-    "demo-gaming-30-steps-r16": ("gaming", ["Level 42 is a difficulty wall",
-                                            "tiktok_ads players stop coming back after install day"]),
     # Round 17 (session 13): the questions a turn holds said once (by the tools), headlines in the question's words
     # and at most 12; its recommendations answer was refused once (a priority of 6) and answered again
     "demo-gaming-30-steps-r17": ("gaming", ["Level 42 is a difficulty wall",
                                             "iOS purchases fail far more often since May 2026"]),
+    # Round 18 (session 14): round 17's code (main at fc414a8: a priority is 1 to 5, not a rank)
+    "demo-ecommerce-30-steps-r18": ("ecommerce", ["Android purchase per add to cart collapsed from July 2026",
+                                                  "All furniture products are removed from cart far more"]),
+    "demo-gaming-30-steps-r18": ("gaming", ["Level 42 is a difficulty wall",
+                                            "iOS purchase failure rate jumped from May 2026"]),
 }
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
@@ -144,7 +147,8 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11",
              "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
-             "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17"}
+             "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
+             "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
            "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
@@ -154,7 +158,8 @@ QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22
            "demo-ecommerce-30-steps-r14": 28, "demo-gaming-30-steps-r14": 28,
            "demo-ecommerce-30-steps-r15": 29, "demo-gaming-30-steps-r15": 27,
            "demo-ecommerce-30-steps-r16": 23, "demo-gaming-30-steps-r16": 29,
-           "demo-gaming-30-steps-r17": 30}  # as recorded (the model's done)
+           "demo-gaming-30-steps-r17": 30, "demo-ecommerce-30-steps-r18": 27,
+           "demo-gaming-30-steps-r18": 29}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
@@ -168,7 +173,8 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r11", "demo-gaming-30-steps-r11",
                        "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
                        "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
-                       "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17"}
+                       "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
+             "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n

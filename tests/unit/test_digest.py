@@ -12,6 +12,7 @@ import pytest
 
 from assay.digest import build_compact_result, digest_json
 from assay.limits import COMPACT_INLINE_THRESHOLD, DIGEST_KEPT_ROWS
+from assay.pii import pii_columns
 from tests.goldens import check_golden
 
 
@@ -109,6 +110,22 @@ def test_pii_columns_masked_in_rows_and_top():
     text = digest_json(cr)
     assert "a@x.io" not in text and "k1" not in text
     assert cr.all_rows[0]["email"] == "[masked]" and cr.all_rows[0]["n"] == 1
+
+
+def test_a_number_about_a_pii_named_channel_is_not_masked():
+    """Round 18 (ecommerce): a monthly breakdown's ``email_rev`` (revenue of the e-mail channel) reached the model as
+    "[masked]". No identifier is a fraction, and only the digit kinds (phone, zip, ssn, card, ip) are integers: a
+    float or a count named after e-mail is shown; an address, a phone stored as digits and a declared column are
+    still masked."""
+    df = pd.DataFrame({"email_rev": [11854.5, 2723.25], "email_orders": [12, 30], "phone": [5551234567, 5559876543],
+                       "email": ["a@x.io", "b@x.io"], "zip_code": [10115, 80331], "amount": [3.5, 4.5]})
+    cr = build_compact_result(df, pii=["amount"])
+    row = cr.all_rows[0]
+    assert row["email_rev"] == 11854.5 and row["email_orders"] == 12
+    assert row["email"] == row["phone"] == row["zip_code"] == row["amount"] == "[masked]"
+    assert "5551234567" not in digest_json(cr) and "a@x.io" not in digest_json(cr)
+    # without the values' types (a schema's column names) the name alone decides, as before
+    assert pii_columns(["email_rev", "n"]) == {"email_rev"}
 
 
 def test_deterministic_bytes():

@@ -133,7 +133,7 @@ def test_a_cold_estimate_states_where_it_assumes_the_model_stops_and_a_sooner_st
     kw = dict(system_chars=14_000, catalog_chars=1_500, area_prompt_chars=[6_000] * 5, recommend_prompt_chars=6_000,
               max_steps=30, analyst="llm")
     cold = estimate(p, **kw)
-    assert any("assumes the model takes 26 of its 30 exploration steps, about 3.4 questions per turn (10 requests)"
+    assert any("assumes the model takes 27 of its 30 exploration steps, about 4.0 questions per turn (8 requests)"
                in n for n in cold.notes), cold.notes
     # and what a model that asks one question at a time would spend: the same steps, a request each
     one = estimate(p, shape=dataclasses.replace(Shape(), steps_per_call=1.0), **kw).phases[0]

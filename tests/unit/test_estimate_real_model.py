@@ -34,36 +34,37 @@ def recorded(name: str) -> dict[str, dict[str, int]]:
     return got
 
 
-# Rounds 9, 10, 14 and 15 chose the defaults' sizes (bench/estimate_priors.py --rounds r9,r10,r14,r15); rounds 11
-# and 16 are held out. All six rounds ran today's prompts (the same exploration prompt and tools); their models differ:
-# rounds 9-11 asked mostly one question per turn, every model of rounds 14-16 put 3.4-4.8 steps in one call (as the
-# models of rounds 2-8 did); the defaults take the chosen runs' median, 3.37. Older rounds (2, 4-8) stay in
-# bench/estimate_real.py by name.
+# Rounds 14, 15 and 16 chose the defaults' sizes (bench/estimate_priors.py --rounds r14,r15,r16; session 14); rounds
+# 17 (gaming) and 18 (recorded after the packs stopped saying "ask one precise question at a time") are held out, and
+# rounds 9-11 ran under that older sentence (4 of their 6 models asked one question per turn). Every model of rounds
+# 14-18 put 3.4-4.8 steps in one call; the exploration's tokens go as one over the steps per call, so the default is
+# the value whose relative error is the same at both ends of that range (4.0), not the median. Older rounds (2, 4-8)
+# stay in bench/estimate_real.py by name.
 def _xfail(reason: str):
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-ONE_PER_TURN = "asked one question per turn ({} calls, the estimate's 10): the notes beside its calls, one per call"
-CLAIMS = "wrote {} claims for {} insights ({:.1f} per insight, the defaults 3.6): every claim is a verification call"
+ONE_PER_TURN = "asked one question per turn ({} calls, the estimate's 8): the notes beside its calls, one per call"
 COLD_MISSES = {
-    "demo-ecommerce-30-steps-r9": _xfail(ONE_PER_TURN.format(29) + ": 0.28 under on its exploration output"),
-    "demo-gaming-30-steps-r9": _xfail("made 55 verification calls (14 insights, one corrective round) of 568 chars "
-                                      "each, the defaults 47 of 510: 0.28 under on its verification output"),
-    "demo-ecommerce-30-steps-r10": _xfail(CLAIMS.format(35, 13, 2.7) + ": 0.31 over on its verification output"),
-    "demo-gaming-30-steps-r14": _xfail("put 4.8 steps in one call (7 calls, the estimate's 10): 0.36 over on its "
-                                       "exploration output (told its calls: 0.24)"),
-    "demo-ecommerce-30-steps-r16": _xfail("held out: stopped at 23 queries and wrote less in every phase (2.7 claims "
-                                          "per insight, 425 chars per verification answer): 0.33-0.76 over"),
-    "demo-gaming-30-steps-r16": _xfail("held out: 2.9 claims per insight, 417 chars per verification answer (the "
-                                       "chosen runs 418-586, pooled 510): 0.28 over on its verification output"),
+    "demo-ecommerce-30-steps-r9": _xfail(ONE_PER_TURN.format(29) + ": 0.39 under on its exploration output; 50 "
+                                         "verification calls of 560 chars (the defaults 43 of 471): 0.27 under"),
+    "demo-gaming-30-steps-r9": _xfail("14 insights, 57 verification calls (one corrective round) of 585 chars: 0.39 "
+                                      "under on its verification output, 0.27 on its analysis output"),
+    "demo-ecommerce-30-steps-r10": _xfail(ONE_PER_TURN.format(25) + ": 0.31 under on its exploration output"),
+    "demo-ecommerce-30-steps-r16": _xfail("stopped at 23 queries and wrote less in every phase (2.7 claims per "
+                                          "insight, 425 chars per verification answer): 0.26-0.49 over"),
+    "demo-gaming-30-steps-r17": _xfail("held out: its recommendations were answered twice (a priority of 6 refused; "
+                                       "the contract now says 1 to 5, not a rank): 0.57 under on that phase"),
+    "demo-ecommerce-30-steps-r18": _xfail("held out: 12 insights, 57 verification calls (the defaults 43) and longer "
+                                          "notes beside its calls: 0.41 under on its verification output, 0.25 on "
+                                          "its exploration output"),
 }
-TOLD_MISSES = {k: COLD_MISSES[k] for k in ("demo-gaming-30-steps-r9", "demo-ecommerce-30-steps-r10",
-                                            "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16")}
-# told its 16 calls, round 11 gaming still wrote less per step than the others (SQL of 690 chars, 880-1,210 in the
-# others; short notes): cold, its fewer calls and the default's fewer steps per call cancel out (0.19)
-TOLD_MISSES["demo-gaming-30-steps-r11"] = _xfail("held out: shorter queries and notes per step: the estimate told its "
-                                                 "stop and calls 0.27 over on its exploration output")
-RUNS = [f"demo-{d}-30-steps-{r}" for r in ("r9", "r10", "r11", "r14", "r15", "r16") for d in ("ecommerce", "gaming")]
+TOLD_MISSES = {k: COLD_MISSES[k] for k in ("demo-ecommerce-30-steps-r9", "demo-gaming-30-steps-r9",
+                                            "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r17",
+                                            "demo-ecommerce-30-steps-r18")}
+RUNS = ([f"demo-{d}-30-steps-{r}" for r in ("r9", "r10", "r11", "r14", "r15", "r16", "r18") for d in ("ecommerce",
+                                                                                                      "gaming")]
+        + ["demo-gaming-30-steps-r17"])
 
 
 def exploration_calls(name: str) -> list[list[str]]:
@@ -112,8 +113,8 @@ def test_cold_output_estimate_is_within_a_quarter_of_a_real_model_per_phase(name
 def test_told_where_the_model_stopped_and_how_it_batched_the_estimate_is_within_a_quarter_per_phase(name):
     """What "≤ 25% cold, per phase" can mean when a model stops early or puts several steps in one call: the same
     default sizes, told only those (nothing before the run knows them). Told, the runs that asked one question per
-    turn (round 9 and 10 ecommerce) and round 14 gaming (4.8 steps per call) meet it; the misses left are the
-    claims a model writes (every claim is a verification call) and round 16 ecommerce's shorter answers."""
+    turn meet it on their exploration; the misses left are the claims and verification answers a model writes
+    (every claim is a verification call), round 16 ecommerce's shorter answers and round 17's answer written twice."""
     errors = output_errors(name, told(name))
     assert max(errors.values()) <= 0.25, {k: round(v, 3) for k, v in errors.items()}
 
@@ -124,7 +125,10 @@ def test_exploration_requests_are_the_steps_and_schema_actions_then_done(name):
     it asks one at a time, else its steps over the steps per call, and the closing done: the estimate told the
     model's stop and batching makes exactly the requests the real model made."""
     calls = exploration_calls(name)
-    assert [ph.calls for ph in _estimate(told(name)).phases if ph.phase == "exploration"] == [len(calls)]
+    # a model that spends the whole budget is stopped by the loop without a done call (round 17 gaming: 30 queries
+    # and a lookup in 9 calls); the estimate's closing call stands for the summary such a model never wrote
+    made = len(calls) + (0 if any("done" in t for t in calls) else 1)
+    assert [ph.calls for ph in _estimate(told(name)).phases if ph.phase == "exploration"] == [made]
     if all(len(t) == 1 for t in calls):  # one question per turn: steps + schema actions + done
         one = dataclasses.replace(told(name, calls=False), steps_per_call=1.0)
-        assert _estimate(one).phases[0].calls == len(calls)
+        assert _estimate(one).phases[0].calls == made

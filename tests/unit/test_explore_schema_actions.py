@@ -7,6 +7,7 @@ every one of those turns cost an exploration step.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import duckdb
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from assay import limits
+from assay.digest import view_cell
 from assay.llm.scripted import ReplayLLM
 from assay.models import StepAction
 from assay.schema.catalog import render_catalog
@@ -150,6 +152,31 @@ def test_a_small_breakdown_reaches_the_model_whole(tmp_path):
     llm = ReplayLLM({"explore": [q("SELECT category, platform, carts, rate FROM g ORDER BY 1, 2"), '{"done": true}']})
     data = json.loads(make_explorer(path, llm).run().steps[0].result_preview)["data"]
     assert data["row_count"] == 54 and len(data["rows"]) == 54 and "cut" not in data
+
+
+def test_a_sixty_level_breakdown_of_ratios_reaches_the_model_whole(tmp_path):
+    """Round 18 (gaming): a per-level result (60 levels, 8 columns, ratios to ten digits) was cut to 40 rows, and the
+    model never saw level 5. The explorer reads numbers to 4 significant digits (never fewer than the cents) and
+    midnight timestamps as dates: the same result fits whole; the step's digest keeps the full precision."""
+    path = tmp_path / "levels.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE l AS SELECT i AS level, 40000 - i * 37 AS attempts, 30000 - i * 29 AS players,
+                   30000 - i * 31 AS players_won, 0.74649149 - i / 417.0 AS win_rate, 0.2383298497 + i / 9001.0 AS
+                   avg_boosters_used, 4.094431173 - i / 71.0 AS avg_moves_left, 8 + i % 5 AS max_attempt_no
+                   FROM range(1, 61) r(i)""")
+    con.close()
+    llm = ReplayLLM({"explore": [q("SELECT * FROM l ORDER BY level"), '{"done": true}']})
+    step = make_explorer(path, llm).run().steps[0]
+    data = json.loads(step.result_preview)["data"]
+    assert data["row_count"] == 60 and len(data["rows"]) == 60 and "cut" not in data, data.get("cut")
+    first = dict(zip(data["columns"], data["rows"][0]))
+    assert first["win_rate"] == 0.7441 and first["avg_boosters_used"] == 0.2384 and first["avg_moves_left"] == 4.08
+    assert first["attempts"] == 39963 and first["max_attempt_no"] == 9
+    assert view_cell(10889.27) == 10889.27 and view_cell(3346869.126) == 3346869.13  # totals keep their cents
+    assert view_cell(0.000123456) == 0.0001235 and view_cell(dt.datetime(2025, 11, 1)) == "2025-11-01"
+    assert view_cell(dt.datetime(2025, 11, 1, 5, 3)) == "2025-11-01T05:03:00"
+    digest = json.dumps(step.digest.model_dump(mode="json"))
+    assert "0.7440934085" in digest  # the digest (analysis, verification) keeps cell()'s ten digits
 
 
 def test_a_partial_last_period_is_flagged_to_the_explorer(tmp_path):
