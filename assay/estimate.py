@@ -60,10 +60,10 @@ class Shape:
     real-model rounds 14, 15 and 16 (bench/README.md, "cold estimate ... session 14"; rounds 17 and 18 held
     out): the explorer puts a few independent questions in one turn (the tools say "several in one turn when they
     are independent"; every run of rounds 14-18 did, 3.4-4.8 steps a call; in rounds 9-11, whose packs also said
-    "ask one precise question at a time", 4 of 6 asked one at a time), so each call appends the model's calls, the results it was shown and the
-    progress line to a conversation whose earlier requests are the cached prefix; an area's analysis reads a
-    share of the steps (those relevant to it) and writes a few insights with their claims; each claim is
-    re-derived in one verification call. A project's own finished LLM run replaces them (``calibrate``)."""
+    "ask one precise question at a time", 4 of 6 asked one at a time), so each call appends the model's calls, the
+    results it was shown and the progress line to a conversation whose earlier requests are the cached prefix; an
+    area's analysis reads a share of the steps (those relevant to it) and writes a few insights with their claims;
+    each claim is re-derived in one verification call. A project's own finished LLM run replaces them (``calibrate``)."""
 
     # one step's raw turn in the conversation; None: the model's call (``explore_output_chars``), the result it
     # was shown (``result_chars``) and the step label, as the loop appends them (``turn_size``)

@@ -7,24 +7,26 @@ from typing import Iterable, Mapping
 
 import pyarrow as pa
 
-_PII_NAME = re.compile(
-    r"(^|_)(e_?mail|email_address|phone|phone_number|mobile|msisdn|tel|telephone|full_?name|"
-    r"first_?name|last_?name|surname|given_name|family_name|customer_name|user_?name|"
-    r"contact_name|address|street|street_address|postcode|zip_?code|ip|ip_addr|ip_address|"
-    r"ipv4|ipv6|ssn|passport|iban|card_number|dob|date_of_birth)($|_)",
-    re.IGNORECASE,
-)
+# the identifiers that may be stored as digits (an integer column named so may hold them); an e-mail address, a
+# name or a street never is
+_DIGIT_KINDS = ("phone", "phone_number", "mobile", "msisdn", "tel", "telephone", "postcode", "zip_?code", "ip",
+                "ip_addr", "ip_address", "ipv4", "ssn", "passport", "card_number")
+_TEXT_KINDS = ("e_?mail", "email_address", "full_?name", "first_?name", "last_?name", "surname", "given_name",
+               "family_name", "customer_name", "user_?name", "contact_name", "address", "street", "street_address",
+               "ipv6", "iban", "dob", "date_of_birth")
+
+
+def _name_rule(kinds: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"(^|_)(" + "|".join(kinds) + r")($|_)", re.IGNORECASE)
+
+
+_PII_NAME = _name_rule(_DIGIT_KINDS + _TEXT_KINDS)
+_DIGIT_PII = _name_rule(_DIGIT_KINDS)
 MASK = "[masked]"
 
 
 def looks_like_pii(column: str) -> bool:
     return bool(_PII_NAME.search(column))
-
-
-# the identifiers that may be stored as digits (an integer column named so may hold them); an e-mail address, a
-# name or a street never is
-_DIGIT_PII = re.compile(r"(^|_)(phone|phone_number|mobile|msisdn|tel|telephone|postcode|zip_?code|ip|ip_addr|"
-                        r"ip_address|ipv4|ssn|passport|card_number)($|_)", re.IGNORECASE)
 
 
 def looks_like_pii_values(column: str, dtype: pa.DataType | None) -> bool:

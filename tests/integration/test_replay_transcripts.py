@@ -174,7 +174,7 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
                        "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
                        "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
-             "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18"}
+                       "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
