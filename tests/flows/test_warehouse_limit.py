@@ -50,11 +50,17 @@ register_scripted("limittest", lambda cfg: ScriptedLLM(handler, tools=True))
 
 
 class InFlight:
-    """Counts the queries DuckDB runs at the same time (the real engine runs each one)."""
+    """Counts the queries DuckDB runs at the same time (the real engine runs each one). With ``meet``, the first
+    query waits (up to 20 s) for a second one to start beside it: where the limit allows overlap the count sees
+    it for certain (a 0.3-s window alone missed it once on a loaded machine), and where the product serialised
+    the run's queries the wait runs out and the peak stays 1."""
 
-    def __init__(self):
+    def __init__(self, meet: bool = False):
         self.now = self.peak = self.total = 0
         self.lock = threading.Lock()
+        self.met = threading.Event()
+        if not meet:
+            self.met.set()
 
     def wrap(self, real):
         def query(wh, sql, **kw):
@@ -62,7 +68,10 @@ class InFlight:
                 self.now += 1
                 self.total += 1
                 self.peak = max(self.peak, self.now)
+                if self.now >= 2:
+                    self.met.set()
             try:
+                self.met.wait(20)
                 time.sleep(0.3)  # long enough for concurrent callers to overlap
                 return real(wh, sql, **kw)
             finally:
@@ -95,7 +104,7 @@ def read_limit(name: str):
 @pytest.mark.parametrize("limit", [1, 4])
 def test_warehouse_limit_bounds_every_query_of_a_run(tmp_path_factory, monkeypatch, limit):
     p = project(tmp_path_factory, f"limit{limit}", limit)
-    counter = InFlight()
+    counter = InFlight(meet=limit > 1)
     monkeypatch.setattr(DuckDBWarehouse, "query", counter.wrap(DuckDBWarehouse.query))
     state = discover(p, f"limit{limit}run")
     assert state.is_completed(), state.message
