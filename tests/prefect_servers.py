@@ -53,20 +53,39 @@ POOL_SETTINGS = {"DO_NOT_TRACK": "1", **{f"PREFECT_SERVER_SERVICES_{s}_ENABLED":
 
 def template_database() -> Path:
     """The installed Prefect's template database of this pytest run (assay_flows/local_server.py: a database at
-    the migrations' head, its blocks registered), built once per run under a lock: every xdist worker shares
-    ``ASSAY_CACHE_DIR`` (tests/conftest.py), and the local server's own starts copy the same file."""
+    the migrations' head, its blocks registered), made once per run under a lock (every xdist worker shares
+    ``ASSAY_CACHE_DIR``, tests/conftest.py, and the local server's own starts copy the same file): a copy of the
+    one `make install` built (``installed_template``), else built here."""
     from assay_flows import local_server
 
     path = local_server.template_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / ".tests.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a second worker waits for the first one's build
+        if not path.exists() and (installed := installed_template()) is not None:
+            shutil.copyfile(installed, path.with_name(f".{path.name}.tmp"))
+            path.with_name(f".{path.name}.tmp").replace(path)
         if not path.exists():
             env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
             r = subprocess.run([sys.executable, "-m", "assay_flows.local_server", "--prepare"], env=env,
                                capture_output=True, text=True, timeout=600)
             assert r.returncode == 0 and path.exists(), r.stdout[-2000:] + r.stderr[-2000:]
     return path
+
+
+def installed_template() -> Path | None:
+    """The template `make install` built for this Prefect in the user's cache (``$XDG_CACHE_HOME/assay``), when
+    it is at this Prefect's migration head: the run copies it instead of building its own (~10 s of CPU). The
+    tests only read it; what they build stays in the run's own cache."""
+    from assay_flows import local_server
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "assay"
+    path = base / "prefect-db" / f"{local_server.template_key()}.db"
+    try:
+        head = local_server._migrations_head()
+        return path if path.is_file() and head is not None and local_server._head_revision(path) == head else None
+    except Exception:  # noqa: BLE001 - an unreadable file is no template: the run builds its own
+        return None
 
 
 def seed_database(db: Path) -> None:

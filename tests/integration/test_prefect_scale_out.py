@@ -2,8 +2,9 @@
 the store and the vector index (``ASSAY_VECTOR_INDEX=store``, the default with ``MONGODB_URI``: no Qdrant
 server here), the `discovery` and `area` deployments of prefect.yaml.
 
-- a discovery on the pool runs each area as its own flow run of ``assay-area/area``, on both workers, and
-  finds the same insights as an in-process run (`assay discover`) of the same project;
+One discovery on the pool (each costs four flow-run processes) proves both, in one test:
+- it runs each area as its own flow run of ``assay-area/area``, on both workers, and finds the same insights as
+  an in-process run (`assay discover`) of the same project;
 - a worker killed while it analyses areas loses nothing: the discovery sees its areas crashed (their
   heartbeat), ends partial, and a Retry of each crashed area's own flow run makes the run whole, without
   analysing again what the other worker finished.
@@ -178,40 +179,12 @@ def in_process(pool, same_answers):
 
 
 @pytest.mark.timeout(1800)
-def test_areas_run_as_flow_runs_on_both_workers_and_find_what_an_in_process_run_finds(pool, same_answers,
-                                                                                        in_process):
-    env, root, db = pool
-    same_answers.reset()
-    a, b = Worker(env, root, "a"), Worker(env, root, "b")
-    try:
-        frid = start_discovery(env)
-        final = wait_final(env, frid, [a, b])
-    finally:
-        a.stop()
-        b.stop()
-    run_id = frid.replace("-", "")
-    assert (final["type"], final["name"]) == ("COMPLETED", "Completed"), final
-    run = db.runs.find_one({"_id": run_id})
-    assert sorted(run["area_runs"]) == ["conversion", "retention", "revenue"], run["area_runs"]
-    assert {v["state"] for v in run["area_runs"].values()} == {"Completed"}
-    # each area ran in its own flow run (none is the discovery's), each in a process of one of the two workers,
-    # and both workers ran areas
-    beats = {d["area"]: d for d in db.area_runs.find({"run_id": run_id})}
-    assert {beats[x]["flow_run"] for x in beats} == {v["flow_run"] for v in run["area_runs"].values()}
-    assert frid not in {v["flow_run"] for v in run["area_runs"].values()}
-    by_worker = {d["ppid"] for d in beats.values()}
-    assert by_worker == {a.proc.pid, b.proc.pid}, (by_worker, a.proc.pid, b.proc.pid)
-    got, shown = insights(env, run_id)
-    assert shown["run_type"] == "full" and len(got) == AREAS
-    assert got == in_process[0]  # the same insights, verdicts included, as the in-process run
-    # the flow hook dropped the run's step vectors from the store; the project's schema vectors stay
-    assert db.vector_sets.find_one({"_id": f"assay_run_{run_id}"}) is None
-    assert db.vector_sets.find_one({"_id": "assay_schema_xscale"}) is not None
-
-
-@pytest.mark.timeout(1800)
-def test_a_killed_worker_loses_nothing_and_its_areas_are_retried_on_their_own_flow_runs(pool, same_answers,
-                                                                                        in_process):
+def test_areas_run_on_both_workers_a_killed_one_loses_nothing_and_the_run_finds_what_in_process_finds(
+        pool, same_answers, in_process):
+    """One discovery on the pool (each one costs four flow-run processes, ~30 s of CPU): its areas run as flow
+    runs of their own on both workers; the worker that does not run the discovery is killed while
+    they are analysed; the run ends partial; a Retry of each lost area's flow run makes it whole, and then it
+    holds the insights (verdicts included) of an in-process run of the same project."""
     env, root, db = pool
     same_answers.reset(hold=True)
     a, b = Worker(env, root, "ka"), Worker(env, root, "kb")
@@ -220,6 +193,12 @@ def test_a_killed_worker_loses_nothing_and_its_areas_are_retried_on_their_own_fl
         run_id = frid.replace("-", "")
         assert same_answers.held.wait(600), a.log.read_text()[-2000:] + b.log.read_text()[-2000:]
         assert same_answers.all_in.is_set()  # every area is being analysed
+        # each area in a flow run of its own (none is the discovery's), in a process of one of the two workers,
+        # and both workers run areas
+        beats = {d["area"]: d for d in db.area_runs.find({"run_id": run_id})}
+        assert sorted(beats) == ["conversion", "retention", "revenue"], beats
+        assert frid not in {d["flow_run"] for d in beats.values()}
+        assert {d["ppid"] for d in beats.values()} == {a.proc.pid, b.proc.pid}, (beats, a.proc.pid, b.proc.pid)
         parent_worker = ppid(db.runs.find_one({"_id": run_id})["pid"])
         victim = b if parent_worker == a.proc.pid else a
         survivor = a if victim is b else b
@@ -256,8 +235,14 @@ def test_a_killed_worker_loses_nothing_and_its_areas_are_retried_on_their_own_fl
     # only the lost areas were analysed again; nothing of the other worker's areas was lost or redone
     assert sorted(c.split(":")[1].lower() for c in same_answers.calls if c.startswith("analyze:")) == lost
     got, shown = insights(env, run_id)
-    assert shown["run_type"] == "full", shown["errors"]
-    assert got == in_process[0]
+    assert shown["run_type"] == "full" and len(got) == AREAS, shown["errors"]
+    assert got == in_process[0]  # the same insights, verdicts included, as the in-process run
     assert [i for i in got if i[0] not in lost] == kept
     st = flow_state(env, frid)
     assert (st["type"], st["name"]) == ("COMPLETED", "Completed"), st  # the discovery's flow run says so too
+    run = db.runs.find_one({"_id": run_id})
+    assert {v["state"] for v in run["area_runs"].values()} == {"Completed"}, run["area_runs"]
+    assert {v["flow_run"] for v in run["area_runs"].values()} == {d["flow_run"] for d in beats.values()}
+    # the flow hook dropped the run's step vectors from the store; the project's schema vectors stay
+    assert db.vector_sets.find_one({"_id": f"assay_run_{run_id}"}) is None
+    assert db.vector_sets.find_one({"_id": "assay_schema_xscale"}) is not None
