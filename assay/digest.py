@@ -76,20 +76,31 @@ def _kind(t: pa.DataType) -> ColumnKind:
 VIEW_DIGITS = 4  # significant digits of a number as the explorer reads it (never fewer than its cents)
 
 
-def view_cell(v: Any) -> Any:
+def _midnight(v: Any) -> bool:
+    return isinstance(v, (dt.datetime, pd.Timestamp)) and v.tzinfo is None and v == v.replace(
+        hour=0, minute=0, second=0, microsecond=0) and not getattr(v, "nanosecond", 0)
+
+
+def dates_only(values: list) -> bool:
+    """Whether a column's timestamps may be read as dates: every one of them (nulls aside) at midnight. An hourly
+    series whose midnight rows alone showed as dates read as two grains in one column."""
+    return any(v is not None for v in values) and all(v is None or _midnight(v) for v in values)
+
+
+def view_cell(v: Any, dates: bool = True) -> Any:
     """One value as the exploring model reads it in a tool result: a float to 4 significant digits but never
-    fewer than 2 decimals (a share 0.7465, a total 10889.27 to the cent), a timestamp at midnight as its date.
-    Ten digits of a ratio ("0.2383298497") doubled a row's size, and a 60-level breakdown was cut to 40 rows
-    where a real model needed every level; the digests, the verifier and the store keep ``cell``'s precision."""
+    fewer than 2 decimals (a share 0.7465, a total 10889.27 to the cent), a timestamp at midnight as its date
+    (with ``dates``: the caller's column is all midnights, ``dates_only``). Ten digits of a ratio
+    ("0.2383298497") doubled a row's size, and a 60-level breakdown was cut to 40 rows where a real model needed
+    every level; the digests, the verifier and the store keep ``cell``'s precision."""
     if isinstance(v, float) and math.isfinite(v) and v != 0:
         whole = int(math.floor(math.log10(abs(v)))) + 1  # digits before the point (<= 0 for a fraction)
         return _sig(v, min(CELL_DIGITS, max(VIEW_DIGITS, whole + 2)))
     if isinstance(v, decimal.Decimal) and v.is_finite() and v.as_tuple().exponent < 0:
         return view_cell(float(v))
     if isinstance(v, np.generic):
-        return view_cell(v.item())
-    if isinstance(v, (dt.datetime, pd.Timestamp)) and v.tzinfo is None and v == v.replace(
-            hour=0, minute=0, second=0, microsecond=0) and not getattr(v, "nanosecond", 0):
+        return view_cell(v.item(), dates)
+    if dates and _midnight(v):
         return v.date().isoformat()
     return cell(v)
 
@@ -251,8 +262,10 @@ def summarise_column(
         col = col.cast(col.type.value_type)
     s = ColumnSummary(name=name, kind=kind)
     if masked and kind in (ColumnKind.number, ColumnKind.timestamp):
-        # a phone number stored as digits or a date of birth: its extremes and quantiles are its values
+        # a phone number stored as digits or a date of birth: its extremes and quantiles are its values; how many
+        # there are, and how many distinct, are not
         s.null_count = int(col.null_count)
+        s.distinct = int(pc.count_distinct(col, mode="only_valid").as_py())
         return s
     if kind == ColumnKind.number:
         _number_summary(col, s, n)
@@ -286,6 +299,17 @@ def _rows(table: pa.Table, masked: set[str]) -> list[dict[str, Any]]:
     return out
 
 
+def unique_names(names: list[str]) -> list[str]:
+    """Duplicate column names (SELECT a.id, b.id) with a stable suffix: id, id_2 (the explorer's view and the
+    digest name them alike)."""
+    out, seen = [], {}
+    for c in names:
+        k = seen.get(c, 0)
+        out.append(c if k == 0 else f"{c}_{k + 1}")
+        seen[c] = k + 1
+    return out
+
+
 def build_compact_result(
     data: pa.Table | pd.DataFrame,
     *,
@@ -299,14 +323,8 @@ def build_compact_result(
     digest keeps besides its signal rows (the rows the explorer was shown, which its notes and the analysis cite)."""
     table, mixed = _to_arrow(data)
     n = table.num_rows
-    # duplicate column names (SELECT a.id, b.id) get a stable suffix
-    names, seen = [], {}
-    for c in table.column_names:
-        k = seen.get(c, 0)
-        names.append(c if k == 0 else f"{c}_{k + 1}")
-        if k and c in mixed:
-            mixed.add(names[-1])
-        seen[c] = k + 1
+    names = unique_names(table.column_names)
+    mixed |= {new for old, new in zip(table.column_names, names) if old != new and old in mixed}
     table = table.rename_columns(names)
     masked = (pii_columns(names, pii, types={f.name: f.type for f in table.schema}) if auto_pii
               else {c for c in names if c.lower() in {p.lower() for p in pii}})

@@ -18,7 +18,8 @@ from typing import Callable, Protocol
 import pyarrow as pa
 
 from .. import limits
-from ..digest import build_compact_result, cap_bytes, shortened_columns, view_cell
+from ..digest import (build_compact_result, cap_bytes, dates_only, shortened_columns, unique_names,
+                      view_cell)
 from ..rows import describe_cut, partial_last_period, select_rows
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
@@ -328,19 +329,26 @@ class Explorer:
         self._issued = n
         return ExplorationStep(run_id=self.run_id, step=n, turn=turn, action=action, **kw)
 
-    def _fit_rows(self, res, masked: set[str]) -> dict:
-        """The rows the model sees: all of them when they fit, else the rows that carry the signal
-        (rows.py), fewer until the result fits its budget; every column always, and every cut said."""
-        table = res.table
+    def _fit_rows(self, res, table: pa.Table, masked: set[str]) -> dict:
+        """The rows the model sees (``table``: the result's, its column names made unique): all of them when they
+        fit, else the rows that carry the signal (rows.py), fewer until the result fits its budget; every column
+        always, and every cut said."""
         n = table.num_rows
         shortened = shortened_columns(table)
         k = min(n, MODEL_ROWS_SHOWN)
+        names = table.column_names
+        # a timestamp column reads as dates only when all of it is at midnight (one grain per column)
+        dates = [pa.types.is_timestamp(f.type) and dates_only(table.column(i).to_pylist())
+                 for i, f in enumerate(table.schema)]
         while True:
             positions, how = select_rows(table, k)
             # rows as lists under one header: keys repeated in every row took half the budget, and a 54-row
-            # breakdown was cut to 17 rows where a real model needed the rows in between
-            rows = [[MASK if c in masked and v is not None else view_cell(v) for c, v in r.items()]
-                    for r in table.take(pa.array(positions, type=pa.int64())).to_pylist()]
+            # breakdown was cut to 17 rows where a real model needed the rows in between. Read column by column:
+            # a row as a dict keeps one of two columns of the same name
+            picked = table.take(pa.array(positions, type=pa.int64()))
+            cols = [[MASK if names[i] in masked and v is not None else view_cell(v, dates[i])
+                     for v in picked.column(i).to_pylist()] for i in range(picked.num_columns)]
+            rows = [list(r) for r in zip(*cols)] if cols else [[] for _ in positions]
             data = {"row_count": res.row_count, "columns": table.column_names, "rows": rows}
             notes = []
             if len(positions) < res.row_count:
@@ -369,15 +377,16 @@ class Explorer:
             return {"tool": "query", "ok": False, "error": out.error, "hints": hints,
                     "data": {"attempts": len(out.attempts)}}
         res = out.result
-        masked = pii_columns(res.table.column_names, self.pii,
-                             types={f.name: f.type for f in res.table.schema})
-        data = self._fit_rows(res, masked)
+        # two columns of one name (SELECT a.id, b.id) are told apart as the digest tells them: id, id_2
+        table = res.table.rename_columns(unique_names(res.table.column_names))
+        masked = pii_columns(table.column_names, self.pii, types={f.name: f.type for f in table.schema})
+        data = self._fit_rows(res, table, masked)
         if out.fixes:
             data["fixed_sql"] = out.sql
         view = {"tool": "query", "ok": True, "data": data}
         if res.row_count == 0:
             view["hints"] = empty_hints(out.sql, self.executor.warehouse.dialect)
-        elif res.row_count == res.table.num_rows and (partial := partial_last_period(res.table)):
+        elif res.row_count == table.num_rows and (partial := partial_last_period(table)):
             view["hints"] = [partial]
         return view
 

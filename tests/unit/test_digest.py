@@ -128,6 +128,29 @@ def test_a_number_about_a_pii_named_channel_is_not_masked():
     assert pii_columns(["email_rev", "n"]) == {"email_rev"}
 
 
+def test_a_number_is_an_identifier_when_a_digit_kind_ends_its_name():
+    """Review of session 14: a date of birth stored as yyyymmdd and a phone read into a float column are identifiers
+    (masked whatever their numeric type), while ``phone_orders`` and ``mobile_sessions`` count a channel's and a
+    platform's activity (shown, as ``email_rev`` is). A masked number or timestamp keeps its null and distinct
+    counts, never a value: no extreme, no quantile, no first or last time."""
+    df = pd.DataFrame({"dob": [19800407, 19810430, 19800407], "contact_phone": [5550001234.0, 5550009876.0, None],
+                       "phone_orders": [30, 40, 50], "mobile_sessions": [7, 8, 9], "phone_rev": [1.5, 2.5, 3.5],
+                       "date_of_birth": pd.to_datetime(["1980-04-07", "1981-04-30", None])})
+    cr = build_compact_result(df)
+    row = cr.all_rows[0]
+    assert row["dob"] == row["contact_phone"] == row["date_of_birth"] == "[masked]"
+    assert row["phone_orders"] == 30 and row["mobile_sessions"] == 7 and row["phone_rev"] == 1.5
+    text = digest_json(cr)
+    assert "1980" not in text and "19810430" not in text and "555000" not in text
+    by_name = {c.name: c for c in cr.columns}
+    assert (by_name["dob"].distinct, by_name["dob"].null_count) == (2, 0)  # not "0 distinct": the count is kept
+    assert (by_name["contact_phone"].distinct, by_name["contact_phone"].null_count) == (2, 1)
+    born = by_name["date_of_birth"]
+    assert born.min_time is None and born.max_time is None and (born.distinct, born.null_count) == (2, 1)
+    assert pii_columns(["zip", "ip_count", "hotel"], types={"zip": pa.int64(), "ip_count": pa.int64(),
+                                                            "hotel": pa.int64()}) == {"zip"}
+
+
 def test_deterministic_bytes():
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"a": rng.normal(size=500), "b": rng.choice(["x", "y", "z"], 500),

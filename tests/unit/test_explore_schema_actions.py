@@ -179,6 +179,24 @@ def test_a_sixty_level_breakdown_of_ratios_reaches_the_model_whole(tmp_path):
     assert "0.7440934085" in digest  # the digest (analysis, verification) keeps cell()'s ten digits
 
 
+def test_a_column_keeps_one_grain_and_two_columns_of_one_name_both_reach_the_model(tmp_path):
+    """Review of session 14: midnight timestamps are read as dates only when the whole column is at midnight (an
+    hourly series showed its midnight rows as dates, two grains in one column), and a result with two columns of
+    the same name (SELECT a.id, b.id) ended the exploration with a KeyError; they read as id, id_2, as in the
+    digest."""
+    path = tmp_path / "hours.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE h AS SELECT TIMESTAMP '2025-11-01 00:00:00' + INTERVAL (i) HOUR AS hour,
+                   TIMESTAMP '2025-11-01' + INTERVAL (i) DAY AS day, 100 + i AS n FROM range(0, 6) r(i)""")
+    con.close()
+    llm = ReplayLLM({"explore": [q("SELECT hour, day, n, n * 2 AS n FROM h ORDER BY hour"), '{"done": true}']})
+    data = json.loads(make_explorer(path, llm).run().steps[0].result_preview)["data"]
+    rows = [dict(enumerate(r)) for r in data["rows"]]
+    assert rows[0][0] == "2025-11-01T00:00:00" and rows[1][0] == "2025-11-01T01:00:00"  # one grain: hours
+    assert rows[0][1] == "2025-11-01" and rows[1][1] == "2025-11-02"  # an all-midnight column reads as dates
+    assert data["columns"] == ["hour", "day", "n", "n_2"] and (rows[0][2], rows[0][3]) == (100, 200)
+
+
 def test_a_partial_last_period_is_flagged_to_the_explorer(tmp_path):
     """Round 7 (ecommerce): a daily series ended with 2026-11-01, of which the warehouse held a few hours, and no one
     flagged it. A date series whose last period holds under half of the median period's counts is flagged as possibly
