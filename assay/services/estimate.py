@@ -36,6 +36,12 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
         # what the configured model would cost, before the key is set
         analyst = "llm"
         note = "no API key is set yet: a run started now would use the statistical analyst"
+    if analyst == "llm" and project.llm.provider == "auto":
+        # price the model a run started now would use (ANTHROPIC_API_KEY: Claude's default model), not "auto"
+        from ..llm.resolve import resolve_llm
+
+        if (resolved := resolve_llm(project.llm)).cfg is not None:
+            project = project.model_copy(update={"llm": resolved.cfg.model_copy(update={"model": resolved.model})})
     steps = max_steps or project.max_steps
     previous = render_previous_context(store.recent_results(project.id, limit=5), store.feedback(project.id))
     profile, goal = profile_text(project), project.goal or ""

@@ -46,6 +46,25 @@ def test_cli_estimate_per_phase(tmp_path):
     assert r.exit_code == 2 and "no project 'nope'" in r.output
 
 
+def test_an_auto_project_is_priced_as_the_model_a_run_would_use(tmp_path, monkeypatch):
+    """A project with the default ``llm.provider: auto`` and ANTHROPIC_API_KEY set runs Claude's default model; its
+    estimate said "model auto" and "no price known for model 'auto'" (session 15). Without a key it is the
+    statistical analyst's (no LLM cost)."""
+    from assay.llm.anthropic import DEFAULT_MODEL
+
+    project(tmp_path, "est-auto")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    est = json.loads(CliRunner().invoke(app, ["estimate", "est-auto", "--json"], catch_exceptions=False).output)
+    assert est["analyst"] == "llm" and est["model"] == DEFAULT_MODEL, (est["analyst"], est["model"])
+    assert est["prices"] == {"input": 3.0, "output": 15.0, "cache_read": 0.3} and est["total"]["cost_usd"] > 0
+    assert not any("no price known" in n for n in est["notes"])
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    est = json.loads(CliRunner().invoke(app, ["estimate", "est-auto", "--json"], catch_exceptions=False).output)
+    assert est["analyst"] == "statistical" and est["total"]["cost_usd"] == 0
+
+
 def test_estimate_only_runs_nothing(tmp_path):
     p = project(tmp_path, "est-flow", provider="scripted", model="bench")
     store = open_store(load_settings())
