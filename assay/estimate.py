@@ -182,6 +182,12 @@ class Estimate:
         return d
 
 
+# how far one real-model run strays from the average of runs of the same prompts, per phase and token kind (nine
+# 30-step runs through the developers' bridge, rounds 14-18, bench/README.md "Lead, session 15"): the cold estimate
+# aims at the average; a single run lands anywhere in this range (a refused answer asked again: more)
+RUN_SPREAD = (0.6, 1.5)
+
+
 def tokens(chars: float) -> int:
     return int(round(chars / limits.CHARS_PER_TOKEN))
 
@@ -346,8 +352,10 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
         est.notes.append(f"cold estimate (no finished LLM run of this project yet): it assumes the model takes "
                          f"{steps_used(max_steps, shape)} of its {max_steps} exploration steps, {per_turn}; on the "
                          f"exploration a model that {other}, one that calls done sooner less (its input grows "
-                         f"with every call); one that writes fewer claims spends less on the verification; after "
-                         f"the first run the project's own sizes replace these")
+                         f"with every call); one that writes fewer claims spends less on the verification. Runs "
+                         f"of one model on the same prompts spent {RUN_SPREAD[0]}x to {RUN_SPREAD[1]}x their "
+                         f"average on a phase: read each figure as the middle of such a range. After the first run "
+                         f"the project's own sizes replace these")
     picked = min(limits.ANALYSIS_AREA_TOP_K, max(1, round(steps_used(max_steps, shape) * shape.picked_share)))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN
     if shape.area_usage:

@@ -135,6 +135,9 @@ def test_a_cold_estimate_states_where_it_assumes_the_model_stops_and_a_sooner_st
     cold = estimate(p, **kw)
     assert any("assumes the model takes 27 of its 30 exploration steps, about 4.0 questions per turn (8 requests)"
                in n for n in cold.notes), cold.notes
+    # and how far one run strays from the average it aims at (real-model runs, session 15)
+    assert any("spent 0.6x to 1.5x their average on a phase: read each figure as the middle of such a range" in n
+               for n in cold.notes), cold.notes
     # and what a model that asks one question at a time would spend: the same steps, a request each
     one = estimate(p, shape=dataclasses.replace(Shape(), steps_per_call=1.0), **kw).phases[0]
     ratio = one.input_tokens / cold.phases[0].input_tokens
