@@ -16,6 +16,9 @@ Prints one `name: value` line per figure:
   estimate_real_error_max_given_stop_and_calls_<round>   told also how many steps the model put in one call
   estimate_real_under_max_cold_<round>         the largest share by which a recorded figure exceeds the cold
                                                estimate (0 when the estimate is an upper bound on every phase)
+  estimate_real_error_max_vs_mean_<demo>       the cold estimate against the average of the runs on that demo, worst
+                                               phase x kind (an estimate aims at the average run)
+  estimate_real_run_spread_<demo>              one run's figure over the runs' average, lowest..highest
   estimate_real_error_<transcript>_<phase>_<kind>   every single figure behind them (kind: input, cached, output)
 and `#` lines with the recorded and predicted tokens and the steps each model took.
 
@@ -255,6 +258,7 @@ def main() -> None:
     rec_file = Path(args.recorded) if args.recorded else None
     saved = json.loads(rec_file.read_text()) if rec_file and rec_file.is_file() else {}
     demos: dict = {}
+    by_demo: dict[tuple[str, str, str], list[tuple[int, int]]] = {}  # (demo, phase, kind) -> (recorded, estimated)
     for name in args.transcripts.split(","):
         which = TRANSCRIPTS[name]
         if which not in demos:  # one warehouse per demo (the replays only read it)
@@ -320,9 +324,27 @@ def main() -> None:
         total_p = {k: sum(v[k] for v in pred.values()) for k in KINDS}
         for kind in KINDS:
             errors[f"{name}_total_{kind}"] = abs(total_p[kind] - total_g[kind]) / max(total_g[kind], 1)
+        for phase in pred:
+            if phase in got and phase != "table descriptions":
+                for kind in KINDS:
+                    by_demo.setdefault((which, phase, kind), []).append((got[phase][kind], pred[phase][kind]))
     if rec_file:
         rec_file.write_text(json.dumps(saved, indent=1))
     print(f"estimate_real_error_max_cold: {max(errors.values()):.3f}")
+    # the estimate against the average run of each demo (what a cold estimate aims at), and how far single runs
+    # stray from that average (what no cold estimate can know)
+    for which in sorted({w for w, _, _ in by_demo}):
+        vs_mean, spread = {}, []
+        for (w, phase, kind), pairs in by_demo.items():
+            mean = sum(g for g, _ in pairs) / len(pairs)
+            if w != which or mean == 0:
+                continue
+            vs_mean[f"{phase}_{kind}"] = abs(sum(e for _, e in pairs) / len(pairs) - mean) / mean
+            spread += [g / mean for g, _ in pairs]
+        worst = max(vs_mean, key=vs_mean.get)
+        runs = max(len(pairs) for (w, _, _), pairs in by_demo.items() if w == which)
+        print(f"estimate_real_error_max_vs_mean_{which}: {vs_mean[worst]:.3f}  # {worst}, {runs} runs")
+        print(f"estimate_real_run_spread_{which}: {min(spread):.2f}..{max(spread):.2f}  # one run / the runs' mean")
     for label, figures in (("error_max_cold", errors), ("error_max_given_stop", stop_errors),
                            ("error_max_given_stop_and_calls", calls_errors), ("under_max_cold", under)):
         for rnd in sorted(set(ROUND.values())):
