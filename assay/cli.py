@@ -1077,11 +1077,15 @@ def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "
 
 @app.command()
 @_guarded
-def verify(run: str, insights: Optional[list[str]] = typer.Argument(None, help="insight ids (default: all)")) -> None:
+def verify(run: str, insights: Optional[list[str]] = typer.Argument(
+        None, help="insight ids (default: every insight that does not repeat an earlier run's)")) -> None:
     """Re-verify a run's insights against today's warehouse; keeps the history of verdicts."""
     from .reverify import reverify
 
-    rows = reverify(_store(), run, insights or None)
+    store = _store()
+    rows = reverify(store, run, insights or None)
+    repeats = [] if insights else [i.id for i in store.get_result(store.resolve_run_id(run)).insights
+                                   if i.duplicate_of]
     t = Table(title=f"Re-verified {len(rows)} insight(s)")
     for c in ("insight", "at discovery", "today", "why"):
         t.add_column(c)
@@ -1092,6 +1096,9 @@ def verify(run: str, insights: Optional[list[str]] = typer.Argument(None, help="
     changed = [r.insight for r in rows if r.changed]
     out.print(f"{len(changed)} verdict(s) changed" + (f": {', '.join(changed)}" if changed else "") +
               f" · history: assay show {run} --json (verdict_history)")
+    if repeats:  # a second run of the same project repeats the first's findings: say why they were left out
+        out.print(f"{len(repeats)} insight(s) repeat an earlier run's and were not re-verified (verify that run, "
+                  f"or name them: assay verify {run} {' '.join(repeats[:3])}{' ...' if len(repeats) > 3 else ''})")
 
 
 @app.command()

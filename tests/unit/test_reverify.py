@@ -99,3 +99,19 @@ def test_show_lists_the_reverifications(run):
     reverify(store, rid, ["I2"])
     res = CliRunner().invoke(app, ["show", rid])
     assert res.exit_code == 0 and res.output.count("re-verified 20") == 1
+
+
+def test_the_cli_says_which_insights_it_left_out_as_repeats(run):
+    """Session 15, a new user: after a second `make demo` every insight repeats the first run's, and `assay verify`
+    printed "Re-verified 0 insight(s)" and nothing else. It now says which were left out and how to verify them."""
+    store, rid, _ = run
+    result = store.get_result(rid)
+    result.insights[1].duplicate_of = "older-run:I2"
+    store.save_result(result)
+    res = CliRunner().invoke(app, ["verify", rid])
+    assert res.exit_code == 0, res.output
+    assert "Re-verified 1 insight(s)" in res.output
+    assert "1 insight(s) repeat an earlier run's and were not re-verified" in " ".join(res.output.split())
+    assert f"assay verify {rid} I2" in " ".join(res.output.split())
+    res = CliRunner().invoke(app, ["verify", rid, "I2"])  # named: verified, and nothing said about repeats
+    assert "Re-verified 1 insight(s)" in res.output and "repeat an earlier" not in res.output
