@@ -630,6 +630,10 @@ class DiscoveryRun(_Model):
     telemetry: Telemetry = Field(default_factory=Telemetry)
     started_at: dt.datetime = Field(default_factory=utcnow)
     finished_at: dt.datetime | None = None
+    # a rerun or a retry of an ended run: when it resumed, and the working time of its earlier attempts (the
+    # saved duration is theirs plus this one's, not the time since the first start)
+    resumed_at: dt.datetime | None = None
+    earlier_s: float = 0.0
     run_type: RunType | None = None  # full / partial / failed once saved (what Prefect's final state mirrors)
     host: str | None = None  # where the process running it lives, and its pid and last sign of life
     pid: int | None = None

@@ -9,7 +9,7 @@ import uuid
 from ..config import check_project
 from ..errors import ConfigError, UserError
 from ..liveness import reap_gone_runs
-from ..models import DiscoveryResult, DiscoveryRun, Phase, Project, ProjectState, RunStatus, utcnow
+from ..models import DiscoveryResult, DiscoveryRun, Phase, Project, ProjectState, RunStatus, as_utc, utcnow
 from ..packs import pack_for_project
 from ..settings import Settings, load_settings
 from ..store import Store, open_store
@@ -40,7 +40,8 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
     try:
         existing = store.get_run(run_id)
         if existing.id == run_id:
-            store.update_run(run_id, status=RunStatus.running, error=None)
+            resumed = resumed_fields(store, existing) if existing.finished_at is not None else {}
+            store.update_run(run_id, status=RunStatus.running, error=None, **resumed)
             return store.get_run(run_id)
     except UserError:
         pass
@@ -76,12 +77,26 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
     return run
 
 
+def resumed_fields(store: Store, run: DiscoveryRun) -> dict:
+    """What a run that ended and starts again records: when it resumed and how long its earlier attempts worked
+    (its saved duration; else its last attempt's start to end), so that its duration is not the days between
+    the first start and a rerun."""
+    if store.has_result(run.id):
+        earlier = store.get_result(run.id).duration_s
+    elif run.finished_at is not None:
+        earlier = run.earlier_s + (as_utc(run.finished_at) - as_utc(run.resumed_at or run.started_at)).total_seconds()
+    else:
+        earlier = run.earlier_s
+    return {"resumed_at": utcnow(), "earlier_s": round(max(earlier, 0.0), 1)}
+
+
 def prepare_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
     """Check that a run's areas can be analysed again from its stored exploration, and mark the run
     running. Areas the run did not analyse before are added to it."""
     run = check_rerun(store, run_ref, areas)
     store.update_run(run.id, status=RunStatus.running, error=None, phase=Phase.analysis,
-                     areas=list(run.areas) + [a for a in areas if a not in run.areas], finished_at=None)
+                     areas=list(run.areas) + [a for a in areas if a not in run.areas], finished_at=None,
+                     **resumed_fields(store, run))
     return store.get_run(run.id)
 
 

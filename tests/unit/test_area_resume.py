@@ -143,3 +143,23 @@ def test_a_rerun_that_succeeds_replaces_the_area(finished):
         s.close()
     assert sum(c.startswith("analyze") for c in CALLS) == 1  # redo analyses again, even though it was done
     assert ids(store, run_id, "revenue") == ["revenue-1", "revenue-2"]
+
+
+def test_a_rerun_days_later_adds_its_own_time_to_the_duration_not_the_days_between(finished):
+    """Session 15, a new user: each `assay rerun --area` grew the run's duration (22 s -> 274 s -> 298 s -> 335 s): it
+    was the time since the first start. The saved duration is the earlier attempts' plus the rerun's own."""
+    import datetime as dt
+
+    from assay.run.lifecycle import rerun_areas_inline
+
+    store, run_id, first = finished
+    assert first.duration_s < 120
+    run = store.get_run(run_id)
+    # the same run, as if it had started and ended three days ago
+    store.update_run(run_id, started_at=run.started_at - dt.timedelta(days=3),
+                     finished_at=run.finished_at - dt.timedelta(days=3))
+    again = rerun_areas_inline(run_id, ["revenue"])
+    assert first.duration_s <= again.duration_s < first.duration_s + 120, (first.duration_s, again.duration_s)
+    assert store.get_run(run_id).earlier_s == first.duration_s
+    third = rerun_areas_inline(run_id, ["conversion"])
+    assert again.duration_s <= third.duration_s < again.duration_s + 120
