@@ -928,6 +928,8 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
     settings = load_settings()
     if postgres and mysql:
         fail("--postgres and --mysql: choose one warehouse for the demo")
+    if which not in ("ecommerce", "gaming", "both"):
+        fail(f"--which {which}: choose ecommerce, gaming or both")
     names = ["ecommerce", "gaming"] if which == "both" else [which]
     for n in ("ecommerce", "gaming"):
         db = settings.demo_dir / f"{n}.duckdb"

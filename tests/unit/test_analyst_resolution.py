@@ -90,3 +90,9 @@ def test_demo_and_goal_projects_do_not_pin_the_statistical_analyst(monkeypatch, 
 
     pid = _goal_project(None, str(load_settings().demo_dir / "ecommerce.duckdb"), "why do orders fall?")
     assert analyst_choice(store.get_project(pid))[0] == "llm"
+
+
+def test_demo_names_its_choices_for_an_unknown_which():
+    """Session 15, a new user: `assay demo --which foo` said "no project 'demo-foo' (known: ...)"."""
+    r = CliRunner().invoke(app, ["demo", "--which", "foo", "--generate-only"])
+    assert r.exit_code == 2 and "--which foo: choose ecommerce, gaming or both" in r.output, r.output
