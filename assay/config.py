@@ -516,3 +516,21 @@ def check_schema_found(cfg, tables) -> None:
     if not tables:
         raise ConfigError(f"warehouse: the {cfg.kind} warehouse has no tables to analyse"
                           + (f" ({cfg.settings['path']})" if cfg.settings.get("path") else ""))
+    check_pii_found(cfg.pii_columns, tables)
+
+
+def check_pii_found(declared, tables) -> None:
+    """Every declared PII column names a column of the warehouse (``col``, ``table.col`` or ``schema.table.col``,
+    any case): a typo would leave the column it meant unmasked, without a word, so it stops the run as a
+    misnamed schema does."""
+
+    names: set[str] = set()
+    for t in tables:
+        for c in t.columns:
+            names |= {c.name.lower(), f"{t.name}.{c.name}".lower(), f"{t.fqn}.{c.name}".lower()}
+    for d in declared or []:
+        if d.lower() not in names:
+            near = difflib.get_close_matches(d.lower(), sorted(n for n in names if n.count(".") == d.count(".")),
+                                             n=1, cutoff=0.6)
+            raise ConfigError(f"warehouse.pii_columns: {d!r} is no column of the warehouse, so nothing would be "
+                              "masked for it" + (f" (did you mean {near[0]!r}?)" if near else ""))

@@ -397,3 +397,39 @@ def test_llm_descriptions_can_be_turned_off_in_the_project_file():
     p = validate_project_data({"id": "p", "pack": "ecommerce", "warehouse": {
         "kind": "duckdb", "settings": {"path": "w.duckdb", "llm_descriptions": False}}}, "p.yaml")
     assert p.warehouse.settings["llm_descriptions"] is False
+
+
+def test_a_declared_pii_column_that_names_no_column_stops_the_run(tmp_path):
+    """Session 15, a new user: `pii_columns: [customers.nosuchcol]` was accepted and the discovery ran without a
+    word, so a typo leaves the column it meant unmasked. Like a misnamed schema, it is one line and no run (the
+    schema phase and `assay doctor` both check it); a column given bare, by table or by schema.table, any case,
+    passes."""
+    from assay.doctor import check_warehouse
+    from assay.models import Project, WarehouseConfig
+    from assay.schema.discovery import discover_schema
+    from assay.settings import load_settings
+    from assay.store import open_store
+    from assay.warehouse import open_warehouse
+    from tests.helpers import small_warehouse
+
+    db = small_warehouse(tmp_path / "w.duckdb")
+    store = open_store(load_settings())
+    for ok in (["email"], ["customers.email"], ["main.customers.EMAIL"]):
+        p = Project(id="pii-ok", warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}, pii_columns=ok))
+        wh = open_warehouse(p.warehouse)
+        try:
+            assert discover_schema(store, p, wh, refresh=True)
+        finally:
+            wh.close()
+    bad = Project(id="pii-typo", warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)},
+                                                           pii_columns=["customers.emial"]))
+    wh = open_warehouse(bad.warehouse)
+    try:
+        with pytest.raises(ConfigError, match=r"^warehouse.pii_columns: 'customers.emial' is no column of the "
+                                              r"warehouse, so nothing would be masked for it \(did you mean "
+                                              r"'customers.email'\?\)$"):
+            discover_schema(store, bad, wh, refresh=True)
+    finally:
+        wh.close()
+    with pytest.raises(ConfigError, match="customers.emial"):
+        check_warehouse(bad)
