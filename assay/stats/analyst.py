@@ -254,6 +254,18 @@ def merge_segment_outliers(cands: list[D.Candidate]) -> tuple[list[D.Candidate],
     return out, members
 
 
+def insight_segment(c: D.Candidate, members: dict[int, list[D.Candidate]]) -> str | None:
+    """The segment an insight names: a merged finding's is every member's ("category=furniture, electronics"),
+    as its count covers them all (session 15: the count of furniture and electronics, 4,209, was labelled
+    "category=furniture", whose own count is 1,785); the candidate's ``segment`` stays the first's, the key
+    the merging and the de-duplication go by."""
+    group = members.get(id(c))
+    if not group:
+        return c.segment
+    dim = group[0].segment.split("=", 1)[0]
+    return f"{dim}=" + ", ".join(x.segment.split("=", 1)[1] for x in group)
+
+
 def _claims(s, c: D.Candidate, steps: dict[int, ExplorationStep], frames: dict) -> list[Claim]:
     """The candidate's headline number as a claim with its generated SQL (see ``claims``)."""
     step = steps.get(c.step)
@@ -484,7 +496,7 @@ def analyze_area_statistically(s, area: AnalysisArea, picked: list[ExplorationSt
             id=f"{area.id}-{n}", area=area.id, name=c.name, description=c.description,
             severity=Severity(D.severity(c, goal=bool(goal))), affected_count=count, risk_score=round(c.effect, 3),
             confidence=round(max(0.0, min(1.0, 1 - c.q_value)), 3), indicators=c.indicators,
-            source_steps=[c.step], segment=c.segment, claims=claims,
+            source_steps=[c.step], segment=insight_segment(c, members), claims=claims,
             verification_sql=portable(c.count_sql, s.warehouse.dialect) if c.count_sql else None,
         ))
     return insights

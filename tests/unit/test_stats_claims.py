@@ -10,7 +10,7 @@ from assay.digest import build_compact_result, to_frame
 from assay.explore.executor import Executor
 from assay.models import ExplorationStep, Insight, MetricKind, StepAction, ValidationStatus, WarehouseConfig
 from assay.stats import detectors as D
-from assay.stats.analyst import fold_spreads_into_outliers, merge_segment_outliers, volume_trend
+from assay.stats.analyst import fold_spreads_into_outliers, insight_segment, merge_segment_outliers, volume_trend
 from assay.stats.claims import candidate_claims
 from assay.validate.verify import Verifier
 from assay.warehouse.duckdb import DuckDBWarehouse
@@ -157,6 +157,9 @@ def test_outlier_segments_of_one_measure_and_direction_are_one_finding():
     assert "IN ('furniture', 'electronics')" in merged.count_sql and merged.affected is None
     assert members[id(merged)] == [a, b] and "unit: rows" in merged.indicators
     assert merge_segment_outliers([a, low])[0] == [a, low]  # opposite directions: two findings
+    # the insight names every member's segment: its count (and the count claim's label) covers them all
+    assert insight_segment(merged, members) == "category=furniture, electronics"
+    assert insight_segment(low, members) == "category=books"
 
 
 def test_a_spread_whose_extreme_is_a_reported_outlier_is_folded_into_it():
