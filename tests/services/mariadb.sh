@@ -27,5 +27,10 @@ start)
   done
   echo "mariadbd did not answer on 127.0.0.1:$port; see $dir/error.log" >&2; exit 1 ;;
 stop)
-  [ -f "$pidf" ] && kill "$(cat "$pidf")" 2>/dev/null || true ;;
+  # the server writes its files until it has exited: wait for it (30 s at most), so its folder can be removed
+  if [ -f "$pidf" ]; then
+    pid="$(cat "$pidf")"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  fi ;;
 esac
