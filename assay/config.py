@@ -12,6 +12,7 @@ problem is one line naming the field path; all problems are reported at once.
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 import types
 from typing import Any, Literal, Union, get_args, get_origin
@@ -524,7 +525,6 @@ def check_pii_found(declared, tables) -> None:
     of the warehouse: a typo there would leave the column it meant unmasked, without a word, so it stops the run as
     a misnamed schema does. A bare name (``email``) may be a list kept for many warehouses (the demos declare
     ``email`` and ``full_name`` for both): one that matches no column is logged, not refused."""
-    import logging
 
     names: set[str] = set()
     for t in tables:

@@ -224,11 +224,16 @@ def stop(home: Path | None = None, timeout: float = 15.0) -> int | None:
 # ------------------------------------------------------------------------------- the template database
 
 
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/assay`` (``~/.cache/assay``): the cache without ``ASSAY_CACHE_DIR``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "assay"
+
+
 def cache_dir() -> Path:
-    """Where assay keeps what outlives any one home (``ASSAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/assay``)."""
+    """Where assay keeps what outlives any one home (``ASSAY_CACHE_DIR``, else ``default_cache_dir``)."""
     if os.environ.get("ASSAY_CACHE_DIR"):
         return Path(os.environ["ASSAY_CACHE_DIR"]).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "assay"
+    return default_cache_dir()
 
 
 def _prefect_dir() -> Path:
@@ -283,6 +288,12 @@ def prune_templates(now: float | None = None) -> list[Path]:
                 p.unlink()
                 removed.append(p)
     return removed
+
+
+def is_current_template(path: Path, head: str | None = None) -> bool:
+    """``path`` is a template database at the installed Prefect's migration head (``head``, read when not given)."""
+    head = head if head is not None else _migrations_head()
+    return path.is_file() and head is not None and _head_revision(path) == head
 
 
 def _head_revision(path: Path) -> str | None:
@@ -359,7 +370,7 @@ def prepare_database() -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     template = template_path()
     head = _migrations_head()
-    if template.exists() and head is not None and _head_revision(template) == head:
+    if is_current_template(template, head):
         tmp = path.with_name(f".{path.name}.{os.getpid()}.template")
         shutil.copyfile(template, tmp)
         with contextlib.suppress(OSError):

@@ -79,11 +79,9 @@ def installed_template() -> Path | None:
     tests only read it; what they build stays in the run's own cache."""
     from assay_flows import local_server
 
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "assay"
-    path = base / "prefect-db" / f"{local_server.template_key()}.db"
+    path = local_server.default_cache_dir() / "prefect-db" / f"{local_server.template_key()}.db"
     try:
-        head = local_server._migrations_head()
-        return path if path.is_file() and head is not None and local_server._head_revision(path) == head else None
+        return path if local_server.is_current_template(path) else None
     except Exception:  # noqa: BLE001 - an unreadable file is no template: the run builds its own
         return None
 
