@@ -627,6 +627,9 @@ def discover(
     from .config import check_project
 
     check_project(p)  # the checks of `project apply` on what is stored: one line each, before Prefect starts
+    from .run.lifecycle import step_bounds
+
+    step_bounds(p, max_steps, min_steps)  # --min-steps above the run's max: one line, before Prefect starts
     if p.state.value != "ready":
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
@@ -651,6 +654,11 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
     path = Path(warehouse).expanduser().resolve()
     if not path.is_file():
         fail(f"{warehouse}: no such warehouse file")
+    from .warehouse.duckdb import is_duckdb_file
+
+    if not is_duckdb_file(path):  # before a project is saved: a wrong file leaves nothing behind
+        fail(f"{warehouse}: not a DuckDB database file (--warehouse takes a .duckdb file; for PostgreSQL, "
+             "Snowflake and the others write a project file and `assay project apply -f` it)")
     # one project per warehouse file: each --goal run (failed ones too) reuses it with that goal;
     # without a goal the generic pack runs
     pid = project or "goal-" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
@@ -756,7 +764,8 @@ def show(run: str, as_json: bool = typer.Option(False, "--json", help="the whole
 
 @app.command()
 @_guarded
-def runs(project: Optional[str] = typer.Option(None, "--project"), limit: int = 20,
+def runs(project: Optional[str] = typer.Option(None, "--project", help="only this project's runs"),
+         limit: int = typer.Option(20, "--limit", min=1, help="at most this many runs, newest first"),
          watch: bool = typer.Option(False, "--watch", help="refresh every 2 s until runs finish"),
          as_json: bool = typer.Option(False, "--json", help="the runs as JSON lines")) -> None:
     """List recent runs (live progress with --watch). A run's id is its Prefect flow run's id, and its state
@@ -859,7 +868,9 @@ def sql_check(file: Path, project: Optional[str] = typer.Option(
     """Check a JSON list of SQL statements with the guard; prints verdicts as JSON.
 
     With --project, the guard is the run's own. Without it, the guard has no catalog and refuses
-    what it cannot prove (every relation needs the tenant predicate; file-like names are refused)."""
+    what it cannot prove (every relation needs the tenant predicate; file-like names are refused).
+    Exits 1 when the guard refuses any statement (the verdicts are printed all the same), as a linter
+    does, so a script or a CI step can rely on the exit code."""
     from .models import TenantFilter
     from .warehouse.guard import SQLGuard
 
@@ -889,6 +900,11 @@ def sql_check(file: Path, project: Optional[str] = typer.Option(
             d.update(masked_outputs=v.masked_outputs, touches_pii=v.touches_pii)
         verdicts.append(d)
     sys.stdout.write(json.dumps(verdicts, indent=2) + "\n")
+    refused = [i for i, v in enumerate(verdicts, 1) if not v["allowed"]]
+    if refused:
+        err.print(f"refused: {len(refused)} of {len(verdicts)} statement(s) (number {', '.join(map(str, refused))})",
+                  highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def _project_guard(project_id: str):

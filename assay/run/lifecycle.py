@@ -32,6 +32,17 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
+def step_bounds(project: Project, max_steps: int | None = None, min_steps: int | None = None) -> tuple[int, int]:
+    """The run's (max_steps, min_steps): what was asked, else the project's. A minimum above the maximum is a
+    ConfigError (the loop would refuse `done` until a step the budget never reaches)."""
+    hi = max_steps or project.max_steps
+    lo = project.min_steps if min_steps is None else min_steps
+    if lo > hi:
+        raise ConfigError(f"min steps ({lo}) is more than max steps ({hi}): the exploration could never end "
+                          "with done")
+    return hi, lo
+
+
 def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | None = None,
                min_steps: int | None = None, areas: list[str] | None = None,
                flow_run_id: str | None = None, goal: str | None = None) -> DiscoveryRun:
@@ -57,6 +68,7 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
         unknown = [a for a in areas if a not in valid]
         if unknown:
             raise ConfigError(f"unknown area {unknown[0]!r} for pack {pack.name} (valid: {', '.join(valid)})")
+    hi, lo = step_bounds(project, max_steps, min_steps)
     analyst, note = analyst_choice(project)
     log.info("run %s: %s", run_id[:8], note)
     run = DiscoveryRun(
@@ -66,8 +78,8 @@ def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | 
         phase=Phase.init,
         analyst=analyst,
         analyst_note=note,
-        max_steps=max_steps or project.max_steps,
-        min_steps=project.min_steps if min_steps is None else min_steps,
+        max_steps=hi,
+        min_steps=lo,
         areas_requested=areas or None,
         areas=areas or valid,
         flow_run_id=flow_run_id,

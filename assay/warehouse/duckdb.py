@@ -36,6 +36,16 @@ NATIVE_TYPES = {
 NESTED_TYPES = {"list", "array", "struct", "map", "union"}
 
 
+def is_duckdb_file(path: str | Path) -> bool:
+    """The file starts as a DuckDB database does (its magic bytes ``DUCK`` after the 8-byte checksum): read
+    without opening it, so a file another process holds for writing is still recognised."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
 def default_threads() -> int:
     """Half the machine's cores (at least one): a runaway query leaves the rest to everything else."""
     return max(1, (os.cpu_count() or 2) // 2)

@@ -66,10 +66,15 @@ def test_sql_check_prints_verdicts(tmp_path):
     f = tmp_path / "q.json"
     f.write_text(json.dumps(["SELECT * FROM t WHERE tenant_id = 3", "DROP TABLE t", "SELECT * FROM t"]))
     r = invoke("sql", "check", "--dialect", "postgres", "--tenant", "tenant_id=3", str(f))
-    assert r.exit_code == 0
-    verdicts = json.loads(r.output)
+    verdicts = json.loads(r.stdout)
     # no catalog: the guard cannot prove t is filtered by a known column, so the bare SELECT is refused
     assert [v["allowed"] for v in verdicts] == [True, False, False]
+    # a refusal is a failed check, as a linter's finding is: exit 1 and one line saying which
+    assert r.exit_code == 1
+    assert r.stderr.strip() == "refused: 2 of 3 statement(s) (number 2, 3)"
+    f.write_text(json.dumps(["SELECT * FROM t WHERE tenant_id = 3"]))
+    r = invoke("sql", "check", "--dialect", "postgres", "--tenant", "tenant_id=3", str(f))
+    assert r.exit_code == 0 and r.stderr == "" and json.loads(r.stdout)[0]["allowed"]
     one_line_error(invoke("sql", "check", str(tmp_path / "nope.json")), "not a JSON list")
 
 

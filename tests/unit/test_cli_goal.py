@@ -34,3 +34,54 @@ def test_missing_warehouse_file_is_one_line():
     r = CliRunner().invoke(app, ["discover", "--warehouse", "/nonexistent/w.duckdb"], catch_exceptions=False)
     assert r.exit_code != 0 and "Traceback" not in r.output
     assert r.output.strip().startswith("error:") and "no such warehouse file" in r.output
+
+
+def test_a_file_that_is_not_duckdb_is_one_line_and_leaves_no_project(tmp_path):
+    csv = tmp_path / "orders.csv"
+    csv.write_text("id,amount\n1,2.5\n")
+    before = [p.id for p in _store().list_projects()]
+    r = CliRunner().invoke(app, ["discover", "--warehouse", str(csv), "--goal", "what sells?"],
+                           catch_exceptions=False)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert r.output.strip().startswith("error:") and "not a DuckDB database file" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    assert [p.id for p in _store().list_projects()] == before  # nothing saved, so no failed run either
+    assert not _store().list_runs(None, 1000) or all(run.project_id in before for run in _store().list_runs(None, 1000))
+
+
+def test_min_steps_above_max_steps_is_one_line_before_any_run(tmp_path):
+    db = tmp_path / "w.duckdb"
+    duckdb.connect(str(db)).close()
+    pid = _goal_project(None, str(db), "what sells?")
+    runs_before = len(_store().list_runs(pid, 100))
+    r = CliRunner().invoke(app, ["discover", pid, "--min-steps", "12", "--max-steps", "10"], catch_exceptions=False)
+    assert r.exit_code != 0 and "Traceback" not in r.output
+    assert r.output.strip() == "error: min steps (12) is more than max steps (10): the exploration could never " \
+                               "end with done"
+    # against the project's own max_steps too
+    hi = _store().get_project(pid).max_steps
+    r = CliRunner().invoke(app, ["discover", pid, "--min-steps", str(hi + 1)], catch_exceptions=False)
+    assert r.exit_code != 0 and f"min steps ({hi + 1}) is more than max steps ({hi})" in r.output
+    assert len(_store().list_runs(pid, 100)) == runs_before
+
+
+def test_runs_limit_must_be_positive():
+    r = CliRunner().invoke(app, ["runs", "--limit", "0"], catch_exceptions=False)
+    assert r.exit_code == 2 and "Traceback" not in r.output and "--limit" in r.output
+
+
+def test_a_run_started_elsewhere_refuses_min_steps_above_max_steps(tmp_path):
+    """The Prefect UI's run form reaches create_run without the CLI's check."""
+    import pytest
+
+    from assay.errors import ConfigError
+    from assay.run.lifecycle import create_run, new_run_id
+
+    db = tmp_path / "w.duckdb"
+    duckdb.connect(str(db)).close()
+    store = _store()
+    p = store.get_project(_goal_project(None, str(db), "what sells?"))
+    rid = new_run_id()
+    with pytest.raises(ConfigError, match=r"min steps \(9\) is more than max steps \(8\)"):
+        create_run(store, p, run_id=rid, max_steps=8, min_steps=9)
+    assert create_run(store, p, run_id=rid, max_steps=8, min_steps=8).min_steps == 8

@@ -44,8 +44,8 @@ def test_project_guard_has_the_catalog_tenant_and_pii(tmp_path):
         "SELECT * FROM read_csv('/etc/passwd')",
     ]
     r = check(tmp_path, stmts, "--project", "shop")
-    assert r.exit_code == 0, r.output
-    v = json.loads(r.output)
+    assert r.exit_code == 1, r.output  # some are refused
+    v = json.loads(r.stdout)
     assert [x["allowed"] for x in v] == [True, False, True, False, False, True, False]
     assert v[0]["masked_outputs"] == [0] and v[0]["touches_pii"]
     assert v[5]["masked_outputs"] == [0]
@@ -54,7 +54,7 @@ def test_project_guard_has_the_catalog_tenant_and_pii(tmp_path):
     assert "not in the project's catalog" in v[4]["reason"]
     # the catalog-less guard answers differently: it cannot know audit lacks the column
     r = check(tmp_path, stmts[:5], "--tenant", "tenant_id=7")
-    assert [x["allowed"] for x in json.loads(r.output)] == [True, False, False, False, False]
+    assert [x["allowed"] for x in json.loads(r.stdout)] == [True, False, False, False, False]
 
 
 def test_project_errors_are_one_line(tmp_path):
