@@ -344,7 +344,9 @@ class Planner:
                       if x.table.name.lower() in self.referenced
                       or (x.rows < MIN_BEHAVIOUR_ROWS and biggest >= CATALOGUE_RATIO * max(x.rows, 1))}
         for pr in probes:
-            if pr.table in catalogues:
+            # a retention probe is filed under its entity table (customers, players), which activity tables always
+            # reference by key, but what it measures is those entities' activity: behaviour, never a catalogue
+            if pr.table in catalogues and pr.kind != "retention":
                 pr.meta.catalogue = True
                 pr.meta.core = 0.0
         late = [pr for pr in probes if pr.late]

@@ -125,3 +125,27 @@ def test_rows_with_no_entity_are_not_one_entity_of_the_concentration(tmp_path):
                                                      "NULL")[0]["v"])
     finally:
         wh.close()
+
+
+def test_retention_is_behaviour_even_though_its_entity_table_is_referenced(shop):
+    """The demo's planted churn gap (2.4% of paid_social customers come back against 19.3%) was reported as
+    "low": its probe is filed under customers, which orders reference by key, so every retention finding was
+    marked a catalogue finding (capped at low, and dropped from a goal run)."""
+    from assay.stats.detectors.candidate import Kind
+    from assay.stats.detectors.scoring import severity
+
+    pl = Planner(shop.list_tables(), shop.quote, KEYWORDS)
+    probes = pl.plan(profiles_of(pl, shop))
+    retention = [pr for pr in probes if pr.kind == "retention"]
+    assert retention and all(pr.table == "main.customers" for pr in retention)
+    assert "customers" in pl.referenced  # orders point at it: its own breakdowns stay catalogue findings
+    assert not any(pr.meta.catalogue for pr in retention)
+    assert all(pr.meta.catalogue for pr in probes if pr.table == "main.customers" and pr.kind != "retention")
+    # and what that means for a strong churn gap found by such a probe
+    from assay.stats.detectors.candidate import Candidate
+
+    gap = Candidate(kind=Kind.RETENTION_DROP, name="n", description="d", table="customers", step=1, effect=0.88,
+                    p_value=1e-30, count_sql=None, q_value=1e-28)
+    assert severity(gap) == "critical"
+    gap.catalogue = True
+    assert severity(gap) == "low"
