@@ -144,11 +144,15 @@ def test_low_support_said_and_severity_capped():
     c = D.group_effects(df, "carrier", {}, 1, "flights", REF)[0]
     assert "Only 2.0% of the rows" in c.description and "Low support" in c.description
     c.q_value = 1e-20
-    assert D._base_severity(c) == "critical" and D.severity(c) == "medium"
+    assert D._base_severity(c) == "high" and D.severity(c) == "medium"
     c.support, c.support_share, c.catalogue = 10_000, 1.0, True
     assert D.severity(c) == "low"  # a small reference table's fact is never a headline
     c.catalogue, c.relevance = False, 0.1
-    assert D.severity(c, goal=True) == "medium" and D.severity(c) == "critical"
+    assert D.severity(c, goal=True) == "medium" and D.severity(c) == "high"
+    # a segment's level against the others' is at most high (often what the segment is: a category's price);
+    # the same effect as a worse conversion or a churn gap is critical
+    c.kind = D.Kind.FUNNEL_DROP
+    assert D.severity(c) == "critical"
 
 
 def test_empty_measure_explained_by_a_column_empty_on_the_same_rows():

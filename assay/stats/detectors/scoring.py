@@ -12,6 +12,10 @@ _LEVELS = ["low", "medium", "high", "critical"]
 LOW_SUPPORT_ROWS = 100
 GOAL_RELEVANT = 0.3  # cosine of a finding's headline to the goal below which it is not about the question
 NO_EFFECT_RELEVANT = 0.2  # "X is uniform across Y" carries fewer of the goal's words: a lower bar
+# a segment's level of a measure against the others' (furniture's unit price, July's delays, a country's session
+# length): often what the segment is, so at most high; critical is kept for what goes wrong (a worse conversion, a
+# churn gap, a change, failures), the demo's new user read a price difference ranked above the planted churn
+LEVEL_KINDS = (Kind.OUTLIER_SEGMENT, Kind.MEAN_OUTLIER, Kind.GROUP_EFFECT)
 
 
 def score(cands: list[Candidate], alpha: float = 0.05) -> list[Candidate]:
@@ -57,6 +61,8 @@ def _base_severity(c: Candidate) -> str:
         return "high" if c.effect >= 0.7 else "medium" if c.effect >= 0.4 else "low"
     if c.kind == Kind.DATA_QUALITY:
         return "medium" if c.effect >= 0.3 else "low"
+    if c.effect >= 0.7 and c.q_value < 1e-6 and c.kind in LEVEL_KINDS:
+        return "high"
     if c.effect >= 0.7 and c.q_value < 1e-6:
         return "critical"
     if c.effect >= 0.4:
