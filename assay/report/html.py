@@ -133,6 +133,35 @@ def _pick_measure(candidates: list[str], insight: Insight, named_only: bool = Fa
     return None
 
 
+_PER = re.compile(r"^\s*(\S+) per (\S+)")
+
+
+def _ratio_frame(df: pd.DataFrame, claimed: str | None, count: str, cats: list[str], dim: str | None,
+                 times: list[str]) -> tuple[pd.DataFrame, str] | None:
+    """A claim of "purchase per add_to_cart" over a result of counts by outcome (platform, event_type, n): the
+    rate itself per the result's other keys (numerator's count over the denominator's), and its column; None
+    when the claim is no such rate or the result does not hold both outcomes in one column."""
+    m = _PER.match(claimed or "")
+    if m is None:
+        return None
+    num, den = m.group(1).lower(), m.group(2).lower()
+    for c in cats:
+        if c == dim:
+            continue
+        values = {str(v).lower(): v for v in df[c].dropna().unique()}
+        if num not in values or den not in values:
+            continue
+        keys = [k for k in df.columns if k != c and k != count and (k == dim or k in times or k in cats)]
+        if not keys:
+            return None
+        top = df[df[c] == values[num]].groupby(keys)[count].sum()
+        bottom = df[df[c] == values[den]].groupby(keys)[count].sum()
+        name = f"{num}_per_{den}"
+        rate = (top / bottom.where(bottom > 0)).rename(name).dropna().reset_index()
+        return (rate, name) if len(rate) >= 2 else None
+    return None
+
+
 def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
     """A Vega-Lite spec (via Altair) of the insight's source result, or None when the result has
     nothing to draw (a single profile row, no numbers)."""
@@ -161,6 +190,12 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
         return None
     df = df.copy()
     df[measure] = pd.to_numeric(df[measure], errors="coerce")
+    ratio = _ratio_frame(df, head.measure if head is not None else None, measure, cats, dim, times)
+    if ratio is not None:  # a rate of one outcome per another, drawn as that rate, never as the outcomes' totals
+        df, measure = ratio
+        cats = [c for c in cats if c in df.columns]
+    elif head is not None and _PER.match(head.measure or "") and measure.lower() in _COUNT_COLUMNS:
+        return None  # the rate cannot be formed from this result: its counts would draw something else
     text = f"{insight.name} {insight.description}".lower()
     for c in [c for c in cats if c != dim and df[c].nunique() <= 12]:
         # an outcome column (status, event) whose value the insight names: plot that outcome only

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from assay.models import CompactResult, DiscoveryResult, ExplorationStep, Insight, StepAction
 from assay.report.html import chart_spec, render_html, step_frame
@@ -122,3 +123,31 @@ def test_a_change_is_marked_where_it_begins():
     assert marks == ["line", "rule"]
     rule = spec["datasets"][spec["layer"][1]["data"]["name"]]
     assert rule[0]["month"].startswith("2026-07-01")
+
+
+def test_a_rate_of_one_outcome_per_another_is_drawn_as_that_rate():
+    """The demo's "android events have a much lower rate of purchase per add_to_cart" was drawn as each
+    platform's total of all events (android looked like the biggest, not the worst)."""
+    from assay.models import Claim
+
+    rows = [("android", "add_to_cart", 29325), ("android", "purchase", 6335), ("android", "view", 256192),
+            ("ios", "add_to_cart", 24434), ("ios", "purchase", 10148), ("ios", "view", 214189),
+            ("web", "add_to_cart", 43507), ("web", "purchase", 18040), ("web", "view", 381903)]
+    df = pd.DataFrame(rows, columns=["platform", "event_type", "n"])
+    claim = Claim(metric="rate", measure="purchase per add_to_cart", segment="platform = android",
+                  segment_sql="\"platform\" = 'android'", value=0.216, baseline_value=0.415)
+    i = insight("android events have a much lower rate of purchase per add_to_cart than other platform values",
+                "purchase per add_to_cart for platform = android is 0.216", claims=[claim])
+    spec = chart_spec(i, df)
+    assert spec["encoding"]["x"]["field"] == "purchase_per_add_to_cart"
+    drawn = {r["platform"]: r["purchase_per_add_to_cart"] for r in spec["datasets"][spec["data"]["name"]]}
+    assert drawn == pytest.approx({"android": 6335 / 29325, "ios": 10148 / 24434, "web": 18040 / 43507})
+    assert "android" in spec["encoding"]["color"]["condition"]["test"]
+    # over months, one line per platform
+    months = pd.DataFrame([(m, p, e, n * (k + 1)) for k, m in enumerate(["2026-06-01", "2026-07-01"])
+                           for p, e, n in rows], columns=["month", "platform", "event_type", "n"])
+    spec = chart_spec(i, months)
+    assert spec["mark"]["type"] == "line" and spec["encoding"]["y"]["field"] == "purchase_per_add_to_cart"
+    assert spec["encoding"]["color"]["field"] == "platform"
+    # a rate the result cannot form (no add_to_cart rows): no chart rather than the counts
+    assert chart_spec(i, df[df.event_type != "add_to_cart"]) is None
