@@ -4,7 +4,8 @@ After every area is analysed, two insights describe the same finding when their 
 measure the same metric on the same segment, when each one's leading comparison (segment against baseline)
 is one the other also makes, or when their texts are closer than
 ``SAME_FINDING_COSINE`` (measured by ``bench/findings.py``). An insight that leads with another's
-baseline (``restates_baseline``) folds into that one. A group keeps the insight of the area
+baseline (``restates_baseline``), or a segment's level that the refuter found confined to the later half beside
+that segment's change (``level_of_its_change``), folds into that one. A group keeps the insight of the area
 that fits it best (its text against the area's description), never one that only restated a baseline;
 the others' areas are listed in ``also_relevant_to``. Pure: the same insights in, the same insights out.
 """
@@ -21,6 +22,7 @@ from .validate.compare import AFFECTED, NO_EFFECT, ORDER, direction
 from .validate.conditions import condition_columns
 from .validate.entity import normalize_entity
 from .validate.grounding import DATE_TEXT, PROSE_NUMBER, close
+from .validate.refute import holds_later_only
 
 # all-MiniLM-L6-v2 cosine of two insight texts above which they are one finding. Measured by
 # bench/findings.py: paraphrases of one finding score 0.55-0.90 (median 0.74), different findings up
@@ -132,6 +134,55 @@ def restates_baseline(a: Insight, b: Insight) -> bool:
     return False
 
 
+def _base_measure(measure: str | None) -> str:
+    """A measure without its parenthesised grain: "purchase per add_to_cart (monthly rate)" is the measure of
+    "purchase per add_to_cart"."""
+    return _norm(re.sub(r"\([^)]*\)", "", measure or ""))
+
+
+def _timeless_conjuncts(condition: str | None) -> frozenset[str] | None:
+    """The condition's AND-ed parts, without those that bound a time (``month >= TIMESTAMP '2026-07-01'``);
+    None when it does not parse."""
+    import sqlglot
+    from sqlglot import exp
+
+    if not (condition or "").strip():
+        return None
+    try:
+        where = sqlglot.parse_one(f"SELECT 1 WHERE {condition}").args.get("where")
+    except Exception:  # noqa: BLE001 - a condition in words: no structure to compare
+        return None
+    if where is None:
+        return None
+    parts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+
+    def bounds_time(node: exp.Expression) -> bool:
+        if not isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
+            return False
+        return any(isinstance(x, exp.Cast) and x.to.is_type(*exp.DataType.TEMPORAL_TYPES)
+                   or isinstance(x, exp.Literal) and x.is_string and DATE_TEXT.search(x.this or "")
+                   for side in (node.left, node.right) for x in side.walk())
+
+    return frozenset(_norm(p.sql()) for p in parts if not bounds_time(p))
+
+
+def level_of_its_change(a: Insight, b: Insight) -> bool:
+    """``a`` states a segment's level against a baseline, and the refuter found it holds in the later half of the
+    period only; ``b`` states that segment's change over time, of the same measure: ``a`` is ``b``'s change seen
+    over the whole period, not a finding of its own. The ecommerce demo: "android events have a much lower rate of
+    purchase per add_to_cart (... holds in the second half only)" beside "the rate of purchase per add_to_cart for
+    android fell from 2026-07-01", two insights about one drop. Directed: ``a`` folds into ``b``."""
+    ha, hb = _headline(a), _headline(b)
+    if ha is None or hb is None or a.validation is None or not holds_later_only(a.validation.refutation):
+        return False
+    if hb.metric != MetricKind.change or ha.metric == MetricKind.change or ha.period_sql:
+        return False
+    if _base_measure(ha.measure) != _base_measure(hb.measure) or not _base_measure(ha.measure):
+        return False
+    sa, sb = _timeless_conjuncts(ha.segment_sql), _timeless_conjuncts(hb.segment_sql)
+    return bool(sa) and sa == sb
+
+
 # ---------------------------------------------------------------------------- context, not findings
 
 _WHOLE = {"", "1=1", "true", "(1=1)"}
@@ -228,7 +279,8 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
     folded: set[int] = set()
     for a in range(len(insights)):
         for b in range(len(insights)):
-            if a != b and find(a) != find(b) and restates_baseline(insights[a], insights[b]):
+            if a != b and find(a) != find(b) and (restates_baseline(insights[a], insights[b])
+                                                  or level_of_its_change(insights[a], insights[b])):
                 ga = find(a)
                 folded.update(n for n in range(len(insights)) if find(n) == ga)
                 parent[ga] = find(b)

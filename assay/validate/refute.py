@@ -42,6 +42,12 @@ MAX_CANDIDATES = 6         # stratum columns tried per claim (lowest cardinality
 VANISH = 0.25              # pooled within-level difference below this share of the total: it vanishes
 SHARED = 0.5              # the rest changed by at least this share of the segment's change: not specific
 PERIOD_SHARE = 1 / 3       # one half's difference below this share of the other's: confined to a period
+LATER_ONLY = "but it holds in the second half of the period only"  # how a gap confined to the later half starts
+
+
+def holds_later_only(refutation: str | None) -> bool:
+    """The refuter found the comparison confined to the second half of the time span (a change, seen whole)."""
+    return (refutation or "").startswith(LATER_ONLY)
 Z_SIGNIFICANT = 3.0        # standard errors a mix departure must exceed (proportions; up to 6 columns are tried)
 Z_PERIOD = 2.5             # standard errors between the halves' differences (proportions; one test per claim)
 COMPARISONS = (MetricKind.rate, MetricKind.share, MetricKind.average, MetricKind.change)

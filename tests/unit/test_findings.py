@@ -511,3 +511,45 @@ def test_an_in_process_run_s_areas_read_the_explorer_s_summary(tmp_path):
     run_discovery_inline("sumrun", "sumrun1", areas=["revenue", "retention"])
     assert _summary_handler.prompts
     assert all("<explorer_summary>\nenough\n</explorer_summary>" in p for p in _summary_handler.prompts)
+
+
+def test_a_level_confined_to_the_later_half_folds_into_that_segment_s_change():
+    """The ecommerce demo reported one android drop twice: "android events have a much lower rate of purchase per
+    add_to_cart" (the refuter: it holds in the second half of the period only) and "the rate of purchase per
+    add_to_cart for android events fell from 2026-07-01". The level is the change seen over the whole period."""
+    import numpy as np
+
+    from assay.findings import level_of_its_change
+    from assay.models import Validation
+    from assay.validate.refute import LATER_ONLY
+
+    def one_hot(texts):  # texts never alike: only the claims decide
+        return np.eye(len(texts), 8)
+
+    change = Insight(id="conversion-2", area="conversion", name="android's purchase rate fell from 2026-07-01",
+                     description="fell from 0.449 to 0.11", claims=[Claim(
+                         metric="change", measure="purchase per add_to_cart (monthly rate)",
+                         segment="platform = android since 2026-07-01", value=0.11, baseline_value=0.449,
+                         segment_sql="\"platform\" = 'android' AND month >= TIMESTAMP '2026-07-01'",
+                         baseline_sql="\"platform\" = 'android' AND month < TIMESTAMP '2026-07-01'")],
+                     validation=Validation(status="confirmed", refutation="survives refutation"))
+    later = f"{LATER_ONLY}: in the first half (2025-11-01..2026-05-02) the segment is at 44.0% against 43.8%"
+    level = Insight(id="conversion-3", area="conversion", name="android events have a much lower purchase rate",
+                    description="0.216 against 0.415", claims=[Claim(
+                        metric="rate", measure="purchase per add_to_cart", segment="platform = android",
+                        segment_sql="\"platform\" = 'android'", baseline_sql="\"platform\" <> 'android'",
+                        value=0.216, baseline_value=0.415)],
+                    validation=Validation(status="confirmed", refutation=later))
+    assert level_of_its_change(level, change) and not level_of_its_change(change, level)
+    for order in ([level, change], [change, level]):
+        out = merge_findings(order, AREAS, one_hot)
+        assert [i.id for i in out] == ["conversion-2"] and out[0].merged_from == ["conversion-3"]
+    # the level holds over the whole period: a finding of its own beside the change
+    whole = level.model_copy(update={"validation": Validation(status="confirmed", refutation="survives refutation")})
+    assert [i.id for i in merge_findings([whole, change], AREAS, one_hot)] == ["conversion-3", "conversion-2"]
+    # another segment's change, or another measure's: not its change
+    ios = change.model_copy(update={"claims": [change.claims[0].model_copy(update={
+        "segment_sql": "\"platform\" = 'ios' AND month >= TIMESTAMP '2026-07-01'"})]})
+    views = change.model_copy(update={"claims": [change.claims[0].model_copy(update={
+        "measure": "view per session (monthly rate)"})]})
+    assert not level_of_its_change(level, ios) and not level_of_its_change(level, views)
