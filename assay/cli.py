@@ -246,7 +246,7 @@ def schema_refresh(project: str) -> None:
 def schema_search(
     project: str,
     query: str = typer.Argument(..., help="what the table holds, as the analyst would ask for it"),
-    top_k: int = typer.Option(10, "--top-k", "-k", min=1, max=50),
+    top_k: int = typer.Option(10, "--top-k", "-k", min=1, max=50, help="how many tables to list"),
     as_json: bool = typer.Option(False, "--json", help="the results as search_tables returns them to the analyst"),
 ) -> None:
     """Search the schema index as the analyst's search_tables does (to check a glossary or comments)."""
@@ -557,7 +557,7 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None,
 @_guarded
 def estimate(
     project: str = typer.Argument(..., help="project id"),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="exploration steps (default: the project's max_steps)"),
     as_json: bool = typer.Option(False, "--json", help="the estimate as JSON"),
 ) -> None:
     """Predict a discovery's LLM tokens and cost per phase (and the warehouse's cost where it can tell)."""
@@ -606,8 +606,8 @@ def rerun(
 @_guarded
 def discover(
     project: str = typer.Argument(None, help="project id"),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1),
-    min_steps: Optional[int] = typer.Option(None, "--min-steps", min=0),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="exploration steps (default: the project's max_steps)"),
+    min_steps: Optional[int] = typer.Option(None, "--min-steps", min=0, help="refuse the model's `done` before this many steps (default: the project's)"),
     area: list[str] = typer.Option(None, "--area", help="only these areas (repeatable)"),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="a DuckDB file, for goal-driven discovery"),
     goal: Optional[str] = typer.Option(None, "--goal", help="what to find out: this run's goal for a project, "
@@ -815,7 +815,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
 @app.command()
 @_guarded
 def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="like | dislike"),
-             comment: str = typer.Option("", "--comment")) -> None:
+             comment: str = typer.Option("", "--comment", help="why, in a few words (kept with the feedback)")) -> None:
     """Like or dislike an insight; the next run takes it into account."""
     from .models import Feedback
 
@@ -862,7 +862,7 @@ def report(run: str, output: Optional[Path] = typer.Option(
 def sql_check(file: Path, project: Optional[str] = typer.Option(
                   None, "--project", "-p", help="check with exactly the guard this project's runs use (its catalog, "
                   "schemas, tenant filter and PII columns)"),
-              dialect: str = typer.Option("duckdb", "--dialect"),
+              dialect: str = typer.Option("duckdb", "--dialect", help="SQL dialect the statements are written in (without --project)"),
               tenant: Optional[str] = typer.Option(None, "--tenant", help="column=value"),
               schemas: Optional[str] = typer.Option(None, "--schemas", help="a,b")) -> None:
     """Check a JSON list of SQL statements with the guard; prints verdicts as JSON.
@@ -929,14 +929,14 @@ def _project_guard(project_id: str):
 @_guarded
 def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply the demo's rows"),
          which: str = typer.Option("ecommerce", "--which", help="ecommerce | gaming | both"),
-         generate_only: bool = typer.Option(False, "--generate-only"),
+         generate_only: bool = typer.Option(False, "--generate-only", help="only build the demo warehouses; run no discovery"),
          postgres: Optional[str] = typer.Option(None, "--postgres", help="also load the demo into this "
                                                 "PostgreSQL DSN (schema assay_demo_<name>) and run there"),
          mysql: Optional[str] = typer.Option(None, "--mysql", help="also load the demo into this MySQL/"
                                              "MariaDB DSN, mysql://user@host:3306/db (database "
                                              "assay_demo_<name>) and run there"),
          force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
-         max_steps: int = typer.Option(60, "--max-steps")) -> None:
+         max_steps: int = typer.Option(60, "--max-steps", help="exploration steps per discovery")) -> None:
     """Generate the demo warehouses, register their projects and run a discovery."""
     from .demo import generate
     from .models import Project, WarehouseConfig
@@ -1074,7 +1074,9 @@ def local_server_cmd(action: str = typer.Argument("status", help="status | stop"
 
 @app.command()
 @_guarded
-def ask(project: str, question: str, turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50)) -> None:
+def ask(project: str, question: str,
+        turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50,
+                                            help="at most this many turns (queries) for the answer; default: by the question")) -> None:
     """Answer one question from the project's earlier findings or the warehouse; cites insight ids and SQL."""
     from rich.syntax import Syntax
 
@@ -1122,7 +1124,7 @@ def verify(run: str, insights: Optional[list[str]] = typer.Argument(
 @app.command()
 @_guarded
 def mcp(http: bool = typer.Option(False, "--http", help="serve streamable HTTP instead of stdio"),
-        host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
+        host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (HTTP transport)"), port: int = typer.Option(8000, "--port", help="port to listen on (HTTP transport)"),
         allow_discover: bool = typer.Option(False, "--allow-discover",
                                             help="let clients start discoveries (off by default)")) -> None:
     """Serve assay to MCP clients (agents, editors): projects, runs, insights, ask, guarded SQL."""
@@ -1142,8 +1144,8 @@ app.add_typer(eval_app, name="eval")
 
 @eval_app.command("demo")
 @_guarded
-def eval_demo(max_steps: int = typer.Option(60, "--max-steps"),
-              scale: float = typer.Option(1.0, "--scale", min=0.01)) -> None:
+def eval_demo(max_steps: int = typer.Option(60, "--max-steps", help="exploration steps per discovery"),
+              scale: float = typer.Option(1.0, "--scale", min=0.01, help="size of the demo warehouses (1.0: about 24k customers and 30k players)")) -> None:
     """Recall and precision of the planted patterns on both demo warehouses (statistical analyst)."""
     from .demo import generate
     from .evaluate import score_demo
@@ -1180,7 +1182,7 @@ def eval_insightbench(
     directory: Path = typer.Argument(..., help="an InsightBench folder (csvs/ and flags/)"),
     tasks: str = typer.Option("1-30", "--tasks", help="task numbers: 1-30 or 1,4,9-12"),
     analyst: str = typer.Option("statistical", "--analyst", help="statistical | llm | auto"),
-    max_steps: int = typer.Option(60, "--max-steps", min=1),
+    max_steps: int = typer.Option(60, "--max-steps", min=1, help="exploration steps per task"),
     csv_out: Optional[Path] = typer.Option(None, "--csv", help="per-task CSV (default: ASSAY_HOME/insightbench.csv)"),
 ) -> None:
     """Goal-driven discovery on InsightBench tasks, scored against their ground truth."""
