@@ -22,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .limits import (
+    CHART_COLUMNS,
+    CHART_ROWS,
     COMPACT_INLINE_THRESHOLD,
     DIGEST_CELL_CHARS,
     DIGEST_KEPT_ROWS,
@@ -299,6 +301,26 @@ def _rows(table: pa.Table, masked: set[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _masked(table: pa.Table, pii: Iterable[str], auto_pii: bool) -> set[str]:
+    """The columns (already uniquely named) whose values are masked: declared PII, and by name and type."""
+    names = table.column_names
+    if auto_pii:
+        return pii_columns(names, pii, types={f.name: f.type for f in table.schema})
+    return {c for c in names if c.lower() in {p.lower() for p in pii}}
+
+
+def chart_rows(data: pa.Table | pd.DataFrame, *, pii: Iterable[str] = (), auto_pii: bool = True,
+               limit: int = CHART_ROWS) -> list[dict[str, Any]] | None:
+    """Every row of a result too long for its digest to hold whole (over COMPACT_INLINE_THRESHOLD rows) and short
+    enough to draw (at most ``limit`` rows of CHART_COLUMNS columns), masked as its digest masks them; None
+    otherwise. For the report's chart of the step: never sent to a model."""
+    table, _ = _to_arrow(data)
+    if not COMPACT_INLINE_THRESHOLD < table.num_rows <= limit or table.num_columns > CHART_COLUMNS:
+        return None
+    table = table.rename_columns(unique_names(table.column_names))
+    return _rows(table, _masked(table, pii, auto_pii))
+
+
 def unique_names(names: list[str]) -> list[str]:
     """Duplicate column names (SELECT a.id, b.id) with a stable suffix: id, id_2 (the explorer's view and the
     digest name them alike)."""
@@ -326,8 +348,7 @@ def build_compact_result(
     names = unique_names(table.column_names)
     mixed |= {new for old, new in zip(table.column_names, names) if old != new and old in mixed}
     table = table.rename_columns(names)
-    masked = (pii_columns(names, pii, types={f.name: f.type for f in table.schema}) if auto_pii
-              else {c for c in names if c.lower() in {p.lower() for p in pii}})
+    masked = _masked(table, pii, auto_pii)
     if n >= PARALLEL_ROWS and len(names) > 1:
         # sorts and Arrow kernels release the GIL; results keep the column order
         futures = [_POOL.submit(summarise_column, c, table.column(c), n, c in masked, c in mixed) for c in names]

@@ -36,6 +36,11 @@ CHARS_PER_TOKEN = 4
 COMPACT_INLINE_THRESHOLD = 20
 TOP_VALUE_CARDINALITY = 20
 HEAD_TAIL_ROW_COUNT = 5
+# a result over COMPACT_INLINE_THRESHOLD rows, up to CHART_ROWS rows of at most CHART_COLUMNS columns, keeps every row
+# (masked as its digest) beside the digest, for the HTML report's chart only: never in a prompt (a monthly series by
+# platform, 36-150 rows, is the chart a change is read from; its digest keeps 12 rows)
+CHART_ROWS = 500
+CHART_COLUMNS = 8
 DIGEST_KEPT_ROWS = 12           # rows kept from a result over COMPACT_INLINE_THRESHOLD (signal rows, see rows.py)
 TOP_VALUES = 3
 DIGEST_CELL_CHARS = 200

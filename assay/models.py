@@ -275,6 +275,9 @@ class ExplorationStep(_Model):
     refused: str | None = None  # guard refusal reason
     fix_history: list[SQLAttempt] = Field(default_factory=list)
     digest: CompactResult | None = None
+    # every row of a mid-sized result (digest.chart_rows), masked as the digest: the report's chart of the step only,
+    # never sent to a model (the digest is what prompts read)
+    chart_rows: list[dict[str, Any]] | None = None
     tables: list[str] = Field(default_factory=list)  # lookup/search payload
     summary: str = ""  # one-line summary used for bounded history
     result_preview: str = ""  # what the model was shown (projected)

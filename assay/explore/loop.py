@@ -18,7 +18,7 @@ from typing import Callable, Protocol
 import pyarrow as pa
 
 from .. import limits
-from ..digest import (build_compact_result, cap_bytes, dates_only, shortened_columns, unique_names,
+from ..digest import (build_compact_result, cap_bytes, chart_rows, dates_only, shortened_columns, unique_names,
                       view_cell)
 from ..rows import describe_cut, partial_last_period, select_rows
 from ..errors import InvalidLLMOutput
@@ -439,6 +439,7 @@ class Explorer:
                 build_compact_result(res.table, total_rows=res.total_rows, truncated=res.truncated, pii=self.pii,
                                      keep=[r - 1 for r in shown]),
                 self.executor.cfg.digest_bytes_cap)
+            step.chart_rows = chart_rows(res.table, pii=self.pii)
             self.bump(counters)
             return step, view
         self.bump(counters)

@@ -44,13 +44,14 @@ BADGES = {
 
 
 def step_frame(step: ExplorationStep) -> pd.DataFrame | None:
-    """The step's whole result as its digest stored it (masked), or None when the digest does not
-    hold every row (head and tail alone would draw a misleading chart). Columns whose values are
-    all masked are left out: there is nothing to draw in them."""
+    """The step's whole result as the run stored it (masked): its digest's rows when it holds every row, else the
+    rows kept for the chart (``chart_rows``); None when neither holds every row (the digest's signal rows alone
+    would draw a misleading chart). Columns whose values are all masked are left out: there is nothing to draw."""
     d = step.digest
-    if d is None or not step.ok or not d.all_rows:
+    rows = (d.all_rows or step.chart_rows) if d is not None else None
+    if not step.ok or not rows:
         return None
-    df = pd.DataFrame(d.all_rows, columns=[c.name for c in d.columns])
+    df = pd.DataFrame(rows, columns=[c.name for c in d.columns])
     masked = [c for c in df.columns if df[c].notna().any() and (df[c].dropna() == MASK).all()]
     return df.drop(columns=masked)
 

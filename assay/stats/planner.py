@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..digest import build_compact_result, cap_bytes
+from ..digest import build_compact_result, cap_bytes, chart_rows
 from ..explore.executor import Executor
 from ..models import ExplorationStep, StepAction, TableInfo
 from ..pii import looks_like_pii
@@ -860,6 +860,7 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
                                                      truncated=out.result.truncated, pii=pii,
                                                      auto_pii=probe.kind != "profile"),
                                 executor.cfg.digest_bytes_cap)
+        step.chart_rows = chart_rows(out.result.table, pii=pii, auto_pii=probe.kind != "profile")
     from ..explore.loop import step_summary
 
     step.summary = step_summary(step)

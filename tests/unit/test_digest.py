@@ -325,3 +325,30 @@ def test_a_long_series_per_group_is_cut_in_one_pass():
     t0 = time.monotonic()
     positions, how = select_rows(table, 40)
     assert time.monotonic() - t0 < 6 and how.startswith("ordered series by month") and len(positions) == 40
+
+
+def test_a_mid_sized_result_keeps_every_row_for_the_chart_masked_and_only_there():
+    """A monthly series by platform (36 rows) kept 12 rows in its digest, so the report drew no chart of the change
+    it showed. Its rows are kept beside the digest (masked alike), never inside it (the digest is what prompts read)."""
+    from assay.analysis.render import render_query_results
+    from assay.digest import chart_rows
+    from assay.limits import CHART_COLUMNS, CHART_ROWS
+    from assay.models import ExplorationStep, StepAction
+
+    months = pd.date_range("2025-11-01", periods=12, freq="MS")
+    df = pd.DataFrame({"month": np.repeat(months, 3), "platform": ["android", "ios", "web"] * 12,
+                       "email": ["a@x.io"] * 36, "rate": np.linspace(0.1, 0.5, 36)})
+    rows = chart_rows(df)
+    assert len(rows) == 36 and rows[0]["platform"] == "android" and rows[35]["rate"] == pytest.approx(0.5)
+    assert {r["email"] for r in rows} == {"[masked]"}  # the digest's masking
+    digest = build_compact_result(df)
+    assert digest.all_rows is None and len(digest.kept_rows) < 36
+    assert "rate" in digest_json(digest) and "chart_rows" not in digest_json(digest)
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, query="SELECT 1", digest=digest,
+                           chart_rows=rows)
+    prompt = render_query_results([step])
+    assert prompt.count('"platform"') <= len(digest.kept_rows) + 1 and "chart_rows" not in prompt
+    # a result the digest holds whole, one too long or too wide to draw: nothing kept beside it
+    assert chart_rows(df.head(COMPACT_INLINE_THRESHOLD)) is None
+    assert chart_rows(pd.DataFrame({"x": range(CHART_ROWS + 1)})) is None
+    assert chart_rows(pd.DataFrame({f"c{i}": range(30) for i in range(CHART_COLUMNS + 1)})) is None

@@ -231,3 +231,13 @@ def test_a_reply_with_no_tool_call_is_nudged_to_call_a_tool_not_to_write_json(db
     nudge = llm.calls[1].messages[-1].content
     assert nudge.startswith("Your last reply could not be used: it called no tool.")
     assert "Call one of the tools: query, lookup_schema, search_tables, done" in nudge and "JSON" not in nudge
+
+
+def test_a_mid_sized_result_keeps_its_rows_for_the_report_s_chart(db):
+    llm = ReplayLLM({"explore": [q("SELECT order_id, amount FROM orders ORDER BY order_id LIMIT 36"),
+                                 q("SELECT count(*) AS n FROM orders"), '{"done": true}']})
+    out = make_explorer(db, llm).run()
+    mid, small = out.steps[0], out.steps[1]
+    assert mid.digest.all_rows is None and len(mid.chart_rows) == 36  # the digest cut it; the chart keeps it whole
+    assert len({r["order_id"] for r in mid.chart_rows}) == 36
+    assert small.chart_rows is None  # the digest holds it whole

@@ -151,3 +151,19 @@ def test_a_rate_of_one_outcome_per_another_is_drawn_as_that_rate():
     assert spec["encoding"]["color"]["field"] == "platform"
     # a rate the result cannot form (no add_to_cart rows): no chart rather than the counts
     assert chart_spec(i, df[df.event_type != "add_to_cart"]) is None
+
+
+def test_a_step_s_chart_rows_draw_what_its_digest_cut():
+    from assay.digest import build_compact_result, chart_rows
+
+    months = pd.date_range("2025-11-01", periods=12, freq="MS").astype(str)
+    df = pd.DataFrame({"month": [m for m in months for _ in range(3)], "platform": ["android", "ios", "web"] * 12,
+                       "conversion": [0.45 if k < 24 or k % 3 else 0.11 for k in range(36)]})
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, query="SELECT 1",
+                           digest=build_compact_result(df), chart_rows=chart_rows(df))
+    frame = step_frame(step)
+    assert len(frame) == 36 and list(frame.columns) == ["month", "platform", "conversion"]
+    spec = chart_spec(insight("android conversion fell from 2026-07-01", "from 0.45 to 0.11",
+                              segment="platform=android"), frame)
+    assert spec["layer"][0]["mark"]["type"] == "line"
+    assert step_frame(step.model_copy(update={"chart_rows": None})) is None  # the digest's 12 rows: no chart
