@@ -786,8 +786,9 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
 
     def table() -> Table:
         t = Table(title="Runs")
-        for c in ("run", "project", "state", "phase", "steps", "analyst", "started", "error"):
-            t.add_column(c)
+        for c in ("run", "project", "state", "phase", "steps", "analyst", "started"):
+            t.add_column(c, no_wrap=True)  # an id or a date cut in two is no longer one to copy
+        t.add_column("error", overflow="fold")
         for r in store.list_runs(project, limit):
             t.add_row(r.id[:8], r.project_id, state_name(r), r.phase.value, f"{r.steps_done}/{r.max_steps}",
                       r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), (r.error or "")[:60])
@@ -801,7 +802,8 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
                                          "host": r.host, "pid": r.pid}) + "\n")
         return
     if not watch:
-        out.print(table())
+        # piped or redirected, rich would fit the table in 80 columns: the rows are data, keep them whole
+        (out if out.is_terminal else Console(width=200)).print(table())
         return
     from rich.live import Live
 

@@ -85,3 +85,17 @@ def test_a_run_started_elsewhere_refuses_min_steps_above_max_steps(tmp_path):
     with pytest.raises(ConfigError, match=r"min steps \(9\) is more than max steps \(8\)"):
         create_run(store, p, run_id=rid, max_steps=8, min_steps=9)
     assert create_run(store, p, run_id=rid, max_steps=8, min_steps=8).min_steps == 8
+
+
+def test_runs_piped_keeps_every_cell_whole():
+    """Piped, `assay runs` fitted its table in 80 columns: "demo-ec…", "Complet…", a date cut in two."""
+    from assay.models import DiscoveryRun, Phase, RunStatus
+
+    store = _store()
+    rid = "f00dfeed" + "0" * 24
+    store.create_run(DiscoveryRun(id=rid, project_id="a-rather-long-project-name-for-the-table", analyst="statistical",
+                                  status=RunStatus.completed, phase=Phase.done, max_steps=60))
+    r = CliRunner().invoke(app, ["runs", "--limit", "100"], catch_exceptions=False)
+    assert r.exit_code == 0
+    row = next(line for line in r.output.splitlines() if "f00dfeed" in line)
+    assert "a-rather-long-project-name-for-the-table" in row and "statistical" in row and "…" not in row
