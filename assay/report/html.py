@@ -163,11 +163,41 @@ def _ratio_frame(df: pd.DataFrame, claimed: str | None, count: str, cats: list[s
     return None
 
 
+_TOP = re.compile(r"^top(\d+)$")
+
+
+def _concentration_spec(df: pd.DataFrame) -> dict | None:
+    """A concentration's one row (total, top1, top5, top10: the top k% of the entities' sums) drawn as each top
+    group's share of the total beside the share it would hold if every entity held the same (k%); None for any
+    other single row."""
+    import altair as alt
+
+    row = df.iloc[0]
+    total = pd.to_numeric(row.get("total"), errors="coerce")
+    tops = [(int(m.group(1)), pd.to_numeric(row[c], errors="coerce")) for c in df.columns if (m := _TOP.match(str(c)))]
+    if not tops or not total or pd.isna(total) or any(pd.isna(v) for _, v in tops):
+        return None
+    data = pd.DataFrame([{"group": f"top {k}%", "share": v / total, "of": "their share"} for k, v in tops]
+                        + [{"group": f"top {k}%", "share": k / 100, "of": "an even spread"} for k, _ in tops])
+    order = [f"top {k}%" for k, _ in tops]
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("group:N", sort=order, title=None), x=alt.X("share:Q", axis=alt.Axis(format="%"), title="share of the total"),
+        yOffset=alt.YOffset("of:N", sort=["their share", "an even spread"]),
+        color=alt.Color("of:N", sort=["their share", "an even spread"], title=None,
+                        scale=alt.Scale(range=["#d6604d", "#c5ccd6"])),
+        tooltip=["group:N", "of:N", alt.Tooltip("share:Q", format=".1%")])
+    spec = chart.properties(width="container", height=max(80, len(tops) * 40)).to_dict()
+    spec.pop("$schema", None)
+    return _clean(spec)
+
+
 def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
     """A Vega-Lite spec (via Altair) of the insight's source result, or None when the result has
     nothing to draw (a single profile row, no numbers)."""
     import altair as alt
 
+    if df is not None and len(df) == 1:
+        return _concentration_spec(df)
     if df is None or len(df) < 2:
         return None
     df = df.loc[:, ~df.columns.duplicated()]

@@ -167,3 +167,16 @@ def test_a_step_s_chart_rows_draw_what_its_digest_cut():
                               segment="platform=android"), frame)
     assert spec["layer"][0]["mark"]["type"] == "line"
     assert step_frame(step.model_copy(update={"chart_rows": None})) is None  # the digest's 12 rows: no chart
+
+
+def test_a_concentration_is_drawn_as_each_top_group_s_share_beside_an_even_spread():
+    df = pd.DataFrame([{"entities": 24093, "total": 4134554.0, "top1": 553809.7, "top5": 1230101.0,
+                        "top10": 1788711.0, "weighted": 7.7e10}])
+    spec = chart_spec(insight("Top 1% of customer_id (241) bring 13.4% of total_amount", "the top 1%, 5% and 10% hold "
+                              "13.4%, 29.8% and 43.3%"), df)
+    drawn = {(r["group"], r["of"]): r["share"] for r in spec["datasets"][spec["data"]["name"]]}
+    assert drawn[("top 1%", "their share")] == pytest.approx(0.134, abs=1e-3)
+    assert drawn[("top 10%", "their share")] == pytest.approx(0.433, abs=1e-3)
+    assert drawn[("top 5%", "an even spread")] == pytest.approx(0.05)
+    assert spec["encoding"]["x"]["axis"]["format"] == "%"
+    assert chart_spec(insight("a profile", "one row"), pd.DataFrame([{"row_count": 400, "name__nulls": 37}])) is None
