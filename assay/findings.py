@@ -134,10 +134,12 @@ def restates_baseline(a: Insight, b: Insight) -> bool:
     return False
 
 
-def _base_measure(measure: str | None) -> str:
-    """A measure without its parenthesised grain: "purchase per add_to_cart (monthly rate)" is the measure of
-    "purchase per add_to_cart"."""
-    return _norm(re.sub(r"\([^)]*\)", "", measure or ""))
+def _outcome(measure: str | None) -> str:
+    """What a rate counts: "purchase per add_to_cart (monthly rate)", "purchase per add_to_cart" and "purchase
+    rate" all count purchases; "failed rate" and "failed per succeeded" failures. Any other measure is itself."""
+    m = re.sub(r"\([^)]*\)", "", measure or "").strip().lower()
+    hit = re.match(r"^(\w+) (?:per \w+|rate)$", m)
+    return _norm(hit.group(1) if hit else m)
 
 
 def _timeless_conjuncts(condition: str | None) -> frozenset[str] | None:
@@ -171,13 +173,14 @@ def level_of_its_change(a: Insight, b: Insight) -> bool:
     period only; ``b`` states that segment's change over time, of the same measure: ``a`` is ``b``'s change seen
     over the whole period, not a finding of its own. The ecommerce demo: "android events have a much lower rate of
     purchase per add_to_cart (... holds in the second half only)" beside "the rate of purchase per add_to_cart for
-    android fell from 2026-07-01", two insights about one drop. Directed: ``a`` folds into ``b``."""
+    android fell from 2026-07-01", two insights about one drop; the gaming demo's iOS "failed rate" beside its
+    "failed per succeeded" rising. Directed: ``a`` folds into ``b``."""
     ha, hb = _headline(a), _headline(b)
     if ha is None or hb is None or a.validation is None or not holds_later_only(a.validation.refutation):
         return False
     if hb.metric != MetricKind.change or ha.metric == MetricKind.change or ha.period_sql:
         return False
-    if _base_measure(ha.measure) != _base_measure(hb.measure) or not _base_measure(ha.measure):
+    if not _outcome(ha.measure) or _outcome(ha.measure) != _outcome(hb.measure):
         return False
     sa, sb = _timeless_conjuncts(ha.segment_sql), _timeless_conjuncts(hb.segment_sql)
     return bool(sa) and sa == sb

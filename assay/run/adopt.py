@@ -82,7 +82,7 @@ def adopt_scan_findings(s) -> int:
     from ..explore.leads import _CachingExecutor, _ScanSession
     from ..findings import uncovered_leads
     from ..stats.analyst import analyze_area_statistically
-    from ..validate.refute import Refuter, refute_insight
+    from ..validate.refute import Refuter, refute_insight, weigh_severity
     from ..validate.verify import Verifier
 
     probes = scan_steps(s)
@@ -114,6 +114,7 @@ def adopt_scan_findings(s) -> int:
             i.origin = ORIGIN
             i.validation = verifier.verify(i)
             i.validation.refutation = refute_insight(refuter, i)
+            weigh_severity(i)
             mine.append(i)
         if mine:
             adopted[area.id] = mine

@@ -31,7 +31,7 @@ from ..models import (
 from ..recommend import recommend
 from ..schema.catalog import join_hints, render_catalog
 from ..schema.discovery import discover_schema, schema_cache_key
-from ..validate.refute import Refuter, refute_insight
+from ..validate.refute import Refuter, refute_insight, weigh_severity
 from ..validate.verify import Verifier
 from .analyst import STATISTICAL_NOTE
 from .session import RunSession
@@ -205,6 +205,7 @@ def area_phase(s: RunSession, area_id: str, *, raise_transient: bool = False, re
         for ins in insights:
             ins.validation = verifier.verify(ins)
             ins.validation.refutation = refute_insight(refuter, ins)
+            weigh_severity(ins)
         log.usage = log.usage.add(verifier.usage)
         s.bump({"llm_calls": verifier.calls, "input_tokens": verifier.usage.input_tokens,
                 "output_tokens": verifier.usage.output_tokens, "cached_tokens": verifier.usage.cached_tokens})

@@ -43,6 +43,14 @@ VANISH = 0.25              # pooled within-level difference below this share of 
 SHARED = 0.5              # the rest changed by at least this share of the segment's change: not specific
 PERIOD_SHARE = 1 / 3       # one half's difference below this share of the other's: confined to a period
 LATER_ONLY = "but it holds in the second half of the period only"  # how a gap confined to the later half starts
+# how the counter-evidence that undermines a comparison starts (the mix of another column explains it, a small
+# sample, a change every value shared); a gap confined to one half of the period is a fact about the finding, not
+# against it
+MIX_START = "but within each"
+SMALL_START = "but it rests on only"
+SHARED_START = "but the other values changed as much"
+WEAKENING_STARTS = (MIX_START, SMALL_START, SHARED_START)
+WEAKENED_SEVERITY = "medium"  # the most an insight whose comparison was undermined is (severity)
 
 
 def holds_later_only(refutation: str | None) -> bool:
@@ -344,7 +352,7 @@ class Refuter:
             return Refutation("skipped", "the segment has no rows (a claim of absence)")
         if counted and counted[0].n_segment < SMALL_SEGMENT:
             n = counted[0].n_segment
-            return Refutation("small_sample", f"but it rests on only {n} row{'s' if n != 1 else ''} in the "
+            return Refutation("small_sample", f"{SMALL_START} {n} row{'s' if n != 1 else ''} in the "
                                               "segment: a small sample")
         # never stratify by a column the measure or the filters are defined by: within each status, a failure
         # rate is 0% or 100%, which says nothing about the segment
@@ -413,7 +421,7 @@ class Refuter:
             return Refutation("skipped", "the probe cannot be stratified")
         if counted and sum(s.n_segment for s in counted) < SMALL_SEGMENT:
             n = sum(s.n_segment for s in counted)
-            return Refutation("small_sample", f"but it rests on only {n} row{'s' if n != 1 else ''} in the "
+            return Refutation("small_sample", f"{SMALL_START} {n} row{'s' if n != 1 else ''} in the "
                                               "segment: a small sample")
         base_sel = ps.levels_select()
         exclude = _columns_in(ps.seg, ps.base, *probe.this.expressions, probe.this.args.get("where"),
@@ -494,7 +502,7 @@ class Refuter:
         seg_change, rest_change = seg_after - seg_before, after - before
         if seg_change * rest_change > 0 and abs(rest_change) >= SHARED * abs(seg_change):
             k = claim.metric
-            return Refutation("shared", f"but the other values changed as much over the same split ({_fmt(before, k)} "
+            return Refutation("shared", f"{SHARED_START} over the same split ({_fmt(before, k)} "
                                         f"to {_fmt(after, k)}, against {_fmt(seg_before, k)} to {_fmt(seg_after, k)}): "
                                         f"the change is not specific to {common[0].replace(chr(34), '')}",
                               common[0], sql), True
@@ -510,7 +518,7 @@ class Refuter:
         pooled, _ = pooled_difference(strata)
         total = _difference(overall_of(claim), k)
         weighed = f"{_difference(pooled, k)} within its levels against {total} in total; " if total else ""
-        return (f"but within each {dim} the difference {what} ({weighed}{parts}): it comes from the mix of {dim} "
+        return (f"{MIX_START} {dim} the difference {what} ({weighed}{parts}): it comes from the mix of {dim} "
                 "between segment and baseline")
 
     def _stratified_strata(self, sel, stratum, seg, base) -> tuple[list[Stratum] | None, str]:
@@ -692,6 +700,23 @@ class _ProbeStrata:
         for k in ("group", "having", "order", "limit"):
             q.set(k, None)
         return q
+
+
+def weakens(refutation: str | None) -> bool:
+    """The refuter's summary undermines the insight's comparison (see WEAKENING_STARTS)."""
+    return (refutation or "").startswith(WEAKENING_STARTS)
+
+
+def weigh_severity(insight) -> None:
+    """An insight whose comparison the refuter undermined is at most WEAKENED_SEVERITY: "critical, confirmed, but the
+    other values changed as much" ranked a change every product shared among the run's headlines (the gaming demo's
+    coins_small failures)."""
+    from ..models import Severity
+
+    order = [x.value for x in Severity]  # critical first
+    v = insight.validation
+    if v is not None and weakens(v.refutation) and order.index(insight.severity.value) < order.index(WEAKENED_SEVERITY):
+        insight.severity = Severity(WEAKENED_SEVERITY)
 
 
 def refute_insight(refuter: Refuter, insight) -> str | None:

@@ -106,15 +106,25 @@ def claim_definition(claim: Claim, dialect: str | None = None) -> dict:
             from .fit import fit_expression, statistic_of
 
             d["statistic_sql"] = fit_expression(statistic_of(claim), claim.y_sql, claim.x_sql, dialect)
-    if sums_a_column(claim):
+    if sums_a_column(claim) or shares_a_total(claim):
         d.update(sum_sql=claim.sum_sql, value_sql=sum_expression(claim.sum_sql, dialect))
     return {k: v for k, v in d.items() if v}
 
 
 def sums_a_column(claim: Claim) -> bool:
     """A sum that says what it sums, or a change of such a total between two periods (round 14: "revenue fell from
-    one quarter to the next" as metric change with sum_sql, whose sum_sql never reached the verifier)."""
-    return claim.metric in (MetricKind.sum, MetricKind.change) and bool((claim.sum_sql or "").strip())
+    one quarter to the next" as metric change with sum_sql, whose sum_sql never reached the verifier). Not a change
+    of a share of a total (``shares_a_total``): that is a fraction in each period."""
+    if not (claim.sum_sql or "").strip() or shares_a_total(claim):
+        return False
+    return claim.metric in (MetricKind.sum, MetricKind.change)
+
+
+def shares_a_total(claim: Claim) -> bool:
+    """A share of a total (revenue, not rows) that says what it sums: a share, or a change of one (round 19,
+    ecommerce: "android's share of completed revenue fell from 0.318 to 0.120" with sum_sql was checked as a change
+    of android's revenue, 76,155 against 130,707, and marked adjusted)."""
+    return bool((claim.sum_sql or "").strip()) and metric_kind(claim.metric.value, claim.measure) == "share"
 
 
 def outside_baseline(claim: Claim) -> bool:
@@ -184,7 +194,9 @@ regr_*: covar_pop(y, x) / var_pop(x), power(corr(y, x), 2)); use the stated y_sq
 For a sum (metric sum: a total such as revenue; or a change that states sum_sql, a total in two periods),
 segment_value is the SUM of the stated sum_sql expression over the segment's rows (value_sql gives it in this
 warehouse's SQL; baseline_value over the baseline's rows): a total, never
-a count of rows; sum each row once (a join that repeats rows inflates it).
+a count of rows; sum each row once (a join that repeats rows inflates it). For a share that states sum_sql (a share
+of revenue, or its change), the part and the whole are both that SUM, never counts of rows: the share is the
+segment's SUM over the whole's SUM.
 Adapt one of the source queries below: their columns exist.
 
 ## Source queries (authoritative column evidence)

@@ -553,3 +553,10 @@ def test_a_level_confined_to_the_later_half_folds_into_that_segment_s_change():
     views = change.model_copy(update={"claims": [change.claims[0].model_copy(update={
         "measure": "view per session (monthly rate)"})]})
     assert not level_of_its_change(level, ios) and not level_of_its_change(level, views)
+    # the gaming demo: iOS's "failed rate" (later half only) and its "failed per succeeded" rising count one outcome
+    failed = level.model_copy(update={"claims": [level.claims[0].model_copy(update={
+        "measure": "failed rate", "segment_sql": "\"platform\" = 'ios'"})]})
+    rising = change.model_copy(update={"claims": [change.claims[0].model_copy(update={
+        "measure": "failed per succeeded (monthly rate)",
+        "segment_sql": "\"platform\" = 'ios' AND month >= TIMESTAMP '2026-06-01'"})]})
+    assert level_of_its_change(failed, rising) and not level_of_its_change(failed, change)

@@ -312,3 +312,37 @@ def test_a_vanishing_difference_shows_the_levels_it_rests_on_and_the_pooled_figu
     text = Refuter._mix_text(None, rate, "device", "vanishes",
                              [Stratum("m", 0.21, 0.20, 400, 400), Stratum("d", 0.06, 0.05, 400, 400)])
     assert "+1.0 points within its levels against +20.0 points in total" in text
+
+
+def test_counter_evidence_that_undermines_a_comparison_caps_its_severity(world):
+    """The gaming demo ranked "the failure rate of coins_small purchases rose ... confirmed, but the other values
+    changed as much over the same split" high among the run's headlines. A mix, a small sample or a shared change
+    caps an insight at medium; a gap confined to one half of the period says when, not that it is wrong."""
+    from assay.models import Severity, Validation
+    from assay.validate.refute import weakens, weigh_severity
+
+    cases, ref = world
+    seen = set()
+    for c in cases:
+        r = ref.refute(c.claim)
+        seen.add(r.outcome)
+        assert weakens(r.text) == (r.outcome in ("reverses", "vanishes", "small_sample", "shared")), (r.outcome, r.text)
+    assert {"survives", "period"} <= seen and seen & {"reverses", "vanishes"}
+    small = cases[-1].claim.model_copy(update={
+        "segment_sql": "channel = 'paid' AND visit_id < 40",
+        "query": cases[-1].claim.query.replace("channel = 'paid'", "channel = 'paid' AND visit_id < 40")})
+    assert weakens(ref.refute(small).text)
+    mix = next(c for c in cases if c.kind == "mix")
+    for sev, after in (("critical", "medium"), ("high", "medium"), ("medium", "medium"), ("low", "low")):
+        ins = Insight(id="I1", area="a", name="paid converts better", description="paid converts better", severity=sev,
+                      claims=[mix.claim.model_copy()], validation=Validation(status="confirmed"))
+        ins.validation.refutation = refute_insight(ref, ins)
+        weigh_severity(ins)
+        assert ins.severity == Severity(after)
+    period = next(c for c in cases if c.kind == "period")
+    ins = Insight(id="I2", area="a", name="late gap", description="late gap", severity="critical", claims=[period.claim.model_copy()],
+                  validation=Validation(status="confirmed"))
+    ins.validation.refutation = refute_insight(ref, ins)
+    weigh_severity(ins)
+    assert ins.severity == Severity.critical and not weakens(ins.validation.refutation)
+    assert weakens("but the other values changed as much over the same split (0.04 to 0.18, against 0.02 to 0.26)")

@@ -301,3 +301,32 @@ def test_a_change_of_a_total_shows_the_verifier_what_it_sums_and_is_held_to_it()
     assert off_sum(counted, change, "duckdb")
     rate = Claim(metric="change", measure="conversion", segment_sql="x = 1", value=0.2, baseline_value=0.1)
     assert "sum_sql" not in claim_definition(rate, "duckdb")
+
+
+def test_a_change_of_a_share_of_a_total_is_checked_as_a_share_of_that_total(world):
+    """Round 19 (ecommerce): "android's share of completed revenue fell from 0.318 to 0.120", metric change with
+    sum_sql, was held to a change of android's revenue: the verifier's ratio was refused ("the query divides it"),
+    its plain SUM compared 76,155 with 0.12 and the critical insight was marked adjusted."""
+    from assay.validate.verify import shares_a_total, sums_a_column
+
+    wh = world[0]
+    rev = f"sum({REVENUE})"
+    share = (f"SELECT {rev} FILTER (WHERE o.channel = 'paid_social' AND o.ordered_at >= DATE '2025-01-01') / "
+             f"{rev} FILTER (WHERE o.ordered_at >= DATE '2025-01-01') AS segment_value, "
+             f"{rev} FILTER (WHERE o.channel = 'paid_social' AND o.ordered_at < DATE '2025-01-01') / "
+             f"{rev} FILTER (WHERE o.ordered_at < DATE '2025-01-01') AS baseline_value FROM {SOURCE}")
+    truth = wh.query(share, row_cap=10, timeout_s=30).table.to_pylist()[0]
+    claim = revenue(round(float(truth["segment_value"]), 3), round(float(truth["baseline_value"]), 3),
+                    metric="change", measure="paid_social share of revenue",
+                    baseline="paid_social orders in 2024",
+                    baseline_sql="o.channel = 'paid_social' AND o.ordered_at < DATE '2025-01-01'")
+    assert shares_a_total(claim) and not sums_a_column(claim)
+    d = claim_definition(claim, "duckdb")
+    assert d["sum_sql"] == REVENUE and "share" in d["measure"]  # the verifier sees what the share is of
+    assert "a share of revenue, or its change" in " ".join(CLAIM_PROMPT.split())
+    ins = one(claim)
+    assert verifier(world, ReplayLLM({"verify": [json.dumps({"query": share})]})).verify(ins).status == C
+    assert ins.claims[0].verified_value == pytest.approx(float(truth["segment_value"]))
+    # a change of the total itself is still held to its SUM
+    total = claim.model_copy(update={"measure": "paid_social revenue"})
+    assert sums_a_column(total) and not shares_a_total(total) and off_sum(share, total, "duckdb")
