@@ -557,7 +557,8 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None,
 @_guarded
 def estimate(
     project: str = typer.Argument(..., help="project id"),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="exploration steps (default: the project's max_steps)"),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1,
+                                            help="exploration steps (default: the project's max_steps)"),
     as_json: bool = typer.Option(False, "--json", help="the estimate as JSON"),
 ) -> None:
     """Predict a discovery's LLM tokens and cost per phase (and the warehouse's cost where it can tell)."""
@@ -606,8 +607,11 @@ def rerun(
 @_guarded
 def discover(
     project: str = typer.Argument(None, help="project id"),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="exploration steps (default: the project's max_steps)"),
-    min_steps: Optional[int] = typer.Option(None, "--min-steps", min=0, help="refuse the model's `done` before this many steps (default: the project's)"),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1,
+                                            help="exploration steps (default: the project's max_steps)"),
+    min_steps: Optional[int] = typer.Option(None, "--min-steps", min=0,
+                                            help="refuse the model's `done` before this many steps (default: the "
+                                            "project's)"),
     area: list[str] = typer.Option(None, "--area", help="only these areas (repeatable)"),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="a DuckDB file, for goal-driven discovery"),
     goal: Optional[str] = typer.Option(None, "--goal", help="what to find out: this run's goal for a project, "
@@ -864,7 +868,8 @@ def report(run: str, output: Optional[Path] = typer.Option(
 def sql_check(file: Path, project: Optional[str] = typer.Option(
                   None, "--project", "-p", help="check with exactly the guard this project's runs use (its catalog, "
                   "schemas, tenant filter and PII columns)"),
-              dialect: str = typer.Option("duckdb", "--dialect", help="SQL dialect the statements are written in (without --project)"),
+              dialect: str = typer.Option("duckdb", "--dialect",
+                                          help="SQL dialect the statements are written in (without --project)"),
               tenant: Optional[str] = typer.Option(None, "--tenant", help="column=value"),
               schemas: Optional[str] = typer.Option(None, "--schemas", help="a,b")) -> None:
     """Check a JSON list of SQL statements with the guard; prints verdicts as JSON.
@@ -904,8 +909,8 @@ def sql_check(file: Path, project: Optional[str] = typer.Option(
     sys.stdout.write(json.dumps(verdicts, indent=2) + "\n")
     refused = [i for i, v in enumerate(verdicts, 1) if not v["allowed"]]
     if refused:
-        err.print(f"refused: {len(refused)} of {len(verdicts)} statement(s) (number {', '.join(map(str, refused))})",
-                  highlight=False, soft_wrap=True)
+        err.print(f"refused: {len(refused)} of {len(verdicts)} statement(s) (number "
+                  f"{', '.join(map(str, refused))})", highlight=False, soft_wrap=True)
         raise typer.Exit(1)
 
 
@@ -931,7 +936,8 @@ def _project_guard(project_id: str):
 @_guarded
 def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply the demo's rows"),
          which: str = typer.Option("ecommerce", "--which", help="ecommerce | gaming | both"),
-         generate_only: bool = typer.Option(False, "--generate-only", help="only build the demo warehouses; run no discovery"),
+         generate_only: bool = typer.Option(False, "--generate-only",
+                                            help="only build the demo warehouses; run no discovery"),
          postgres: Optional[str] = typer.Option(None, "--postgres", help="also load the demo into this "
                                                 "PostgreSQL DSN (schema assay_demo_<name>) and run there"),
          mysql: Optional[str] = typer.Option(None, "--mysql", help="also load the demo into this MySQL/"
@@ -1078,7 +1084,8 @@ def local_server_cmd(action: str = typer.Argument("status", help="status | stop"
 @_guarded
 def ask(project: str, question: str,
         turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50,
-                                            help="at most this many turns (queries) for the answer; default: by the question")) -> None:
+                                            help="at most this many turns (queries) for the answer; default: by "
+                                            "the question")) -> None:
     """Answer one question from the project's earlier findings or the warehouse; cites insight ids and SQL."""
     from rich.syntax import Syntax
 
@@ -1126,7 +1133,8 @@ def verify(run: str, insights: Optional[list[str]] = typer.Argument(
 @app.command()
 @_guarded
 def mcp(http: bool = typer.Option(False, "--http", help="serve streamable HTTP instead of stdio"),
-        host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (HTTP transport)"), port: int = typer.Option(8000, "--port", help="port to listen on (HTTP transport)"),
+        host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (HTTP transport)"),
+        port: int = typer.Option(8000, "--port", help="port to listen on (HTTP transport)"),
         allow_discover: bool = typer.Option(False, "--allow-discover",
                                             help="let clients start discoveries (off by default)")) -> None:
     """Serve assay to MCP clients (agents, editors): projects, runs, insights, ask, guarded SQL."""
@@ -1147,7 +1155,8 @@ app.add_typer(eval_app, name="eval")
 @eval_app.command("demo")
 @_guarded
 def eval_demo(max_steps: int = typer.Option(60, "--max-steps", help="exploration steps per discovery"),
-              scale: float = typer.Option(1.0, "--scale", min=0.01, help="size of the demo warehouses (1.0: about 24k customers and 30k players)")) -> None:
+              scale: float = typer.Option(1.0, "--scale", min=0.01, help="size of the demo warehouses (1.0: about "
+                                          "24k customers and 30k players)")) -> None:
     """Recall and precision of the planted patterns on both demo warehouses (statistical analyst)."""
     from .demo import generate
     from .evaluate import score_demo

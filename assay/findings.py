@@ -170,11 +170,11 @@ def _timeless_conjuncts(condition: str | None) -> frozenset[str] | None:
 
 def level_of_its_change(a: Insight, b: Insight) -> bool:
     """``a`` states a segment's level against a baseline, and the refuter found it holds in the later half of the
-    period only; ``b`` states that segment's change over time, of the same measure: ``a`` is ``b``'s change seen
-    over the whole period, not a finding of its own. The ecommerce demo: "android events have a much lower rate of
-    purchase per add_to_cart (... holds in the second half only)" beside "the rate of purchase per add_to_cart for
-    android fell from 2026-07-01", two insights about one drop; the gaming demo's iOS "failed rate" beside its
-    "failed per succeeded" rising. Directed: ``a`` folds into ``b``."""
+    period only; ``b`` states that segment's change over time, of a rate of the same outcome (``_outcome``): ``a``
+    is ``b``'s change seen over the whole period, not a finding of its own. The ecommerce demo: "android events
+    have a much lower rate of purchase per add_to_cart (... holds in the second half only)" beside "the rate of
+    purchase per add_to_cart for android fell from 2026-07-01", two insights about one drop; the gaming demo's iOS
+    "failed rate" beside its "failed per succeeded" rising. Directed: ``a`` folds into ``b``."""
     ha, hb = _headline(a), _headline(b)
     if ha is None or hb is None or a.validation is None or not holds_later_only(a.validation.refutation):
         return False

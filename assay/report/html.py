@@ -181,7 +181,8 @@ def _concentration_spec(df: pd.DataFrame) -> dict | None:
                         + [{"group": f"top {k}%", "share": k / 100, "of": "an even spread"} for k, _ in tops])
     order = [f"top {k}%" for k, _ in tops]
     chart = alt.Chart(data).mark_bar().encode(
-        y=alt.Y("group:N", sort=order, title=None), x=alt.X("share:Q", axis=alt.Axis(format="%"), title="share of the total"),
+        y=alt.Y("group:N", sort=order, title=None),
+        x=alt.X("share:Q", axis=alt.Axis(format="%"), title="share of the total"),
         yOffset=alt.YOffset("of:N", sort=["their share", "an even spread"]),
         color=alt.Color("of:N", sort=["their share", "an even spread"], title=None,
                         scale=alt.Scale(range=["#d6604d", "#c5ccd6"])),
