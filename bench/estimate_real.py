@@ -63,7 +63,9 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                # read: bench/README.md, session 13, lead)
                "demo-gaming-30-steps-r17": "gaming",
                # round 18 (session 14): round 17's code with a priority of 1 to 5
-               "demo-ecommerce-30-steps-r18": "ecommerce", "demo-gaming-30-steps-r18": "gaming"}
+               "demo-ecommerce-30-steps-r18": "ecommerce", "demo-gaming-30-steps-r18": "gaming",
+               # round 19 (session 16): round 18's code (main at 4b69678)
+               "demo-ecommerce-30-steps-r19": "ecommerce"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -75,7 +77,8 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
              "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16",
-             "demo-gaming-30-steps-r17", "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18"}
+             "demo-gaming-30-steps-r17", "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18",
+             "demo-ecommerce-30-steps-r19"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
@@ -88,7 +91,8 @@ ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ec
          "demo-ecommerce-30-steps-r15": "r15", "demo-gaming-30-steps-r15": "r15",
          "demo-ecommerce-30-steps-r16": "r16", "demo-gaming-30-steps-r16": "r16",
          "demo-gaming-30-steps-r17": "r17",
-         "demo-ecommerce-30-steps-r18": "r18", "demo-gaming-30-steps-r18": "r18"}
+         "demo-ecommerce-30-steps-r18": "r18", "demo-gaming-30-steps-r18": "r18",
+         "demo-ecommerce-30-steps-r19": "r19"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it
