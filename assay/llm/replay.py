@@ -124,7 +124,8 @@ def skeleton(body: dict) -> dict:
             "last_tool_results": len(last.get("tool_results", [])), "previous_calls": prev_calls}
 
 
-_CLAIM = re.compile(r'(?m)^Metric to compute:\s*\{"metric":\s*"([^"]*)",\s*"measure":\s*"((?:[^"\\]|\\.)*)"')
+# the measure is one JSON string on one line: a head cut inside it (a trimmed corrective round) never reads on
+_CLAIM = re.compile(r'(?m)^Metric to compute:\s*\{"metric":\s*"([^"]*)",\s*"measure":\s*"((?:[^"\\\n]|\\.)*)"')
 
 
 def _claim_key(text: str) -> tuple[str, str] | None:
@@ -136,8 +137,8 @@ def _claim_key(text: str) -> tuple[str, str] | None:
 def _first_user(body: dict) -> str:
     """The first user turn of a recorded request (a trimmed recording keeps the last one's head: a verification
     request's first turn is the claim, and a corrective round repeats it at its start)."""
-    if "_skeleton" in body:  # (a corrective round's claim, after its reason, kept apart: claim_head)
-        return "\n".join(filter(None, (body.get("last_user_head"), body.get("claim_head"))))
+    if "_skeleton" in body:  # (a corrective round's claim, after its reason, kept apart: claim_head, read first)
+        return "\n".join(filter(None, (body.get("claim_head"), body.get("last_user_head"))))
     turns = _turns(body)[1]
     return turns[0]["text"] if turns else ""
 

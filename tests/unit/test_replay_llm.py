@@ -103,3 +103,13 @@ def test_a_corrective_round_says_why_first_and_still_names_its_claim():
     trimmed = trim({"model": "m", "messages": [{"role": "user", "content": text}]})
     assert _claim_key(trimmed["last_user_head"]) is None  # the reason fills the head
     assert _claim_key(_first_user(trimmed)) == ("rate", "week-1 churn")
+    # round 19: a shorter reason cut the head inside the claim's measure ('"measure": "android'); the cut measure
+    # read on into the kept claim line ('android\nMetric to compute:\n{') and the replay failed on its own recording
+    r19 = ('Metric to compute:\n{"metric": "change", "measure": "android share of completed revenue (total_amount)", '
+           '"entity": "orders", "segment": "android, October 2026", "segment_sql": "platform = \'android\'"}')
+    text = corrective(r19, "SELECT 1", ["sum (SUM(total_amount) as it is: the query divides it, an average or a "
+                                        "ratio is no total)"])
+    trimmed = trim({"model": "m", "messages": [{"role": "user", "content": text}]})
+    assert '"measure": "android' in trimmed["last_user_head"] and trimmed.get("claim_head")
+    assert _claim_key(_first_user(trimmed)) == _claim_key(text) == ("change", "android share of completed revenue "
+                                                                     "(total_amount)")
