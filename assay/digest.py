@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .limits import (
+    CHART_CELLS,
     CHART_COLUMNS,
     CHART_ROWS,
     COMPACT_INLINE_THRESHOLD,
@@ -311,11 +312,12 @@ def _masked(table: pa.Table, pii: Iterable[str], auto_pii: bool) -> set[str]:
 
 def chart_rows(data: pa.Table | pd.DataFrame, *, pii: Iterable[str] = (), auto_pii: bool = True,
                limit: int = CHART_ROWS) -> list[dict[str, Any]] | None:
-    """Every row of a result too long for its digest to hold whole (over COMPACT_INLINE_THRESHOLD rows) and short
-    enough to draw (at most ``limit`` rows of CHART_COLUMNS columns), masked as its digest masks them; None
-    otherwise. For the report's chart of the step: never sent to a model."""
+    """Every row of a result too long for its digest to hold whole (over COMPACT_INLINE_THRESHOLD rows) and small
+    enough to keep (at most ``limit`` rows, CHART_COLUMNS columns, CHART_CELLS values), masked as its digest masks
+    them; None otherwise. For the report's chart of the step: never sent to a model."""
     table, _ = _to_arrow(data)
-    if not COMPACT_INLINE_THRESHOLD < table.num_rows <= limit or table.num_columns > CHART_COLUMNS:
+    if not COMPACT_INLINE_THRESHOLD < table.num_rows <= limit or table.num_columns > CHART_COLUMNS \
+            or table.num_rows * table.num_columns > CHART_CELLS:
         return None
     table = table.rename_columns(unique_names(table.column_names))
     return _rows(table, _masked(table, pii, auto_pii))

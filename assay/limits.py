@@ -36,11 +36,13 @@ CHARS_PER_TOKEN = 4
 COMPACT_INLINE_THRESHOLD = 20
 TOP_VALUE_CARDINALITY = 20
 HEAD_TAIL_ROW_COUNT = 5
-# a result over COMPACT_INLINE_THRESHOLD rows, up to CHART_ROWS rows of at most CHART_COLUMNS columns, keeps every row
-# (masked as its digest) beside the digest, for the HTML report's chart only: never in a prompt (a monthly series by
-# platform, 36-150 rows, is the chart a change is read from; its digest keeps 12 rows)
+# a result over COMPACT_INLINE_THRESHOLD rows, up to CHART_ROWS rows, CHART_COLUMNS columns and CHART_CELLS values in
+# all, keeps every row (masked as its digest) beside the digest, for the HTML report's chart only: never in a prompt (a
+# monthly series by platform, 36-450 rows of 3-4 columns, is the chart a change is read from, and a per-level
+# breakdown 60 rows of 10; their digests keep 12 rows)
 CHART_ROWS = 500
-CHART_COLUMNS = 8
+CHART_COLUMNS = 16
+CHART_CELLS = 4_000
 DIGEST_KEPT_ROWS = 12           # rows kept from a result over COMPACT_INLINE_THRESHOLD (signal rows, see rows.py)
 TOP_VALUES = 3
 DIGEST_CELL_CHARS = 200

@@ -15,6 +15,9 @@ def test_outlier_segment_found_and_counted_as_never_succeeded():
                        "won_rate": [0.6, 0.62, 0.58, 0.61, 0.05, 0.6, 0.59, 0.63, 0.6, 0.61]})
     out = D.segment_outliers(df, "level", {"entity": "player_id"}, 4, "attempts", REF)
     assert len(out) == 1 and out[0].segment == "level=5"
+    # a number says what it is a value of (the gaming demo's headline read "42 has a much lower won rate ...")
+    assert out[0].name == "level 5 has a much lower won rate than other level values"
+    assert D.subject("platform", "android") == "android" and D.subject("year", 2024) == "year 2024"
     assert "HAVING max(CASE WHEN \"won\" THEN 1 ELSE 0 END) = 0" in out[0].count_sql
 
 

@@ -352,3 +352,5 @@ def test_a_mid_sized_result_keeps_every_row_for_the_chart_masked_and_only_there(
     assert chart_rows(df.head(COMPACT_INLINE_THRESHOLD)) is None
     assert chart_rows(pd.DataFrame({"x": range(CHART_ROWS + 1)})) is None
     assert chart_rows(pd.DataFrame({f"c{i}": range(30) for i in range(CHART_COLUMNS + 1)})) is None
+    assert chart_rows(pd.DataFrame({f"c{i}": range(60) for i in range(10)})) is not None  # a per-level breakdown
+    assert chart_rows(pd.DataFrame({f"c{i}": range(400) for i in range(12)})) is None  # over CHART_CELLS values

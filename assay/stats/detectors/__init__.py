@@ -28,14 +28,14 @@ from .significance import (CHANGE_MIN_SIDE, anova_effect, anova_p, benjamini_hoc
                            cramers_v, departs_in_its_direction, gini_from_ranks, robust_z, step_beats_line, trend,
                            two_prop_p)
 from .thresholds import CHANGE_MIN_REL, MIN_BEHAVIOUR_ROWS, MIN_REL_GAP, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import calendar_label
+from .wording import calendar_label, subject
 
 __all__ = [
     "ARTIFACT", "CHANGE_MIN_REL", "CHANGE_MIN_SIDE", "DEFINITION_ETA2", "DESCRIPTIVE_KINDS", "DETECTORS",
     "GOAL_RELEVANT", "LOW_SUPPORT_ROWS", "MIN_BEHAVIOUR_ROWS", "MIN_CORRELATION", "MIN_DURATION_SEGMENT_N",
     "MIN_EFFECT_GROUP_N", "MIN_REL_GAP", "MIN_SEGMENT_N", "MIN_UNASKED_EFFECT", "NEGATIVE_OUTCOMES", "NO_EFFECT",
     "NO_EFFECT_P", "NO_EFFECT_RELEVANT", "NULL_EXPLAINED", "PERIOD_MIN_REL", "ROBUST_Z", "SWITCH_TOLERANCE_DAYS",
-    "Candidate", "Kind", "_base_severity", "anova_effect", "bracket_effects", "anova_p", "benjamini_hochberg", "calendar_label",
+    "Candidate", "Kind", "_base_severity", "anova_effect", "bracket_effects", "anova_p", "benjamini_hochberg", "calendar_label", "subject",
     "change_point", "concentration", "correlation_p", "correlations", "cramers_v", "crosstab_concentration",
     "detect_probe", "dominant_segment", "duration_outliers", "duration_series", "end_before_start",
     "funnel_outliers", "funnel_pairs", "gini_from_ranks", "group_effects", "mean_outliers", "no_effect",

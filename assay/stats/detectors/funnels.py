@@ -14,7 +14,7 @@ from .candidate import Candidate, Kind
 from .countsql import Source, eq, since as since_sql
 from .significance import change_point, departs_in_its_direction, two_prop_p
 from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
-from .wording import fmt, pct, words
+from .wording import fmt, pct, subject, words
 
 NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
 # how a row ends well (a status value that is an outcome, not a stage on the way: pending, in progress, planned)
@@ -165,7 +165,7 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
             word = "higher" if gap > 0 else "lower"
             out.append(Candidate(
                 kind=Kind.OUTLIER_SEGMENT, measure=f"{v}_rate",
-                name=f"{seg} {table} have a significantly {word} {v} rate than other {words(dim)} values",
+                name=f"{subject(dim, seg)} {table} have a significantly {word} {v} rate than other {words(dim)} values",
                 description=(f"{pct(r)} of the {int(n[i]):,} {table} with {words(dim)} {seg} are {v}, against "
                              f"{pct(r_rest)} of the other {table} (two-proportion test p = {p:.2g}); the {v} rate "
                              f"differs across {len(wide)} {words(dim)} values (chi-square p = {p_all:.2g}, "

@@ -14,7 +14,7 @@ from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, lit, quote
 from .significance import anova_effect, anova_p, cramers_v, robust_z, two_prop_p
 from .thresholds import MIN_BEHAVIOUR_ROWS, MIN_REL_GAP, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import calendar_label, fmt, pct, words
+from .wording import calendar_label, fmt, pct, subject, words
 
 ROBUST_Z = 3.5
 MIN_EFFECT_GROUP_N = 5
@@ -78,7 +78,8 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
                 unit = "rows"
             out.append(Candidate(
                 kind=Kind.OUTLIER_SEGMENT, measure=m,
-                name=f"{seg} has a much {'lower' if v < med else 'higher'} {label} than other {words(dim)} values",
+                name=f"{subject(dim, seg)} has a much {'lower' if v < med else 'higher'} {label} than other "
+                     f"{words(dim)} values",
                 description=(f"In {table}, the segment {dim} = {seg} has {'an' if label[0] in 'aeiou' else 'a'} {label} of {fmt(v)}, "
                              f"{pct(rel)} {direction} the median of {fmt(med)} across {len(df)} segments "
                              f"(robust z = {z[i]:.1f}, n = {int(n):,} rows)."),
@@ -237,7 +238,7 @@ def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: s
         cond = eq(quote(dim), seg) + (f" AND {valid}" if valid else "")
         out.append(Candidate(
             kind=Kind.MEAN_OUTLIER, measure=m,
-            name=f"{seg} has a significantly {word} average {label} than other {words(dim)} values",
+            name=f"{subject(dim, seg)} has a significantly {word} average {label} than other {words(dim)} values",
             description=(f"{table[:1].upper() + table[1:]} with {words(dim)} {seg} average {fmt(mean[i])}{unit} of {label}, against "
                          f"{fmt(mean_r)}{unit} for the rest ({pct(abs(rel))} {word}; Welch t-test p = {p:.2g}, "
                          f"n = {int(n[i]):,})."),
@@ -288,7 +289,8 @@ def dominant_segment(df: pd.DataFrame, dim: str, meta, step: int, table: str, re
         out.append(Candidate(
             kind=Kind.DOMINANT_SEGMENT,
             name=(f"The number of {seg} {table} is significantly higher than other {words(dim)} values" if dominant
-                  else f"{seg} has a significantly higher number of {table} than other {words(dim)} values"),
+                  else f"{subject(dim, seg)} has a significantly higher number of {table} than other {words(dim)} "
+                       "values"),
             description=(f"{int(top):,} of {int(total):,} {table} ({pct(share)}) have {words(dim)} {seg}, against "
                          f"{fmt(typical)} for the typical one of the other {k - 1} values "
                          f"({'chi-square' if dominant else 'binomial'} test p = {p:.2g})."),

@@ -29,6 +29,16 @@ def words(col: str) -> str:
     return str(col).replace("_", " ")
 
 
+def subject(dim: str, seg) -> str:
+    """A segment as a headline's subject: a number says what it is a value of ("level 42", not "42 has a much lower
+    won rate"); a word names itself ("android")."""
+    try:
+        float(str(seg))
+    except ValueError:
+        return str(seg)
+    return f"{words(dim)} {seg}"
+
+
 def grain_word(grain: str) -> str:
     return _GRAIN[grain]
 
