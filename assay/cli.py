@@ -620,6 +620,11 @@ def discover(
     """Run a discovery for a project (or a goal on a warehouse file)."""
     if goal is not None and not goal.strip():
         fail("--goal: give the question this run should answer")
+    if warehouse and min_steps is not None:  # before the goal's project is saved: a refused run changes nothing
+        from .models import Project
+        from .run.lifecycle import step_bounds
+
+        step_bounds(Project(id="goal"), max_steps, min_steps)
     if warehouse:
         project = _goal_project(project, warehouse, goal)
         goal = None  # the one-off project carries it
@@ -876,8 +881,8 @@ def sql_check(file: Path, project: Optional[str] = typer.Option(
 
     With --project, the guard is the run's own. Without it, the guard has no catalog and refuses
     what it cannot prove (every relation needs the tenant predicate; file-like names are refused).
-    Exits 1 when the guard refuses any statement (the verdicts are printed all the same), as a linter
-    does, so a script or a CI step can rely on the exit code."""
+    Exit codes, as a linter's: 0 every statement allowed, 1 the guard refused one or more (the verdicts are
+    printed all the same), 2 the check could not run (bad input, an unknown project, a warehouse that fails)."""
     from .models import TenantFilter
     from .warehouse.guard import SQLGuard
 
@@ -890,7 +895,10 @@ def sql_check(file: Path, project: Optional[str] = typer.Option(
     if project:
         if tenant or schemas:
             fail("--project checks with the project's own tenant filter and schemas; drop --tenant/--schemas")
-        guard = _project_guard(project)
+        try:
+            guard = _project_guard(project)
+        except AssayError as exc:  # could not check (schema discovery failed): 2, never the refusals' 1
+            fail(str(exc), 2)
     else:
         tf = None
         if tenant:

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .limits import (
+    CHART_BYTES,
     CHART_CELLS,
     CHART_COLUMNS,
     CHART_ROWS,
@@ -311,16 +312,20 @@ def _masked(table: pa.Table, pii: Iterable[str], auto_pii: bool) -> set[str]:
 
 
 def chart_rows(data: pa.Table | pd.DataFrame, *, pii: Iterable[str] = (), auto_pii: bool = True,
-               limit: int = CHART_ROWS) -> list[dict[str, Any]] | None:
+               limit: int = CHART_ROWS, total_rows: int | None = None,
+               truncated: bool = False) -> list[dict[str, Any]] | None:
     """Every row of a result too long for its digest to hold whole (over COMPACT_INLINE_THRESHOLD rows) and small
-    enough to keep (at most ``limit`` rows, CHART_COLUMNS columns, CHART_CELLS values), masked as its digest masks
-    them; None otherwise. For the report's chart of the step: never sent to a model."""
+    enough to keep (at most ``limit`` rows, CHART_COLUMNS columns, CHART_CELLS values, CHART_BYTES of JSON), masked
+    as its digest masks them; None otherwise, and for a result the row cap cut (``truncated``, or ``total_rows``
+    above its rows: a part drawn as the whole would mislead). For the report's chart of the step: never sent to a model."""
     table, _ = _to_arrow(data)
-    if not COMPACT_INLINE_THRESHOLD < table.num_rows <= limit or table.num_columns > CHART_COLUMNS \
-            or table.num_rows * table.num_columns > CHART_CELLS:
+    n = table.num_rows
+    if not COMPACT_INLINE_THRESHOLD < n <= limit or table.num_columns > CHART_COLUMNS \
+            or n * table.num_columns > CHART_CELLS or truncated or (total_rows is not None and total_rows > n):
         return None
     table = table.rename_columns(unique_names(table.column_names))
-    return _rows(table, _masked(table, pii, auto_pii))
+    rows = _rows(table, _masked(table, pii, auto_pii))
+    return rows if len(json.dumps(rows, default=str)) <= CHART_BYTES else None
 
 
 def unique_names(names: list[str]) -> list[str]:

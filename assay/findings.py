@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from .models import AnalysisArea, Claim, Insight, MetricKind
+from .models import AnalysisArea, Claim, Insight, MetricKind, ValidationStatus
 from .validate.compare import AFFECTED, NO_EFFECT, ORDER, direction
 from .validate.conditions import condition_columns
 from .validate.entity import normalize_entity
@@ -142,9 +142,8 @@ def _outcome(measure: str | None) -> str:
     return _norm(hit.group(1) if hit else m)
 
 
-def _timeless_conjuncts(condition: str | None) -> frozenset[str] | None:
-    """The condition's AND-ed parts, without those that bound a time (``month >= TIMESTAMP '2026-07-01'``);
-    None when it does not parse."""
+def _conjuncts(condition: str | None) -> frozenset[str] | None:
+    """The condition's AND-ed parts, each normalised; None when there is none or it does not parse."""
     import sqlglot
     from sqlglot import exp
 
@@ -157,32 +156,60 @@ def _timeless_conjuncts(condition: str | None) -> frozenset[str] | None:
     if where is None:
         return None
     parts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+    return frozenset(_norm(p.sql()) for p in parts)
 
-    def bounds_time(node: exp.Expression) -> bool:
-        if not isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
-            return False
-        return any(isinstance(x, exp.Cast) and x.to.is_type(*exp.DataType.TEMPORAL_TYPES)
-                   or isinstance(x, exp.Literal) and x.is_string and DATE_TEXT.search(x.this or "")
-                   for side in (node.left, node.right) for x in side.walk())
 
-    return frozenset(_norm(p.sql()) for p in parts if not bounds_time(p))
+def _bounds_time(part: str) -> bool:
+    """A normalised conjunct that compares with a date or timestamp (``month>=TIMESTAMP'2026-07-01'``)."""
+    return bool(re.search(r"(<|>)=?", part)) and bool(DATE_TEXT.search(part))
+
+
+def _change_segment(c: Claim) -> frozenset[str] | None:
+    """The segment a change is of: the conditions its segment and baseline share, when all they differ by is the
+    split in time (``platform = 'android' AND month >= '2026-07-01'`` against ``... AND month < '2026-07-01'``: the
+    segment is android). None for a change of another shape (a cohort against another cohort)."""
+    seg, base = _conjuncts(c.segment_sql), _conjuncts(c.baseline_sql)
+    if not seg or not base:
+        return None
+    common = seg & base
+    if not common or not all(_bounds_time(p) for p in (seg ^ base)):
+        return None
+    return common
+
+
+_BACKED = {ValidationStatus.confirmed: 3, ValidationStatus.adjusted: 2, ValidationStatus.not_verifiable: 1}
+
+
+def _backed(i: Insight) -> int:
+    """How far the warehouse backed the insight: confirmed 3, adjusted 2, not verifiable (or not yet) 1, else 0."""
+    return _BACKED.get(i.validation.status, 0) if i.validation is not None else 1
+
+
+def _sign(v: float | None, base: float | None) -> int:
+    return 0 if v is None or base is None or v == base else (1 if v > base else -1)
 
 
 def level_of_its_change(a: Insight, b: Insight) -> bool:
-    """``a`` states a segment's level against a baseline, and the refuter found it holds in the later half of the
-    period only; ``b`` states that segment's change over time, of a rate of the same outcome (``_outcome``): ``a``
-    is ``b``'s change seen over the whole period, not a finding of its own. The ecommerce demo: "android events
-    have a much lower rate of purchase per add_to_cart (... holds in the second half only)" beside "the rate of
-    purchase per add_to_cart for android fell from 2026-07-01", two insights about one drop; the gaming demo's iOS
-    "failed rate" beside its "failed per succeeded" rising. Directed: ``a`` folds into ``b``."""
+    """``a`` states a segment's level against a baseline, and the refuter found its comparison holds in the later
+    half of the period only; ``b`` states that segment's change over time, in the same direction, of a rate of the
+    same outcome (``_outcome``), and is verified at least as well: ``a`` is ``b``'s change seen over the whole period,
+    not a finding of its own. The ecommerce demo: "android events have a much lower rate of purchase per add_to_cart
+    (... holds in the second half only)" beside "the rate of purchase per add_to_cart for android fell from
+    2026-07-01", two insights about one drop; the gaming demo's iOS "failed rate" beside its "failed per succeeded"
+    rising. Directed: ``a`` folds into ``b``."""
     ha, hb = _headline(a), _headline(b)
-    if ha is None or hb is None or a.validation is None or not holds_later_only(a.validation.refutation):
+    if ha is None or hb is None or not holds_later_only(ha.refutation):
         return False
-    if hb.metric != MetricKind.change or ha.metric == MetricKind.change or ha.period_sql:
+    if hb.metric != MetricKind.change or ha.metric not in (MetricKind.rate, MetricKind.share) or ha.period_sql:
         return False
     if not _outcome(ha.measure) or _outcome(ha.measure) != _outcome(hb.measure):
         return False
-    sa, sb = _timeless_conjuncts(ha.segment_sql), _timeless_conjuncts(hb.segment_sql)
+    level_dir, change_dir = _sign(ha.value, ha.baseline_value), _sign(hb.value, hb.baseline_value)
+    if level_dir == 0 or level_dir != change_dir:  # lower than the others, and fell (or higher, and rose)
+        return False
+    if _backed(b) < _backed(a):  # a confirmed level never hides behind a change the warehouse did not back
+        return False
+    sa, sb = _conjuncts(ha.segment_sql), _change_segment(hb)
     return bool(sa) and sa == sb
 
 
@@ -251,6 +278,9 @@ def insight_text(i: Insight) -> str:
     return f"{i.name}. {i.description}"
 
 
+_SEVERITY_ORDER = ["critical", "high", "medium", "low"]
+
+
 def _rank(i: Insight) -> int:
     return ORDER.index(i.validation.status) if i.validation else len(ORDER)
 
@@ -313,6 +343,8 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
         best = min(lead, key=lambda n: (-round(fit.get(n, -1.0), 6), _rank(insights[n]), n))
         k = insights[best].model_copy(deep=True)
         others = [insights[n] for n in g if n != best]
+        # one finding, as severe as any area (or the folded level of its change) judged it
+        k.severity = min([k.severity] + [o.severity for o in others], key=lambda sv: _SEVERITY_ORDER.index(sv.value))
         k.also_relevant_to = list(dict.fromkeys(k.also_relevant_to + [o.area for o in others if o.area != k.area]))
         k.merged_from = list(dict.fromkeys(k.merged_from + [o.id for o in others]))
         keep[best] = k

@@ -43,6 +43,7 @@ HEAD_TAIL_ROW_COUNT = 5
 CHART_ROWS = 500
 CHART_COLUMNS = 16
 CHART_CELLS = 4_000
+CHART_BYTES = 64_000  # ... and at most this much JSON (long text values)
 DIGEST_KEPT_ROWS = 12           # rows kept from a result over COMPACT_INLINE_THRESHOLD (signal rows, see rows.py)
 TOP_VALUES = 3
 DIGEST_CELL_CHARS = 200

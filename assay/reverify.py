@@ -60,7 +60,7 @@ def reverify(store: Store, run_ref: str, insight_ids: list[str] | None = None, *
     """Re-verify ``insight_ids`` (default: every insight that is not a repeat) of a finished run."""
     from .explore.executor import Executor
     from .schema.discovery import discover_schema
-    from .validate.refute import Refuter, refute_insight
+    from .validate.refute import Refuter, refute_insight, weigh_severity
     from .validate.verify import Verifier
     from .warehouse import build_guard, open_warehouse
 
@@ -101,6 +101,7 @@ def reverify(store: Store, run_ref: str, insight_ids: list[str] | None = None, *
             validation = verifier.verify(again)
             validation.refutation = refute_insight(refuter, again)
             ins.claims, ins.validation = again.claims, validation
+            weigh_severity(ins)  # as a discovery weighs it (a cap once set stays: the evidence was undermined once)
             ins.verdict_history.append(VerdictRecord(source="reverify", status=validation.status,
                                                      claims=_claims_record(again.claims),
                                                      note=validation.reasoning[:500]))

@@ -439,7 +439,8 @@ class Explorer:
                 build_compact_result(res.table, total_rows=res.total_rows, truncated=res.truncated, pii=self.pii,
                                      keep=[r - 1 for r in shown]),
                 self.executor.cfg.digest_bytes_cap)
-            step.chart_rows = chart_rows(res.table, pii=self.pii)
+            step.chart_rows = chart_rows(res.table, pii=self.pii, total_rows=res.total_rows,
+                                          truncated=res.truncated)
             self.bump(counters)
             return step, view
         self.bump(counters)

@@ -33,14 +33,14 @@ def new_run_id() -> str:
 
 
 def step_bounds(project: Project, max_steps: int | None = None, min_steps: int | None = None) -> tuple[int, int]:
-    """The run's (max_steps, min_steps): what was asked, else the project's. A minimum above the maximum is a
-    ConfigError (the loop would refuse `done` until a step the budget never reaches)."""
+    """The run's (max_steps, min_steps): what was asked, else the project's. An explicit ``min_steps`` above the
+    run's maximum is a ConfigError (it asks for something the run cannot do); the project's own minimum above a
+    smaller maximum asked for this run is cut to it, as the exploration loop cuts it."""
     hi = max_steps or project.max_steps
+    if min_steps is not None and min_steps > hi:
+        raise ConfigError(f"--min-steps ({min_steps}) is more than the run's max steps ({hi})")
     lo = project.min_steps if min_steps is None else min_steps
-    if lo > hi:
-        raise ConfigError(f"min steps ({lo}) is more than max steps ({hi}): the exploration could never end "
-                          "with done")
-    return hi, lo
+    return hi, min(lo, hi)
 
 
 def create_run(store: Store, project: Project, *, run_id: str, max_steps: int | None = None,

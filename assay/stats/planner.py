@@ -340,13 +340,14 @@ class Planner:
         # small reference tables (referenced by key, or tiny beside the warehouse's fact table): their
         # findings describe a catalogue (airports, products), not the business
         biggest = max((x.rows for x in profiles.values()), default=0)
-        catalogues = {x.table.fqn for x in profiles.values()
-                      if x.table.name.lower() in self.referenced
-                      or (x.rows < MIN_BEHAVIOUR_ROWS and biggest >= CATALOGUE_RATIO * max(x.rows, 1))}
+        small = {x.table.fqn for x in profiles.values()
+                 if x.rows < MIN_BEHAVIOUR_ROWS and biggest >= CATALOGUE_RATIO * max(x.rows, 1)}
+        catalogues = small | {x.table.fqn for x in profiles.values() if x.table.name.lower() in self.referenced}
         for pr in probes:
             # a retention probe is filed under its entity table (customers, players), which activity tables always
-            # reference by key, but what it measures is those entities' activity: behaviour, never a catalogue
-            if pr.table in catalogues and pr.kind != "retention":
+            # reference by key, but what it measures is those entities' activity: behaviour, unless the table is
+            # small beside the warehouse (30 stores that orders point at)
+            if pr.table in (small if pr.kind == "retention" else catalogues):
                 pr.meta.catalogue = True
                 pr.meta.core = 0.0
         late = [pr for pr in probes if pr.late]
@@ -860,7 +861,8 @@ def run_probe(executor: Executor, probe: Probe, run_id: str, n: int, pii: list[s
                                                      truncated=out.result.truncated, pii=pii,
                                                      auto_pii=probe.kind != "profile"),
                                 executor.cfg.digest_bytes_cap)
-        step.chart_rows = chart_rows(out.result.table, pii=pii, auto_pii=probe.kind != "profile")
+        step.chart_rows = chart_rows(out.result.table, pii=pii, auto_pii=probe.kind != "profile",
+                                     total_rows=out.result.total_rows, truncated=out.result.truncated)
     from ..explore.loop import step_summary
 
     step.summary = step_summary(step)

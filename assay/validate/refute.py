@@ -708,14 +708,17 @@ def weakens(refutation: str | None) -> bool:
 
 
 def weigh_severity(insight) -> None:
-    """An insight whose comparison the refuter undermined is at most WEAKENED_SEVERITY: "critical, confirmed, but the
-    other values changed as much" ranked a change every product shared among the run's headlines (the gaming demo's
-    coins_small failures)."""
+    """An insight whose headline comparison the refuter undermined is at most WEAKENED_SEVERITY: "critical, confirmed,
+    but the other values changed as much" ranked a change every product shared among the run's headlines (the gaming
+    demo's coins_small failures). The headline claim's own outcome decides (the insight's summary is only the first
+    caveat of any claim); a supporting comparison's caveat is shown beside it and leaves the severity."""
     from ..models import Severity
+    from .compare import AFFECTED
 
+    head = next((c for c in insight.claims if c.measure != AFFECTED), None)
     order = [x.value for x in Severity]  # critical first
-    v = insight.validation
-    if v is not None and weakens(v.refutation) and order.index(insight.severity.value) < order.index(WEAKENED_SEVERITY):
+    if head is not None and weakens(head.refutation) and \
+            order.index(insight.severity.value) < order.index(WEAKENED_SEVERITY):
         insight.severity = Severity(WEAKENED_SEVERITY)
 
 

@@ -61,6 +61,32 @@ def off_sum(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
     return [f"summed expression (SUM({stated}): the query sums another expression)"]
 
 
+def off_share(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
+    """What of a share of a total (``sum_sql`` stated: a share of revenue, or its change) the verification query
+    leaves out: the part and the whole are SUMs of that expression, so the query sums it and divides a sum of it by
+    something (its whole); a share of rows (count over count) or the bare total measures something else."""
+    import sqlglot
+    from sqlglot import exp
+
+    from .conditions import condition_columns
+    from .fit import _aliases, _reads
+
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:
+        return []
+    stated = (claim.sum_sql or "").strip()
+    want = condition_columns(f"({stated}) IS NOT NULL", dialect)
+    aliases = _aliases(tree)
+    if not any(_reads(x.this, want, aliases) for x in tree.find_all(exp.Sum)):
+        return [f"share of a total (SUM({stated}) of the part over SUM({stated}) of the whole: the query does not sum "
+                "it; a share of rows is another number)"]
+    if not _divided(tree, want, aliases):
+        return [f"share of a total (SUM({stated}) of the part over SUM({stated}) of the whole: the query divides "
+                "nothing; the part's total alone is no share)"]
+    return []
+
+
 def _divided(tree, want: set[str], aliases: dict[str, set[str]]) -> bool:
     """segment_value or baseline_value is the sum divided by something other than a number (a count: an average;
     another sum: a ratio), in the query or through a column a CTE or subquery names; a division inside an aggregate

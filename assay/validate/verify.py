@@ -36,7 +36,7 @@ from .conditions import metric_kind, missing_conditions, partial_conditions, whe
 from .fit import off_fit
 from .entity import entity_of_sql, normalize_entity, same_entity, warehouse_entities
 from .grounding import ground_claim, ground_insight
-from .sums import off_sum, sum_expression
+from .sums import off_share, off_sum, sum_expression
 
 VERIFY_ACTIONS = ("lookup_schema", "query")
 
@@ -106,8 +106,10 @@ def claim_definition(claim: Claim, dialect: str | None = None) -> dict:
             from .fit import fit_expression, statistic_of
 
             d["statistic_sql"] = fit_expression(statistic_of(claim), claim.y_sql, claim.x_sql, dialect)
-    if sums_a_column(claim) or shares_a_total(claim):
+    if sums_a_column(claim):
         d.update(sum_sql=claim.sum_sql, value_sql=sum_expression(claim.sum_sql, dialect))
+    elif shares_a_total(claim):  # the expression the part and the whole sum; no value_sql: the share is no SUM
+        d.update(sum_sql=claim.sum_sql)
     return {k: v for k, v in d.items() if v}
 
 
@@ -191,12 +193,12 @@ Count the stated entity (count(DISTINCT customer_id) for customers, count(*) for
 For a fit (metric fit), segment_value is the statistic of y_sql on x_sql over the segment's rows (baseline_value over
 the baseline's), y first: slope = regr_slope(y, x), r = corr(y, x), r2 = regr_r2(y, x) (where the dialect lacks
 regr_*: covar_pop(y, x) / var_pop(x), power(corr(y, x), 2)); use the stated y_sql and x_sql expressions as written.
-For a sum (metric sum: a total such as revenue; or a change that states sum_sql, a total in two periods),
+For a sum (metric sum: a total such as revenue; or a change of such a total that states sum_sql and value_sql),
 segment_value is the SUM of the stated sum_sql expression over the segment's rows (value_sql gives it in this
 warehouse's SQL; baseline_value over the baseline's rows): a total, never
 a count of rows; sum each row once (a join that repeats rows inflates it). For a share that states sum_sql (a share
-of revenue, or its change), the part and the whole are both that SUM, never counts of rows: the share is the
-segment's SUM over the whole's SUM.
+of revenue, or its change; no value_sql), the part and the whole are both SUMs of that expression, never counts of
+rows: segment_value is the segment's SUM over the whole's SUM (baseline_value likewise).
 Adapt one of the source queries below: their columns exist.
 
 ## Source queries (authoritative column evidence)
@@ -400,6 +402,8 @@ class Verifier:
             missing += off_fit(sql, claim, dialect)
         if claim.metric == MetricKind.sum or sums_a_column(claim):
             missing += off_sum(sql, claim, dialect)
+        elif shares_a_total(claim):
+            missing += off_share(sql, claim, dialect)
         if claim.metric == MetricKind.count and claim.entity:
             counted = entity_of_sql(sql, dialect, strict=True)
             if counted is not None and not same_entity(claim.entity, counted, self._entities):

@@ -56,13 +56,31 @@ def test_min_steps_above_max_steps_is_one_line_before_any_run(tmp_path):
     runs_before = len(_store().list_runs(pid, 100))
     r = CliRunner().invoke(app, ["discover", pid, "--min-steps", "12", "--max-steps", "10"], catch_exceptions=False)
     assert r.exit_code != 0 and "Traceback" not in r.output
-    assert r.output.strip() == "error: min steps (12) is more than max steps (10): the exploration could never " \
-                               "end with done"
+    assert r.output.strip() == "error: --min-steps (12) is more than the run's max steps (10)"
     # against the project's own max_steps too
     hi = _store().get_project(pid).max_steps
     r = CliRunner().invoke(app, ["discover", pid, "--min-steps", str(hi + 1)], catch_exceptions=False)
-    assert r.exit_code != 0 and f"min steps ({hi + 1}) is more than max steps ({hi})" in r.output
+    assert r.exit_code != 0 and f"--min-steps ({hi + 1}) is more than the run's max steps ({hi})" in r.output
     assert len(_store().list_runs(pid, 100)) == runs_before
+
+
+def test_a_refused_min_steps_with_a_warehouse_file_saves_nothing(tmp_path):
+    """The review found the goal's project saved (and an existing one's goal overwritten) before the refusal."""
+    db = tmp_path / "w.duckdb"
+    duckdb.connect(str(db)).close()
+    pid = _goal_project(None, str(db), "what sells?")
+    before = [(p.id, p.goal, p.min_steps) for p in _store().list_projects()]
+    for args in (["--min-steps", "12", "--max-steps", "10"], ["--min-steps", "999"]):
+        r = CliRunner().invoke(app, ["discover", "--warehouse", str(db), "--goal", "a new goal", *args],
+                               catch_exceptions=False)
+        assert r.exit_code == 2 and "is more than the run's max steps" in r.output
+    other = tmp_path / "x.duckdb"
+    duckdb.connect(str(other)).close()
+    r = CliRunner().invoke(app, ["discover", "--warehouse", str(other), "--min-steps", "12", "--max-steps", "10"],
+                           catch_exceptions=False)
+    assert r.exit_code == 2
+    assert [(p.id, p.goal, p.min_steps) for p in _store().list_projects()] == before
+    assert _store().get_project(pid).goal == "what sells?"
 
 
 def test_runs_limit_must_be_positive():
@@ -70,8 +88,9 @@ def test_runs_limit_must_be_positive():
     assert r.exit_code == 2 and "Traceback" not in r.output and "--limit" in r.output
 
 
-def test_a_run_started_elsewhere_refuses_min_steps_above_max_steps(tmp_path):
-    """The Prefect UI's run form reaches create_run without the CLI's check."""
+def test_a_run_started_elsewhere_refuses_an_explicit_min_steps_above_max_steps(tmp_path):
+    """The Prefect UI's run form and MCP reach create_run without the CLI's check. The project's own minimum above
+    a smaller maximum asked for one run is cut to it (as the exploration loop cuts it), never a failed run."""
     import pytest
 
     from assay.errors import ConfigError
@@ -81,10 +100,13 @@ def test_a_run_started_elsewhere_refuses_min_steps_above_max_steps(tmp_path):
     duckdb.connect(str(db)).close()
     store = _store()
     p = store.get_project(_goal_project(None, str(db), "what sells?"))
-    rid = new_run_id()
-    with pytest.raises(ConfigError, match=r"min steps \(9\) is more than max steps \(8\)"):
-        create_run(store, p, run_id=rid, max_steps=8, min_steps=9)
-    assert create_run(store, p, run_id=rid, max_steps=8, min_steps=8).min_steps == 8
+    with pytest.raises(ConfigError, match=r"--min-steps \(9\) is more than the run's max steps \(8\)"):
+        create_run(store, p, run_id=new_run_id(), max_steps=8, min_steps=9)
+    assert create_run(store, p, run_id=new_run_id(), max_steps=8, min_steps=8).min_steps == 8
+    p = p.model_copy(update={"min_steps": 20, "max_steps": 60})
+    run = create_run(store, p, run_id=new_run_id(), max_steps=10)
+    assert (run.max_steps, run.min_steps) == (10, 10)
+
 
 
 def test_runs_piped_keeps_every_cell_whole():

@@ -354,3 +354,6 @@ def test_a_mid_sized_result_keeps_every_row_for_the_chart_masked_and_only_there(
     assert chart_rows(pd.DataFrame({f"c{i}": range(30) for i in range(CHART_COLUMNS + 1)})) is None
     assert chart_rows(pd.DataFrame({f"c{i}": range(60) for i in range(10)})) is not None  # a per-level breakdown
     assert chart_rows(pd.DataFrame({f"c{i}": range(400) for i in range(12)})) is None  # over CHART_CELLS values
+    assert chart_rows(df, total_rows=5000) is None  # the row cap cut it: a part drawn as the whole misleads
+    assert chart_rows(df, truncated=True) is None
+    assert chart_rows(pd.DataFrame({"k": range(400), "note": ["x" * 300] * 400})) is None  # over CHART_BYTES

@@ -116,7 +116,8 @@ def test_statistical_analyst_costs_no_tokens_and_unknown_models_say_so():
 
 def test_a_short_verification_prompt_is_not_cached_a_long_one_is():
     p = Project(id="p", llm=LLMConfig(provider="anthropic", model="claude-sonnet-4-5"))
-    small = estimate(p, system_chars=5000, catalog_chars=800, area_prompt_chars=[3000], recommend_prompt_chars=2000,
+    # the verification prompt (about 3,300 characters) with a catalog of 400: under 1,024 tokens
+    small = estimate(p, system_chars=5000, catalog_chars=400, area_prompt_chars=[3000], recommend_prompt_chars=2000,
                      max_steps=20, analyst="llm")
     big = estimate(p, system_chars=5000, catalog_chars=20_000, area_prompt_chars=[3000], recommend_prompt_chars=2000,
                    max_steps=20, analyst="llm")

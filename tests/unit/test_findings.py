@@ -526,37 +526,55 @@ def test_a_level_confined_to_the_later_half_folds_into_that_segment_s_change():
     def one_hot(texts):  # texts never alike: only the claims decide
         return np.eye(len(texts), 8)
 
+    later = f"{LATER_ONLY}: in the first half (2025-11-01..2026-05-02) the segment is at 44.0% against 43.8%"
     change = Insight(id="conversion-2", area="conversion", name="android's purchase rate fell from 2026-07-01",
-                     description="fell from 0.449 to 0.11", claims=[Claim(
+                     description="fell from 0.449 to 0.11", severity="high", claims=[Claim(
                          metric="change", measure="purchase per add_to_cart (monthly rate)",
                          segment="platform = android since 2026-07-01", value=0.11, baseline_value=0.449,
                          segment_sql="\"platform\" = 'android' AND month >= TIMESTAMP '2026-07-01'",
-                         baseline_sql="\"platform\" = 'android' AND month < TIMESTAMP '2026-07-01'")],
+                         baseline_sql="\"platform\" = 'android' AND month < TIMESTAMP '2026-07-01'",
+                         refutation="survives refutation")],
                      validation=Validation(status="confirmed", refutation="survives refutation"))
-    later = f"{LATER_ONLY}: in the first half (2025-11-01..2026-05-02) the segment is at 44.0% against 43.8%"
     level = Insight(id="conversion-3", area="conversion", name="android events have a much lower purchase rate",
-                    description="0.216 against 0.415", claims=[Claim(
+                    description="0.216 against 0.415", severity="critical", claims=[Claim(
                         metric="rate", measure="purchase per add_to_cart", segment="platform = android",
                         segment_sql="\"platform\" = 'android'", baseline_sql="\"platform\" <> 'android'",
-                        value=0.216, baseline_value=0.415)],
+                        value=0.216, baseline_value=0.415, refutation=later)],
                     validation=Validation(status="confirmed", refutation=later))
     assert level_of_its_change(level, change) and not level_of_its_change(change, level)
     for order in ([level, change], [change, level]):
         out = merge_findings(order, AREAS, one_hot)
         assert [i.id for i in out] == ["conversion-2"] and out[0].merged_from == ["conversion-3"]
+        assert out[0].severity.value == "critical"  # as severe as the level folded into it
+
+    def with_claim(i, **kw):
+        return i.model_copy(update={"claims": [i.claims[0].model_copy(update=kw)]})
+
     # the level holds over the whole period: a finding of its own beside the change
-    whole = level.model_copy(update={"validation": Validation(status="confirmed", refutation="survives refutation")})
-    assert [i.id for i in merge_findings([whole, change], AREAS, one_hot)] == ["conversion-3", "conversion-2"]
-    # another segment's change, or another measure's: not its change
-    ios = change.model_copy(update={"claims": [change.claims[0].model_copy(update={
-        "segment_sql": "\"platform\" = 'ios' AND month >= TIMESTAMP '2026-07-01'"})]})
-    views = change.model_copy(update={"claims": [change.claims[0].model_copy(update={
-        "measure": "view per session (monthly rate)"})]})
-    assert not level_of_its_change(level, ios) and not level_of_its_change(level, views)
+    assert [i.id for i in merge_findings([with_claim(level, refutation="survives refutation"), change], AREAS,
+                                         one_hot)] == ["conversion-3", "conversion-2"]
+    # the review's cases (session 16): none of these is the level's own change
+    others = {
+        "another segment": with_claim(change, segment_sql="\"platform\" = 'ios' AND month >= TIMESTAMP '2026-07-01'",
+                                      baseline_sql="\"platform\" = 'ios' AND month < TIMESTAMP '2026-07-01'"),
+        "another measure": with_claim(change, measure="view per session (monthly rate)"),
+        "the other direction": with_claim(change, value=0.5, baseline_value=0.3),
+        "a cohort's change": with_claim(
+            change, segment_sql="\"platform\" = 'android' AND signup_at >= DATE '2026-01-01' AND month >= '2026-07-01'",
+            baseline_sql="\"platform\" = 'android' AND signup_at >= DATE '2026-01-01' AND month < '2026-07-01'"),
+        "a change the warehouse rejected": change.model_copy(update={"validation": Validation(status="rejected")}),
+    }
+    for why, other in others.items():
+        assert not level_of_its_change(level, other), why
+    # the claim's own refutation decides, not the insight's first caveat (another claim's)
+    assert not level_of_its_change(with_claim(level, refutation="survives refutation"), change)
+    averages = with_claim(level, metric="average", measure="revenue per order")
+    assert not level_of_its_change(averages, with_claim(change, measure="revenue per user (monthly)"))
     # the gaming demo: iOS's "failed rate" (later half only) and its "failed per succeeded" rising count one outcome
-    failed = level.model_copy(update={"claims": [level.claims[0].model_copy(update={
-        "measure": "failed rate", "segment_sql": "\"platform\" = 'ios'"})]})
-    rising = change.model_copy(update={"claims": [change.claims[0].model_copy(update={
-        "measure": "failed per succeeded (monthly rate)",
-        "segment_sql": "\"platform\" = 'ios' AND month >= TIMESTAMP '2026-06-01'"})]})
+    failed = with_claim(level, measure="failed rate", segment_sql="\"platform\" = 'ios'", value=0.36,
+                        baseline_value=0.03)
+    rising = with_claim(change, measure="failed per succeeded (monthly rate)", value=0.6, baseline_value=0.03,
+                        segment_sql="\"platform\" = 'ios' AND month >= TIMESTAMP '2026-06-01'",
+                        baseline_sql="\"platform\" = 'ios' AND month < TIMESTAMP '2026-06-01'")
     assert level_of_its_change(failed, rising) and not level_of_its_change(failed, change)
+

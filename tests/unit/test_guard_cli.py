@@ -62,3 +62,25 @@ def test_project_errors_are_one_line(tmp_path):
     assert r.exit_code != 0 and "Traceback" not in r.output and "nope" in r.output
     r = check(tmp_path, ["SELECT 1"], "--project", "nope", "--tenant", "a=1")
     assert r.exit_code != 0 and "drop --tenant" in r.output
+
+
+def test_a_check_that_cannot_run_exits_2_never_the_refusals_1(tmp_path):
+    """A refusal is exit 1; a project whose warehouse cannot be read is not a refusal (the review: both were 1)."""
+    f = tmp_path / "p.yaml"
+    f.write_text("id: gone-wh\npack: ecommerce\nwarehouse: {kind: duckdb, settings: {path: /nowhere/x.duckdb}}\n")
+    assert runner.invoke(app, ["project", "apply", "-f", str(f)]).exit_code == 0
+    r = check(tmp_path, ["SELECT 1"], "--project", "gone-wh")
+    assert r.exit_code == 2 and "Traceback" not in r.output and "no database file" in r.output
+    # a failure that is no user error (a query of schema discovery failing) is also 2
+    import pytest
+
+    from assay import cli
+    from assay.errors import QueryError
+
+    def failing(project_id):
+        raise QueryError("schema discovery failed: the catalog query was cancelled")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli, "_project_guard", failing)
+        r = check(tmp_path, ["SELECT 1"], "--project", "gone-wh")
+    assert r.exit_code == 2 and "catalog query was cancelled" in r.output

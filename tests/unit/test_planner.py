@@ -140,6 +140,14 @@ def test_retention_is_behaviour_even_though_its_entity_table_is_referenced(shop)
     assert retention and all(pr.table == "main.customers" for pr in retention)
     assert "customers" in pl.referenced  # orders point at it: its own breakdowns stay catalogue findings
     assert not any(pr.meta.catalogue for pr in retention)
+    # ... unless the entity table is small beside the warehouse (400 customers is not, against 3,000 orders; 100 is
+    # when the orders are 20 times as many)
+    few = {k: v for k, v in profiles_of(pl, shop).items()}
+    orders = next(v for v in few.values() if v.table.name == "orders")
+    customers = next(v for v in few.values() if v.table.name == "customers")
+    orders.rows, customers.rows = 3000, 100
+    assert all(pr.meta.catalogue for pr in Planner(shop.list_tables(), shop.quote, KEYWORDS).plan(few)
+               if pr.kind == "retention")
     assert all(pr.meta.catalogue for pr in probes if pr.table == "main.customers" and pr.kind != "retention")
     # and what that means for a strong churn gap found by such a probe
     from assay.stats.detectors.candidate import Candidate

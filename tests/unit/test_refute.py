@@ -339,7 +339,16 @@ def test_counter_evidence_that_undermines_a_comparison_caps_its_severity(world):
         ins.validation.refutation = refute_insight(ref, ins)
         weigh_severity(ins)
         assert ins.severity == Severity(after)
+    # the headline claim's own outcome decides: a supporting comparison undermined leaves the severity (its caveat is
+    # shown beside it), the headline undermined caps it whatever the other claims found
+    clean = next(c for c in cases if c.kind == "clean")
     period = next(c for c in cases if c.kind == "period")
+    for claims, after in (([clean.claim, mix.claim], "critical"), ([mix.claim, period.claim], "medium")):
+        ins = Insight(id="I3", area="a", name="two comparisons", description="two comparisons", severity="critical",
+                      claims=[c.model_copy() for c in claims], validation=Validation(status="confirmed"))
+        ins.validation.refutation = refute_insight(ref, ins)
+        weigh_severity(ins)
+        assert ins.severity == Severity(after), [c.refutation for c in ins.claims]
     ins = Insight(id="I2", area="a", name="late gap", description="late gap", severity="critical", claims=[period.claim.model_copy()],
                   validation=Validation(status="confirmed"))
     ins.validation.refutation = refute_insight(ref, ins)

@@ -323,10 +323,21 @@ def test_a_change_of_a_share_of_a_total_is_checked_as_a_share_of_that_total(worl
     assert shares_a_total(claim) and not sums_a_column(claim)
     d = claim_definition(claim, "duckdb")
     assert d["sum_sql"] == REVENUE and "share" in d["measure"]  # the verifier sees what the share is of
-    assert "a share of revenue, or its change" in " ".join(CLAIM_PROMPT.split())
+    assert "value_sql" not in d  # the share is no SUM: a bare total would be the wrong number
+    assert "a share of revenue, or its change; no value_sql" in " ".join(CLAIM_PROMPT.split())
     ins = one(claim)
     assert verifier(world, ReplayLLM({"verify": [json.dumps({"query": share})]})).verify(ins).status == C
     assert ins.claims[0].verified_value == pytest.approx(float(truth["segment_value"]))
+    # a share of rows (the review's case: 0.333 against the revenue share's 0.25) or the bare total is refused, twice:
+    # an error verdict, never an adjusted one with another number
+    rows = share.replace(f"{rev} FILTER", "count(*) FILTER")
+    bare = (f"SELECT {rev} FILTER (WHERE o.channel = 'paid_social' AND o.ordered_at >= DATE '2025-01-01') AS "
+            f"segment_value, {rev} FILTER (WHERE o.channel = 'paid_social' AND o.ordered_at < DATE '2025-01-01') "
+            f"AS baseline_value FROM {SOURCE}")
+    for wrong in (rows, bare):
+        ins = one(claim.model_copy())
+        assert verifier(world, ReplayLLM({"verify": [json.dumps({"query": wrong})] * 2})).verify(ins).status == E
+        assert "share of a total" in ins.claims[0].reasoning, ins.claims[0].reasoning
     # a change of the total itself is still held to its SUM
     total = claim.model_copy(update={"measure": "paid_social revenue"})
     assert sums_a_column(total) and not shares_a_total(total) and off_sum(share, total, "duckdb")
