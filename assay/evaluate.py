@@ -135,16 +135,32 @@ def entities_agree(insight: Insight, pattern: dict) -> bool:
     return a is not None and a == b
 
 
+def _names_top_group(insight: Insight, pattern: dict) -> bool:
+    """A concentration's top group named by its size anywhere in the insight's words or its claims' segments ("the
+    top 85 payers" for the top 5% of 1,700 payers), within the count tolerance of the truth's group."""
+    if pattern.get("kind") != "concentration" or not pattern.get("affected_count"):
+        return False
+    texts = [insight.name, insight.description, insight.segment or ""] + [c.segment or "" for c in insight.claims]
+    for t in texts:
+        for m in re.finditer(r"\btop\s+(\d[\d,]*)(?![\d,.]*\s*%)", t or "", re.I):
+            if _close(float(m.group(1).replace(",", "")), pattern["affected_count"]):
+                return True
+    return False
+
+
 def matches(insight: Insight, pattern: dict) -> bool:
     """Names the pattern's segment (as words, separators folded; the claims' segments count) and its metric; its
     count is compared with the true one (within 20%) only when both count the same entity, and a count
     claim of that entity counts as well as the affected count. A count of the same entity that is not the truth's
     matches only as a confirmed count of another cut of the cohort beside a confirmed effect on the segment
     (``another_definition``), or, for a concentration, as a confirmed share of the truth's own top group
-    (``confirmed_concentration``). A pattern that states no metric or no entity needs the affected count to match."""
+    (``confirmed_concentration``). A concentration's segment is also named by its group's size (``_names_top_group``:
+    "the top 85 payers" is the top 5% of 1,700). A pattern that states no metric or no entity needs the affected count
+    to match."""
     text = _text(insight)
     folded = fold(text)
-    if not any(names_value(n, folded) for n in pattern.get("names") or [pattern["segment"]]):
+    if not any(names_value(n, folded) for n in pattern.get("names") or [pattern["segment"]]) \
+            and not _names_top_group(insight, pattern):
         return False
     metric = pattern.get("metric") or []
     if metric and not any(_names(w, text) for w in metric):

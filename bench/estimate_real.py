@@ -9,7 +9,7 @@ phase and per token kind.
 
 Prints one `name: value` line per figure:
   estimate_real_error_max_cold                 max relative error over transcripts, phases and kinds
-  estimate_real_error_max_cold_<round>         the same per round (r2, r4-r11, r14-r18), table descriptions aside
+  estimate_real_error_max_cold_<round>         the same per round (r2, r4-r11, r14-r19), table descriptions aside
   estimate_real_error_max_given_stop_<round>   the same estimate told only where the model stopped: the step
                                                budget set to the queries it ran, its schema actions beside them
                                                (every other size the default)
@@ -65,7 +65,7 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                # round 18 (session 14): round 17's code with a priority of 1 to 5
                "demo-ecommerce-30-steps-r18": "ecommerce", "demo-gaming-30-steps-r18": "gaming",
                # round 19 (session 16): round 18's code (main at 4b69678)
-               "demo-ecommerce-30-steps-r19": "ecommerce"}
+               "demo-ecommerce-30-steps-r19": "ecommerce", "demo-gaming-30-steps-r19": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -78,7 +78,7 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
              "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16",
              "demo-gaming-30-steps-r17", "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18",
-             "demo-ecommerce-30-steps-r19"}
+             "demo-ecommerce-30-steps-r19", "demo-gaming-30-steps-r19"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
@@ -92,7 +92,7 @@ ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ec
          "demo-ecommerce-30-steps-r16": "r16", "demo-gaming-30-steps-r16": "r16",
          "demo-gaming-30-steps-r17": "r17",
          "demo-ecommerce-30-steps-r18": "r18", "demo-gaming-30-steps-r18": "r18",
-         "demo-ecommerce-30-steps-r19": "r19"}
+         "demo-ecommerce-30-steps-r19": "r19", "demo-gaming-30-steps-r19": "r19"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it

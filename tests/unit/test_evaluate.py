@@ -210,3 +210,28 @@ def test_a_confirmed_share_of_the_truths_top_group_finds_a_concentration():
     assert not matches(top(segment="top 10% of customers"), WHALES)
     # ... and its share of revenue summed over orders: the claim's entity is orders, its segment names customers
     assert matches(top(segment="top 240 customers by revenue", entity="orders"), WHALES)
+
+
+def test_a_concentration_named_only_by_its_group_s_size_is_found():
+    """Round 19 (gaming): "A few coins_large buyers bring most revenue: the top 85 payers (5% of the 1,700 players
+    with a succeeded purchase) bring 68.1%", 85 payers counted and confirmed, never wrote "top 5%" and was scored as
+    missing the planted whale concentration. Its group named by its size is the truth's top group; another size is
+    another group, and a pattern that is no concentration is never named this way."""
+    from assay.models import ValidationStatus as V
+
+    whales = {"id": "whale_concentration", "kind": "concentration", "segment": "top 5% payers", "names": ["top 5%"],
+              "entity": "players", "metric": ["revenue", "price_usd", "spend"], "affected_count": 85}
+    i = unit("A few coins_large buyers bring most revenue, growing in October", 85, "players")
+    i.description = ("The top 85 payers (5% of the 1,700 players with a succeeded purchase) bring $64,167.90 of the "
+                     "$94,257.86 succeeded revenue (68.1%). The top 17 alone bring 18.9%.")
+    i.claims = [claim(metric="sum", measure="succeeded revenue (sum of price_usd)", entity="purchases",
+                      segment="succeeded purchases of the top 85 payers by succeeded revenue", value=64167.9,
+                      verdict=V.confirmed, verified_value=64167.9),
+                claim(metric="count", measure="payers in the top group by succeeded revenue", entity="players",
+                      segment="top 85 payers by succeeded revenue", value=85, verdict=V.confirmed, verified_value=85)]
+    assert matches(i, whales)
+    assert not matches(i, {**whales, "affected_count": 170})  # the top 10% by its size is another group
+    assert not matches(i, {**whales, "kind": "outlier_segment"})
+    i.description = i.description.replace("top 85", "top 340").replace("top 17", "top 34")
+    i.claims = [c.model_copy(update={"segment": c.segment.replace("85", "340")}) for c in i.claims]
+    assert not matches(i, whales)
