@@ -12,6 +12,7 @@ from .analysis.discipline import RECOMMENDATION_DISCIPLINE, RECOMMENDATIONS_CONT
 from .llm.base import LLM, LLMRequest, Message, SystemBlock
 from .llm.contract import ask_contract
 from .models import DomainPack, Insight, Recommendation, RecommendationAnswer, TokenUsage, ValidationStatus
+from .run.adopt import ORIGIN as ADOPTED
 from .packs import render
 
 
@@ -51,11 +52,17 @@ def insights_summary(insights: list[Insight], left_out: list[Insight] | None = N
     by_area = Counter(i.area for i in insights)
     parts = ", ".join(f"{a}: {n}" for a, n in sorted(by_area.items()))
     lines = [f"Total: {len(insights)} insights ({parts})" if insights else "Total: 0 insights"]
+    scanned = [i.id for i in insights if i.origin == ADOPTED]
+    if scanned:  # round 19: "the request lists an insight no step of mine looked at" (its area counted 3, it wrote 2)
+        lines.append(f"From the statistical scan, not from the exploration: {', '.join(scanned)} (the scan's own "
+                     "probes found them, the warehouse re-derived their numbers as it did yours; origin: "
+                     f"\"{ADOPTED}\").")
     merged = [f"{i.id} stands for {', '.join(i.merged_from)}" for i in insights if i.merged_from]
     if merged:
         lines.append("Merged, so not listed: " + "; ".join(merged) + ". Each merged insight reported the same "
-                     "finding as the one that stands for it (the same segment and metric, the same comparison, or "
-                     "that one's baseline stated as a finding); cite the id that stands for it.")
+                     "finding as the one that stands for it (the same segment and metric, the same comparison, "
+                     "that one's baseline stated as a finding, or a segment's level that is that one's change seen "
+                     "over the whole period); cite the id that stands for it.")
     why = []
     for i in left_out or []:
         if i.validation and i.validation.status == ValidationStatus.rejected:

@@ -161,6 +161,13 @@ def test_the_recommendations_request_says_what_was_merged_or_left_out_and_why():
     assert "Left out: revenue-1 (the warehouse rejected its numbers), revenue-2 (already reported by an earlier " \
            "run)" in text
     assert "Merged" not in recommendation_prompt(pack, [ins("a-1", "a")])  # nothing merged: nothing said
+    # round 19: the request counted the scan's adopted finding in its area's insights, and the model asked where the
+    # third came from (it had written two): the adopted ones are named
+    scanned = ins("monetization-scan-1", "monetization")
+    scanned.origin = "statistical scan"
+    text = recommendation_prompt(pack, [ins("monetization-1", "monetization"), scanned])
+    assert "From the statistical scan, not from the exploration: monetization-scan-1 (" in text
+    assert "statistical scan" not in recommendation_prompt(pack, [ins("a-1", "a")])
 
 
 def test_the_analysis_reads_the_scan_s_leads_without_their_sql():
