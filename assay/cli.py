@@ -671,6 +671,16 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
     # one project per warehouse file: each --goal run (failed ones too) reuses it with that goal;
     # without a goal the generic pack runs
     pid = project or "goal-" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    if project:  # a project of that id that is not this file's goal project is never replaced by a one-off run
+        try:
+            old = _store().get_project(project)
+        except UserError:
+            old = None
+        same = old is not None and old.pack in ("goal", "generic") and old.warehouse.kind == "duckdb" \
+            and str(old.warehouse.settings.get("path")) == str(path)
+        if old is not None and not same:
+            fail(f"project {project} already exists (pack {old.pack}, {old.warehouse.kind}); --warehouse would "
+                 f"replace it: run `assay discover {project}`, or give --warehouse without a project id")
     p = Project(id=pid, name=(goal or path.name)[:60], pack="goal" if goal else "generic", goal=goal or None,
                 warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)}))
     _store().save_project(p)
@@ -712,9 +722,9 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
              ValidationStatus.not_verifiable: "[dim]no number checked[/]"}
     sev = {"critical": "[bold red]critical[/]", "high": "[red]high[/]", "medium": "[yellow]medium[/]",
            "low": "[dim]low[/]"}
-    by_area: dict[str, list] = {}
-    for i in result.insights:
-        by_area.setdefault(i.area, []).append(i)
+    from .report.markdown import links
+
+    by_area = links(result)[1]  # most severe first, as the reports order them
     if not result.insights:
         out.print("\n[dim]No insights.[/]")
     else:
@@ -1116,26 +1126,38 @@ def ask(project: str, question: str,
 @_guarded
 def verify(run: str, insights: Optional[list[str]] = typer.Argument(
         None, help="insight ids (default: every insight that does not repeat an earlier run's)")) -> None:
-    """Re-verify a run's insights against today's warehouse; keeps the history of verdicts."""
+    """Re-verify a run's insights against today's warehouse; keeps the history of verdicts.
+
+    Exits 1 when the warehouse backs an insight less than its last verdict did (confirmed then, adjusted, rejected
+    or in error now), so a scheduled check can alert on it; 0 otherwise."""
     from .reverify import reverify
+    from .validate.compare import ORDER
 
     store = _store()
     rows = reverify(store, run, insights or None)
     repeats = [] if insights else [i.id for i in store.get_result(store.resolve_run_id(run)).insights
                                    if i.duplicate_of]
     t = Table(title=f"Re-verified {len(rows)} insight(s)")
-    for c in ("insight", "at discovery", "today", "why"):
-        t.add_column(c)
+    t.add_column("insight", overflow="fold")
+    for c in ("at discovery", "today"):
+        t.add_column(c, no_wrap=True)
+    t.add_column("why", overflow="fold")  # a number cut in two reads as another number
     for r in rows:
         now = f"[bold]{r.now}[/]" if r.changed else r.now
-        t.add_row(f"{r.insight} {r.title[:50]}", r.before, now, r.reasoning[:120])
-    out.print(t)
+        t.add_row(f"{r.insight} {r.title[:50]}", r.before, now, r.reasoning[:160])
+    (out if out.is_terminal else Console(width=200)).print(t)
     changed = [r.insight for r in rows if r.changed]
+    rank = {s.value: n for n, s in enumerate(ORDER)}  # worst first
+    worse = [r.insight for r in rows if r.changed and rank.get(r.now, 99) < rank.get(r.before, 99)]
     out.print(f"{len(changed)} verdict(s) changed" + (f": {', '.join(changed)}" if changed else "") +
               f" · history: assay show {run} --json (verdict_history)")
     if repeats:  # a second run of the same project repeats the first's findings: say why they were left out
         out.print(f"{len(repeats)} insight(s) repeat an earlier run's and were not re-verified (verify that run, "
                   f"or name them: assay verify {run} {' '.join(repeats[:3])}{' ...' if len(repeats) > 3 else ''})")
+    if worse:
+        err.print(f"the warehouse backs {len(worse)} insight(s) less than their last verdict: {', '.join(worse)}",
+                  highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
 
 
 @app.command()

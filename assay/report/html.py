@@ -25,7 +25,7 @@ from ..models import DiscoveryResult, ExplorationStep, Insight, ValidationStatus
 from ..pii import MASK
 from ..validate.compare import AFFECTED
 from .claims import checked_summary, claim_line, claim_subject, insight_notes
-from .markdown import SEVERITY_ORDER, links
+from .markdown import links
 
 MAX_BARS = 25
 _TIME_NAME = re.compile(r"(^|_)(month|week|day|date|time|period|hour|year|quarter)($|_)", re.I)
@@ -432,9 +432,9 @@ def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep]) -> str:
     cards_by_area = []
     specs: dict[str, dict] = {}
     n = 0
-    for area in sorted(by_area):
+    for area in by_area:  # most severe first (markdown.links)
         cards = []
-        for i in sorted(by_area[area], key=lambda x: (SEVERITY_ORDER.get(x.severity.value, 9), x.id)):
+        for i in by_area[area]:
             n += 1
             spec = None
             for no in i.source_steps:

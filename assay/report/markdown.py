@@ -36,14 +36,23 @@ def validation_line(i: Insight) -> str:
 
 
 def links(r: DiscoveryResult) -> tuple[dict[str, list[str]], dict[str, list[Insight]]]:
-    """The recommendations addressing each insight, and the insights of each area."""
+    """The recommendations addressing each insight, and the insights of each area, most severe first: the areas by
+    their most severe insight (then the run's order), each area's insights by severity (then id). The terminal, the
+    Markdown and the HTML report read them in this one order."""
     recs_for: dict[str, list[str]] = defaultdict(list)
     for rec in r.recommendations:
         for iid in rec.related_insight_ids:
             recs_for[iid].append(rec.id)
-    by_area: dict[str, list[Insight]] = defaultdict(list)
+    groups: dict[str, list[Insight]] = defaultdict(list)
     for i in r.insights:
-        by_area[i.area].append(i)
+        groups[i.area].append(i)
+
+    def rank(i: Insight) -> int:
+        return SEVERITY_ORDER.get(i.severity.value, 9)
+
+    first = list(groups)
+    by_area = {a: sorted(groups[a], key=lambda i: (rank(i), i.id))
+               for a in sorted(groups, key=lambda a: (min(rank(i) for i in groups[a]), first.index(a)))}
     return recs_for, by_area
 
 
@@ -58,9 +67,9 @@ def render_markdown(r: DiscoveryResult) -> str:
     out += ["", "## Insights", "", f"_{checked_summary(r.insights)}_"]
     if not r.insights:
         out.append("_No insights._")
-    for area in sorted(by_area):
+    for area in by_area:
         out += ["", f"### {area}"]
-        for i in sorted(by_area[area], key=lambda x: (SEVERITY_ORDER.get(x.severity.value, 9), x.id)):
+        for i in by_area[area]:
             dup = f" · repeats {i.duplicate_of}" if i.duplicate_of else ""
             out.append(f"- **{i.id}** [{i.severity.value}] **{_md(i.name)}**{dup}")
             out.append(f"  - {_md(i.description)}")

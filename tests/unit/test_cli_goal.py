@@ -121,3 +121,23 @@ def test_runs_piped_keeps_every_cell_whole():
     assert r.exit_code == 0
     row = next(line for line in r.output.splitlines() if "f00dfeed" in line)
     assert "a-rather-long-project-name-for-the-table" in row and "statistical" in row and "…" not in row
+
+
+def test_warehouse_never_replaces_a_registered_project(tmp_path):
+    """The new user's `assay discover shop --warehouse copy.duckdb` turned the registered ecommerce project shop
+    into a generic one on the copy, without a word."""
+    db, copy = tmp_path / "shop.duckdb", tmp_path / "copy.duckdb"
+    for f in (db, copy):
+        duckdb.connect(str(f)).close()
+    y = tmp_path / "shop.yaml"
+    y.write_text(f"id: shop16\npack: ecommerce\nwarehouse: {{kind: duckdb, settings: {{path: {db}}}}}\n")
+    assert CliRunner().invoke(app, ["project", "apply", "-f", str(y)]).exit_code == 0
+    r = CliRunner().invoke(app, ["discover", "shop16", "--warehouse", str(copy), "--goal", "what sells?"],
+                           catch_exceptions=False)
+    assert r.exit_code == 2 and "project shop16 already exists (pack ecommerce, duckdb)" in r.output
+    p = _store().get_project("shop16")
+    assert p.pack == "ecommerce" and p.warehouse.settings["path"] == str(db)
+    # the goal project of that same file may be named and reused
+    assert _goal_project("mine16", str(copy), "what sells?") == "mine16"
+    assert _goal_project("mine16", str(copy), "what else?") == "mine16"
+    assert _store().get_project("mine16").goal == "what else?"

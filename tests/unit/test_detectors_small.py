@@ -263,3 +263,13 @@ def test_departs_in_its_direction():
 
     assert measure_words("sum_total_amount", "orders") == "total amount"  # not "total total amount"
     assert measure_words("sum_price", "orders") == "total price"
+
+
+def test_a_flag_s_usual_value_is_no_dominant_segment():
+    """The session-16 new user's goal run: "The number of False orders is significantly higher than other refunded
+    values" (27,352 of 28,820 orders not refunded). A flag's usual value is what a flag is."""
+    for values in ([False, True], ["false", "true"], [0, 1], ["N", "Y"]):
+        df = pd.DataFrame({"refunded": values, "n": [27_352, 1_468]})
+        assert D.dominant_segment(df, "refunded", {}, 1, "orders", REF) == [], values
+    df = pd.DataFrame({"status": ["delivered", "returned"], "n": [27_352, 1_468]})  # a two-valued category is no flag
+    assert D.dominant_segment(df, "status", {}, 1, "orders", REF)

@@ -115,3 +115,17 @@ def test_the_cli_says_which_insights_it_left_out_as_repeats(run):
     assert f"assay verify {rid} I2" in " ".join(res.output.split())
     res = CliRunner().invoke(app, ["verify", rid, "I2"])  # named: verified, and nothing said about repeats
     assert "Re-verified 1 insight(s)" in res.output and "repeat an earlier" not in res.output
+
+
+def test_a_finding_the_warehouse_backs_less_is_a_failed_check(run):
+    """The session-16 new user: `assay verify` exited 0 after a verdict turned rejected; a scheduled check could
+    not alert on it. The table's numbers are never cut in two (a cut "claimed 0.163 vs 0" read as a baseline of 0)."""
+    store, rid, db = run
+    con = duckdb.connect(str(db))
+    con.execute("INSERT INTO customers SELECT i, 'new' || i || '@x.io', 'paid' FROM range(1000, 1200) t(i)")
+    con.close()
+    res = CliRunner().invoke(app, ["verify", rid, "I1"])
+    assert res.exit_code == 1
+    assert "the warehouse backs 1 insight(s) less than their last verdict: I1" in " ".join(res.stderr.split())
+    assert "266" in res.stdout  # the whole reasoning, with the number the warehouse gives now
+    assert CliRunner().invoke(app, ["verify", rid, "I1"]).exit_code == 0  # unchanged since the last verdict

@@ -251,6 +251,9 @@ def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: s
     return out
 
 
+_FLAG_VALUES = {"true", "false", "t", "f", "0", "1", "yes", "no", "y", "n"}
+
+
 def dominant_segment(df: pd.DataFrame, dim: str, meta, step: int, table: str, ref: str) -> list[Candidate]:
     """Values holding far more rows than the others: one dominant value (chi-square goodness of fit
     against an even spread), or values well above the typical one (binomial test against an even share)."""
@@ -260,6 +263,8 @@ def dominant_segment(df: pd.DataFrame, dim: str, meta, step: int, table: str, re
     k = len(d)
     if k < 2 or k > 30:
         return []
+    if {str(v).strip().lower() for v in d[dim]} <= _FLAG_VALUES:
+        return []  # a flag's usual value (most orders are not refunded) is what a flag is, no finding
     n = pd.to_numeric(d["n"], errors="coerce").fillna(0).to_numpy(dtype=float)
     total = float(n.sum())
     if total < 50:
