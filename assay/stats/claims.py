@@ -130,8 +130,10 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         if m is None or m not in df or v is None:
             return None
         cond = f"{_q(dim)} = {lit(v)}"
-        sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * entities) FILTER (WHERE "
-               f"NOT ({cond})) / nullif(sum(entities) FILTER (WHERE NOT ({cond})), 0) AS baseline_value "
+        w = "active" if m == "repeat_rate" and "active" in df else "entities"  # as the detector weighs them
+        sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * {w}) FILTER (WHERE "
+               f"NOT ({cond}) AND {_q(m)} IS NOT NULL) / nullif(sum({w}) FILTER (WHERE NOT ({cond}) AND {_q(m)} IS "
+               f"NOT NULL), 0) AS baseline_value "
                f"FROM {PROBE} AS p WHERE {_q(dim)} IS NOT NULL AND entities >= {D.MIN_SEGMENT_N}")
         return dict(metric=MetricKind.rate, measure=m.replace("_", " "), segment=f"{dim} = {seg}", segment_sql=cond,
                     baseline=f"the other {_words(dim)} values", baseline_sql=f"{_q(dim)} <> {lit(v)}"), sql

@@ -813,7 +813,8 @@ class Planner:
                         f"FROM {self.ref(act.table)} GROUP BY 1) "
                         f"SELECT e.{q(d)}, count(*) AS entities, "
                         f"avg(CASE WHEN a.last_at >= e.{q(created)} + INTERVAL 1 DAY THEN 1.0 ELSE 0.0 END) AS returned_rate, "
-                        f"avg(CASE WHEN a.acts > 1 THEN 1.0 ELSE 0.0 END) AS repeat_rate, "
+                        # of the entities with a first activity: one that never had one cannot come back
+                        f"avg(CASE WHEN a.acts > 1 THEN 1.0 WHEN a.acts >= 1 THEN 0.0 END) AS repeat_rate, "
                         f"sum(CASE WHEN a.acts >= 1 THEN 1 ELSE 0 END) AS active "
                         f"FROM {self.ref(ent.table)} e LEFT JOIN a ON a.k = e.{q(key)} GROUP BY 1 ORDER BY 1",
                         RetentionMeta(dim=d, entity_table=ent.table.fqn, key=key, created=created,

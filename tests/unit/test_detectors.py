@@ -92,6 +92,22 @@ def test_retention_gap():
     assert len(out) == 1 and out[0].segment == "channel=tiktok" and "NOT EXISTS" in out[0].count_sql
 
 
+def test_a_repeat_rate_is_of_the_entities_with_a_first_activity():
+    """The ecommerce demo said "Of 10,036 paid_social customers, 2.4% come back for a second activity" and counted
+    1,795 affected (buyers with one order): the rate counted the 7,997 who never ordered, who cannot come back. The
+    probe's repeat rate is now of the entities with a first activity ("active"), and the finding says so."""
+    df = pd.DataFrame({"channel": ["email", "organic", "paid_social", "referral"],
+                       "entities": [5000, 6000, 10036, 3000], "active": [4000, 5000, 2039, 2500],
+                       "returned_rate": [0.5, 0.5, 0.5, 0.5], "repeat_rate": [0.35, 0.36, 0.12, 0.34]})
+    meta = {"dim": "channel", "activity_ref": '"main"."orders"', "key": "customer_id", "created": "signed_up_at",
+            "activity_time": "ordered_at", "activity_table": "main.orders"}
+    out = D.retention_outliers(df, meta, 1, "customers", REF)
+    assert len(out) == 1 and out[0].segment == "channel=paid_social"
+    assert out[0].description.startswith("Of 2,039 customers with channel = paid_social and a first activity, 12.0% "
+                                         "come back for a second activity")
+    assert "HAVING count(*) = 1" in out[0].count_sql  # the affected: its buyers with one order
+
+
 def test_quality_from_profile():
     row = {"row_count": 1000, "category__nulls": 40, "duration__negative": 12, "name__nulls": 0}
     kinds = {c.segment for c in D.quality_from_profile(row, {}, 1, "t", REF, ["category", "duration", "name"])}

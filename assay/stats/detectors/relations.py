@@ -97,16 +97,23 @@ def retention_outliers(df: pd.DataFrame, meta: RetentionMeta | dict, step: int, 
     best: Candidate | None = None
     act, key, created, ats = meta.activity_ref, meta.key, meta.created, meta.activity_time
     for m in ("returned_rate", "repeat_rate"):
-        vals = df[m].to_numpy(dtype=float)
+        # a repeat rate is of the entities with a first activity (the probe's "active"): one that never had one
+        # cannot come back; the return rate is of every entity (activity after day 0, of all who signed up)
+        base = "active" if m == "repeat_rate" and "active" in df else "entities"
+        weights = pd.to_numeric(df[base], errors="coerce").fillna(0).to_numpy(dtype=float)
+        vals = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
         for i, v in enumerate(vals):
             rest = np.delete(np.arange(len(df)), i)
-            rest_rate = float(np.average(vals[rest], weights=df["entities"].to_numpy()[rest]))
-            spread = float(vals[rest].max() - vals[rest].min())
+            ok = rest[(weights[rest] > 0) & ~np.isnan(vals[rest])]
+            if np.isnan(v) or weights[i] < MIN_SEGMENT_N or len(ok) < 2:
+                continue
+            rest_rate = float(np.average(vals[ok], weights=weights[ok]))
+            spread = float(vals[ok].max() - vals[ok].min())
             if v >= rest_rate or rest_rate <= 0:
                 continue
             rel = (rest_rate - v) / rest_rate
-            n = float(df["entities"].iloc[i])
-            p = two_prop_p(v * n, n, rest_rate * df["entities"].iloc[rest].sum(), df["entities"].iloc[rest].sum())
+            n = float(weights[i])
+            p = two_prop_p(v * n, n, rest_rate * weights[ok].sum(), weights[ok].sum())
             if rel < MIN_REL_GAP or p >= 1e-6 or (rest_rate - v) < 2 * spread:
                 continue
             seg = df[dim].iloc[i]
@@ -120,10 +127,12 @@ def retention_outliers(df: pd.DataFrame, meta: RetentionMeta | dict, step: int, 
                              f"a.{quote(key)} = e.{quote(key)} WHERE e.{quote(dim)} = {lit(seg)} GROUP BY e.{quote(key)} "
                              f"HAVING count(*) = 1) AS single")
                 what = "come back for a second activity"
+            of = (f"{table} with {dim} = {seg}" if m == "returned_rate" else
+                  f"{table} with {dim} = {seg} and a first activity")
             cand = Candidate(
                 kind=Kind.RETENTION_DROP,
                 name=f"Only {pct(v)} of {seg} {table} {what}, against {pct(rest_rate)} for other {words(dim)} values",
-                description=(f"Of {int(n):,} {table} with {dim} = {seg}, {pct(v)} {what} (judged by their rows in {meta.activity_table}), "
+                description=(f"Of {int(n):,} {of}, {pct(v)} {what} (judged by their rows in {meta.activity_table}), "
                              f"against {pct(rest_rate)} for other values of {dim}: a churn gap of "
                              f"{pct(rest_rate - v)} points."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql, segment=f"{dim}={seg}",
