@@ -647,10 +647,11 @@ def discover(
     out.print(analyst_choice(p)[1], soft_wrap=True)  # the run's first line: which analyst and model, and why
     done = _run_flow(project, max_steps, min_steps, area or None, goal=goal)
     run_id = done["run_id"]
+    result = _store().get_result(run_id)
+    if result.run_type.value == "failed":  # its error and its log, nothing of a result it does not have
+        why = "; ".join(result.errors) or "the run failed"
+        fail(why, 1, log=run_log_path(run_id))  # the log's name is the run's id
     show_result(run_id, done["run"].analyst)
-    if _store().get_result(run_id).run_type.value == "failed":
-        err.print(f"[dim]log: {run_log_path(run_id)}[/]", highlight=False, soft_wrap=True)
-        raise typer.Exit(1)  # a failed discovery is a failed command (schedulers, scripts)
 
 
 def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> str:

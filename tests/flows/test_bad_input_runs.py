@@ -42,6 +42,9 @@ def test_missing_schema_is_a_failed_run_with_one_line(tmp_path):
     assert run.status.value == "failed" and "schema 'nope'" in run.error
     assert store.get_result(run.id).run_type.value == "failed"
     assert f"log: {load_settings().home / 'logs' / (run.id + '.log')}" in r.output.replace("\n", "")
+    # the run's first line (which analyst), its error and its log: nothing of a result it does not have (the
+    # session-16 new user read six lines, "No insights." and a report hint among them)
+    assert len(r.output.strip().splitlines()) <= 4 and "No insights" not in r.output and "report" not in r.output
 
 
 def test_empty_warehouse_is_a_failed_run(tmp_path):
