@@ -847,6 +847,9 @@ def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="lik
     rid = store.resolve_run_id(run)
     result = store.get_result(rid)
     found = next((i for i in result.insights if i.id == insight), None)
+    keeper = next((i for i in result.insights if insight in i.merged_from), None)
+    if found is None and keeper is not None:  # a gap in the ids is an insight merged into another
+        fail(f"{insight} of run {rid[:8]} was merged into {keeper.id} (the same finding): rate {keeper.id}")
     if found is None:
         fail(f"run {rid[:8]} has no insight {insight!r} (ids: {', '.join(i.id for i in result.insights)})")
     store.add_feedback(Feedback(project_id=result.project_id, run_id=rid, insight_id=insight, rating=rating,

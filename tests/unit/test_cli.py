@@ -169,3 +169,24 @@ def test_discover_goal_bad_input_is_one_line():
     one_line_error(invoke("discover", "nope", "--goal", "  "), "--goal: give the question")
     one_line_error(invoke("discover", "--goal", "why do paid customers churn"), "needs a project id")
     one_line_error(invoke("discover", "nope", "--goal", "why do paid customers churn"), "no project 'nope'")
+
+
+def test_feedback_on_a_merged_insight_names_the_one_that_stands_for_it():
+    """The session-16 new user: conversion-1, -2 and -4 were listed, and `feedback RUN conversion-3 like` said only
+    "no insight 'conversion-3'" (it was folded into conversion-2)."""
+    import datetime as dt
+
+    from assay.cli import _store
+    from assay.models import DiscoveryResult, DiscoveryRun, Insight, RunStatus
+
+    store = _store()
+    rid = "fb16" + "0" * 28
+    store.create_run(DiscoveryRun(id=rid, project_id="fb16", status=RunStatus.completed))
+    keeper = Insight(id="conversion-2", area="conversion", name="android fell", description="android fell",
+                     merged_from=["conversion-3"])
+    store.save_result(DiscoveryResult(run_id=rid, project_id="fb16", domain="ecommerce", insights=[keeper],
+                                      created_at=dt.datetime(2026, 11, 28, tzinfo=dt.timezone.utc)))
+    one_line_error(invoke("feedback", rid, "conversion-3", "like"), "conversion-3 of run fb160000 was merged into "
+                                                                    "conversion-2 (the same finding)")
+    one_line_error(invoke("feedback", rid, "conversion-9", "like"), "has no insight 'conversion-9' (ids: conversion-2)")
+    assert invoke("feedback", rid, "conversion-2", "like").exit_code == 0
