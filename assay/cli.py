@@ -1134,6 +1134,8 @@ def verify(run: str, insights: Optional[list[str]] = typer.Argument(
 
     Exits 1 when the warehouse backs an insight less than its last verdict did (confirmed then, adjusted, rejected
     or in error now), so a scheduled check can alert on it; 0 otherwise."""
+    import textwrap
+
     from .reverify import reverify
     from .validate.compare import ORDER
 
@@ -1148,7 +1150,9 @@ def verify(run: str, insights: Optional[list[str]] = typer.Argument(
     t.add_column("why", overflow="fold")  # a number cut in two reads as another number
     for r in rows:
         now = f"[bold]{r.now}[/]" if r.changed else r.now
-        t.add_row(f"{r.insight} {r.title[:50]}", r.before, now, r.reasoning[:160])
+        # shortened at a space, never inside a number ("claimed 0.163 vs 0" read as a baseline of 0)
+        t.add_row(f"{r.insight} {textwrap.shorten(r.title, 60, placeholder=' …')}", r.before, now,
+                  textwrap.shorten(r.reasoning, 240, placeholder=" …"))
     (out if out.is_terminal else Console(width=200)).print(t)
     changed = [r.insight for r in rows if r.changed]
     rank = {s.value: n for n, s in enumerate(ORDER)}  # worst first
