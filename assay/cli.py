@@ -37,6 +37,12 @@ out = Console()
 err = Console(stderr=True)
 
 
+def _table_console() -> Console:
+    """The terminal's console, or one wide enough when piped or redirected: rich would fit a table in 80 columns,
+    and a table's rows are data to keep whole."""
+    return out if out.is_terminal else Console(width=200)
+
+
 def fail(msg: str, code: int = 2, log: Path | None = None) -> None:
     for line in str(msg).splitlines() or [""]:  # one line per error
         err.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True, markup=True)
@@ -822,8 +828,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
                                          "host": r.host, "pid": r.pid}) + "\n")
         return
     if not watch:
-        # piped or redirected, rich would fit the table in 80 columns: the rows are data, keep them whole
-        (out if out.is_terminal else Console(width=200)).print(table())
+        _table_console().print(table())
         return
     from rich.live import Live
 
@@ -1153,7 +1158,7 @@ def verify(run: str, insights: Optional[list[str]] = typer.Argument(
         # shortened at a space, never inside a number ("claimed 0.163 vs 0" read as a baseline of 0)
         t.add_row(f"{r.insight} {textwrap.shorten(r.title, 60, placeholder=' …')}", r.before, now,
                   textwrap.shorten(r.reasoning, 240, placeholder=" …"))
-    (out if out.is_terminal else Console(width=200)).print(t)
+    _table_console().print(t)
     changed = [r.insight for r in rows if r.changed]
     rank = {s.value: n for n, s in enumerate(ORDER)}  # worst first
     worse = [r.insight for r in rows if r.changed and rank.get(r.now, 99) < rank.get(r.before, 99)]

@@ -303,7 +303,7 @@ def _rows(table: pa.Table, masked: set[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _masked(table: pa.Table, pii: Iterable[str], auto_pii: bool) -> set[str]:
+def masked_columns(table: pa.Table, pii: Iterable[str], auto_pii: bool = True) -> set[str]:
     """The columns (already uniquely named) whose values are masked: declared PII, and by name and type."""
     names = table.column_names
     if auto_pii:
@@ -318,13 +318,13 @@ def chart_rows(data: pa.Table | pd.DataFrame, *, pii: Iterable[str] = (), auto_p
     enough to keep (at most ``limit`` rows, CHART_COLUMNS columns, CHART_CELLS values, CHART_BYTES of JSON), masked
     as its digest masks them; None otherwise, and for a result the row cap cut (``truncated``, or ``total_rows``
     above its rows: a part drawn as the whole would mislead). For the report's chart of the step: never sent to a model."""
+    n, width = (data.num_rows, data.num_columns) if isinstance(data, pa.Table) else data.shape
+    if not COMPACT_INLINE_THRESHOLD < n <= limit or width > CHART_COLUMNS \
+            or n * width > CHART_CELLS or truncated or (total_rows is not None and total_rows > n):
+        return None  # decided before any conversion: most results are not kept
     table, _ = _to_arrow(data)
-    n = table.num_rows
-    if not COMPACT_INLINE_THRESHOLD < n <= limit or table.num_columns > CHART_COLUMNS \
-            or n * table.num_columns > CHART_CELLS or truncated or (total_rows is not None and total_rows > n):
-        return None
     table = table.rename_columns(unique_names(table.column_names))
-    rows = _rows(table, _masked(table, pii, auto_pii))
+    rows = _rows(table, masked_columns(table, pii, auto_pii))
     return rows if len(json.dumps(rows, default=str)) <= CHART_BYTES else None
 
 
@@ -355,7 +355,7 @@ def build_compact_result(
     names = unique_names(table.column_names)
     mixed |= {new for old, new in zip(table.column_names, names) if old != new and old in mixed}
     table = table.rename_columns(names)
-    masked = _masked(table, pii, auto_pii)
+    masked = masked_columns(table, pii, auto_pii)
     if n >= PARALLEL_ROWS and len(names) > 1:
         # sorts and Arrow kernels release the GIL; results keep the column order
         futures = [_POOL.submit(summarise_column, c, table.column(c), n, c in masked, c in mixed) for c in names]

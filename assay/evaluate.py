@@ -86,11 +86,11 @@ def _top_fraction(segment: str) -> float | None:
 
 
 def _top_count(segment: str, pattern: dict) -> bool:
-    """The segment is the truth's top group named by its size ("top 241 customers by revenue" for the top 1% of
-    24,093 buyers): a top N, not a percentage, within the count tolerance of the truth's group size."""
-    m = re.search(r"\btop\s+(\d[\d,]*)(?![\d,.]*\s*%)", segment or "", re.I)
+    """The segment (or any text) names the truth's top group by its size ("top 241 customers by revenue" for the top
+    1% of 24,093 buyers): a top N, not a percentage, within the count tolerance of the truth's group size."""
     true = pattern.get("affected_count")
-    return m is not None and bool(true) and _close(float(m.group(1).replace(",", "")), true)
+    return bool(true) and any(_close(float(m.group(1).replace(",", "")), true)
+                              for m in re.finditer(r"\btop\s+(\d[\d,]*)(?![\d,.]*\s*%)", segment or "", re.I))
 
 
 def confirmed_concentration(insight: Insight, pattern: dict) -> bool:
@@ -138,14 +138,10 @@ def entities_agree(insight: Insight, pattern: dict) -> bool:
 def _names_top_group(insight: Insight, pattern: dict) -> bool:
     """A concentration's top group named by its size anywhere in the insight's words or its claims' segments ("the
     top 85 payers" for the top 5% of 1,700 payers), within the count tolerance of the truth's group."""
-    if pattern.get("kind") != "concentration" or not pattern.get("affected_count"):
+    if pattern.get("kind") != "concentration":
         return False
     texts = [insight.name, insight.description, insight.segment or ""] + [c.segment or "" for c in insight.claims]
-    for t in texts:
-        for m in re.finditer(r"\btop\s+(\d[\d,]*)(?![\d,.]*\s*%)", t or "", re.I):
-            if _close(float(m.group(1).replace(",", "")), pattern["affected_count"]):
-                return True
-    return False
+    return any(_top_count(t, pattern) for t in texts)
 
 
 def matches(insight: Insight, pattern: dict) -> bool:

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from .models import AnalysisArea, Claim, Insight, MetricKind, ValidationStatus
+from .models import AnalysisArea, Claim, Insight, MetricKind, Severity, ValidationStatus
 from .validate.compare import AFFECTED, NO_EFFECT, ORDER, direction
 from .validate.conditions import condition_columns
 from .validate.entity import normalize_entity
@@ -278,9 +278,6 @@ def insight_text(i: Insight) -> str:
     return f"{i.name}. {i.description}"
 
 
-_SEVERITY_ORDER = ["critical", "high", "medium", "low"]
-
-
 def _rank(i: Insight) -> int:
     return ORDER.index(i.validation.status) if i.validation else len(ORDER)
 
@@ -344,7 +341,7 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
         k = insights[best].model_copy(deep=True)
         others = [insights[n] for n in g if n != best]
         # one finding, as severe as any area (or the folded level of its change) judged it
-        k.severity = min([k.severity] + [o.severity for o in others], key=lambda sv: _SEVERITY_ORDER.index(sv.value))
+        k.severity = min([k.severity] + [o.severity for o in others], key=list(Severity).index)
         k.also_relevant_to = list(dict.fromkeys(k.also_relevant_to + [o.area for o in others if o.area != k.area]))
         k.merged_from = list(dict.fromkeys(k.merged_from + [o.id for o in others]))
         keep[best] = k

@@ -18,14 +18,14 @@ from typing import Callable, Protocol
 import pyarrow as pa
 
 from .. import limits
-from ..digest import (build_compact_result, cap_bytes, chart_rows, dates_only, shortened_columns, unique_names,
-                      view_cell)
+from ..digest import (build_compact_result, cap_bytes, chart_rows, dates_only, masked_columns, shortened_columns,
+                      unique_names, view_cell)
 from ..rows import describe_cut, partial_last_period, select_rows
 from ..errors import InvalidLLMOutput
 from ..llm.base import LLM, LLMRequest, LLMResponse, Message, SystemBlock, ToolCall
 from ..analysis.picker import uncovered_areas
 from ..models import AnalysisArea, ExplorationStep, StepAction, TableInfo, TokenUsage
-from ..pii import MASK, pii_columns
+from ..pii import MASK
 from ..schema.provider import SchemaProvider
 from .actions import (ALL_ACTIONS, Action, ActionParseError, from_tool_call, parse_action, reformat_nudge,
                       tool_specs)
@@ -379,7 +379,7 @@ class Explorer:
         res = out.result
         # two columns of one name (SELECT a.id, b.id) are told apart as the digest tells them: id, id_2
         table = res.table.rename_columns(unique_names(res.table.column_names))
-        masked = pii_columns(table.column_names, self.pii, types={f.name: f.type for f in table.schema})
+        masked = masked_columns(table, self.pii)
         data = self._fit_rows(res, table, masked)
         if out.fixes:
             data["fixed_sql"] = out.sql

@@ -50,9 +50,9 @@ def links(r: DiscoveryResult) -> tuple[dict[str, list[str]], dict[str, list[Insi
     def rank(i: Insight) -> int:
         return SEVERITY_ORDER.get(i.severity.value, 9)
 
-    first = list(groups)
+    # sorted() is stable: areas of one severity keep the run's order
     by_area = {a: sorted(groups[a], key=lambda i: (rank(i), i.id))
-               for a in sorted(groups, key=lambda a: (min(rank(i) for i in groups[a]), first.index(a)))}
+               for a in sorted(groups, key=lambda a: min(rank(i) for i in groups[a]))}
     return recs_for, by_area
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from ..models import Claim, ExplorationStep, MetricKind
 from . import detectors as D
 from .detectors.countsql import lit
+from .detectors.relations import retention_base
 from .portable import portable
 
 NO_MEDIAN = ("mysql", "tsql")  # engines without a median aggregate that sqlglot can write for them
@@ -130,7 +131,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         if m is None or m not in df or v is None:
             return None
         cond = f"{_q(dim)} = {lit(v)}"
-        w = "active" if m == "repeat_rate" and "active" in df else "entities"  # as the detector weighs them
+        w = retention_base(m, df)  # as the detector weighs them
         sql = (f"SELECT max({_q(m)}) FILTER (WHERE {cond}) AS segment_value, sum({_q(m)} * {w}) FILTER (WHERE "
                f"NOT ({cond}) AND {_q(m)} IS NOT NULL) / nullif(sum({w}) FILTER (WHERE NOT ({cond}) AND {_q(m)} IS "
                f"NOT NULL), 0) AS baseline_value "

@@ -31,26 +31,35 @@ def sum_expression(sum_sql: str, dialect: str | None = None) -> str:
         return text
 
 
-def off_sum(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
-    """What of a sum's definition the verification query leaves out: a SUM call (a count of rows is no total), and,
-    when the claim states ``sum_sql``, a SUM over an expression that reads every column of it (directly or through a
-    column a CTE or subquery names)."""
+def _summing(sql: str, claim: Claim, dialect: str | None):
+    """The query parsed, its SUM calls, the claim's ``sum_sql``, the columns that reads and the query's aliases;
+    None when the query does not parse (it fails when it runs)."""
     import sqlglot
     from sqlglot import exp
 
     from .conditions import condition_columns
-    from .fit import _aliases, _reads
+    from .fit import _aliases
 
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except Exception:
-        return []  # a query that does not parse fails when it runs
-    sums = list(tree.find_all(exp.Sum))
+        return None
     stated = (claim.sum_sql or "").strip()
+    want = condition_columns(f"({stated}) IS NOT NULL", dialect) if stated else set()
+    return tree, list(tree.find_all(exp.Sum)), stated, want, _aliases(tree)
+
+
+def off_sum(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
+    """What of a sum's definition the verification query leaves out: a SUM call (a count of rows is no total), and,
+    when the claim states ``sum_sql``, a SUM over an expression that reads every column of it (directly or through a
+    column a CTE or subquery names)."""
+    from .fit import _reads
+
+    if (parsed := _summing(sql, claim, dialect)) is None:
+        return []
+    tree, sums, stated, want, aliases = parsed
     if not sums:
         return [f"sum (SUM({stated or 'the summed column'}): the query sums nothing)"]
-    want = condition_columns(f"({stated}) IS NOT NULL", dialect) if stated else set()
-    aliases = _aliases(tree)
     if _divided(tree, want, aliases):
         return [f"sum (SUM({stated or 'the summed column'}) as it is: the query divides it, an average or a "
                 "ratio is no total)"]
@@ -65,20 +74,12 @@ def off_share(sql: str, claim: Claim, dialect: str | None = None) -> list[str]:
     """What of a share of a total (``sum_sql`` stated: a share of revenue, or its change) the verification query
     leaves out: the part and the whole are SUMs of that expression, so the query sums it and divides a sum of it by
     something (its whole); a share of rows (count over count) or the bare total measures something else."""
-    import sqlglot
-    from sqlglot import exp
+    from .fit import _reads
 
-    from .conditions import condition_columns
-    from .fit import _aliases, _reads
-
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:
+    if (parsed := _summing(sql, claim, dialect)) is None:
         return []
-    stated = (claim.sum_sql or "").strip()
-    want = condition_columns(f"({stated}) IS NOT NULL", dialect)
-    aliases = _aliases(tree)
-    if not any(_reads(x.this, want, aliases) for x in tree.find_all(exp.Sum)):
+    tree, sums, stated, want, aliases = parsed
+    if not any(_reads(x.this, want, aliases) for x in sums):
         return [f"share of a total (SUM({stated}) of the part over SUM({stated}) of the whole: the query does not sum "
                 "it; a share of rows is another number)"]
     if not _divided(tree, want, aliases):

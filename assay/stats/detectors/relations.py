@@ -85,6 +85,13 @@ def concentration(df: pd.DataFrame, meta: ConcentrationMeta | dict, step: int, t
     )]
 
 
+def retention_base(rate: str, columns) -> str:
+    """The probe column a retention rate is of: a repeat rate of the entities with a first activity ("active": one
+    that never had one cannot come back), the return rate of every entity (activity after day 0, of all who signed
+    up). The detector weighs the other segments by it, and the claim's SQL as the detector does."""
+    return "active" if rate == "repeat_rate" and "active" in columns else "entities"
+
+
 def retention_outliers(df: pd.DataFrame, meta: RetentionMeta | dict, step: int, table: str,
                        ref: str) -> list[Candidate]:
     meta = RetentionMeta.of(meta)
@@ -97,10 +104,7 @@ def retention_outliers(df: pd.DataFrame, meta: RetentionMeta | dict, step: int, 
     best: Candidate | None = None
     act, key, created, ats = meta.activity_ref, meta.key, meta.created, meta.activity_time
     for m in ("returned_rate", "repeat_rate"):
-        # a repeat rate is of the entities with a first activity (the probe's "active"): one that never had one
-        # cannot come back; the return rate is of every entity (activity after day 0, of all who signed up)
-        base = "active" if m == "repeat_rate" and "active" in df else "entities"
-        weights = pd.to_numeric(df[base], errors="coerce").fillna(0).to_numpy(dtype=float)
+        weights = pd.to_numeric(df[retention_base(m, df)], errors="coerce").fillna(0).to_numpy(dtype=float)
         vals = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
         for i, v in enumerate(vals):
             rest = np.delete(np.arange(len(df)), i)
