@@ -136,6 +136,10 @@ REAL_MODEL = {
                                                   "All furniture products are removed from cart far more"]),
     "demo-gaming-30-steps-r18": ("gaming", ["Level 42 is a difficulty wall",
                                             "iOS purchase failure rate jumped from May 2026"]),
+    # Round 19 (session 16): round 18's code; its figures are bench/README.md's (the ecommerce run is held by
+    # test_a_share_of_a_total_is_no_longer_sent_back below: today's verifier accepts its first answer)
+    "demo-gaming-30-steps-r19": ("gaming", ["Level 42 is a difficulty wall",
+                                            "iOS purchases fail far more often than android since May"]),
 }
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
@@ -148,7 +152,7 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
              "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
-             "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18"}
+             "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
            "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
@@ -159,7 +163,7 @@ QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22
            "demo-ecommerce-30-steps-r15": 29, "demo-gaming-30-steps-r15": 27,
            "demo-ecommerce-30-steps-r16": 23, "demo-gaming-30-steps-r16": 29,
            "demo-gaming-30-steps-r17": 30, "demo-ecommerce-30-steps-r18": 27,
-           "demo-gaming-30-steps-r18": 29}  # as recorded (the model's done)
+           "demo-gaming-30-steps-r18": 29, "demo-gaming-30-steps-r19": 29}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
@@ -174,7 +178,7 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
                        "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
                        "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
-                       "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18"}
+                       "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
@@ -255,3 +259,29 @@ def test_a_corrective_round_for_a_renamed_column_is_no_longer_sent(demo_dir):
     errors = [log.error or "" for _, log in store.area_results(run_id).values()]
     assert any(f"request {RETIRED[name]:04d} (verify): verifies ('rate', 'share of players with no session since "
                "2026-10-01'), the recording verified ('average', 'highest level attempted')" in e for e in errors), errors
+
+
+@pytest.mark.leads_default
+def test_a_share_of_a_total_is_no_longer_sent_back(demo_dir):
+    """Round 19's ecommerce model claimed "android's share of completed revenue fell from 0.318 to 0.120" (a change
+    with sum_sql) and re-derived it as a ratio of SUMs; the verifier then refused the ratio as no total (request
+    0024, a corrective round), took the bare SUM the model gave next and marked the critical insight adjusted. A
+    share of a total is now checked as a share: the first answer is accepted, the corrective round is not sent, and
+    the replay fails loudly on the next claim instead of verifying the wrong one."""
+    name = "demo-ecommerce-30-steps-r19"
+    replay.reset(name)
+    truth = json.loads((demo_dir / "ecommerce_truth.json").read_text())
+    p = Project(id=f"replay-retired-{name}", pack=truth["pack"], category=truth["category"], max_steps=30,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "ecommerce.duckdb"),
+                                                                   "llm_descriptions": True}),
+                llm=LLMConfig(provider="replay", model=name))
+    store = open_store(load_settings())
+    store.save_project(p)
+    store.db.table_notes.delete_many({})
+    run_id = new_run_id()
+    with pytest.raises(TranscriptMismatch), seeded_vectors(TRANSCRIPTS / name):
+        run_discovery_inline(p.id, run_id)
+    errors = [log.error or "" for _, log in store.area_results(run_id).values()]
+    assert any("request 0024 (verify): verifies ('count', 'completed android orders in July 2026, the month revenue "
+               "collapsed'), the recording verified ('change', 'android share of completed revenue (total_amount)')"
+               in e for e in errors), errors
