@@ -153,7 +153,12 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
             return None
         cond = f"{_q(dim)} = {lit(v)}"
         pair, ev = _pair(c), meta.get("event")
-        if pair and ev in df:  # a conversion between two events, month by month
+        outcome = _value_of(df, ev, c.measure[:-5]) if ev in df and c.measure.endswith("_rate") else None
+        if outcome is not None:  # an outcome's share of the segment's rows, month by month
+            monthly = (f"SELECT month, coalesce(sum(n) FILTER (WHERE {_q(ev)} = {lit(outcome)}) * 1.0 / nullif(sum(n), "
+                       f"0), 0) AS y, sum(n) AS base FROM {PROBE} AS p WHERE {cond} AND {_q(ev)} IS NOT NULL GROUP BY 1")
+            measure, metric_words = f"{c.measure[:-5]} rate", "monthly share of rows"
+        elif pair and ev in df:  # a conversion between two events, month by month
             to, frm = pair
             monthly = (f"SELECT month, coalesce(sum(n) FILTER (WHERE {_q(ev)} = {lit(to)}) * 1.0 / nullif(sum(n) "
                        f"FILTER (WHERE {_q(ev)} = {lit(frm)}), 0), 0) AS y, coalesce(sum(n) FILTER (WHERE "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+import pandas as pd
 
 from assay.digest import build_compact_result, to_frame
 from assay.explore.executor import Executor
@@ -19,6 +20,7 @@ from assay.warehouse.guard import SQLGuard
 BREAKDOWN = ("SELECT level, count(*) AS n, avg(CASE WHEN won THEN 1.0 ELSE 0.0 END) AS won_rate "
              "FROM attempts GROUP BY 1 ORDER BY 1")
 FUNNEL = "SELECT platform, event_type, count(*) AS n FROM events GROUP BY 1, 2 ORDER BY 1, 2"
+REF = "\"main\".\"t\""
 RATE_SERIES = ("SELECT date_trunc('month', event_at) AS month, platform, event_type, count(*) AS n FROM events "
                "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
 
@@ -217,3 +219,66 @@ def test_pooled_shares_retention_and_spread_claims_from_a_stored_result():
                  pd.DataFrame({"level": [1, 2, 42], "n": [10, 10, 20], "avg_moves": [4.0, 3.0, 0.5],
                                "sd_moves": [1.0, 1.0, 1.0]}))
     assert spread.segment_sql == '"level" = 1' and (spread.value, spread.baseline_value) == (4.0, 2.0)
+
+
+def _orders(path):
+    """12 months of orders in three regions, 200 a month each; 4% refunded, apac 22% from July; a small
+    fourth region (40 a month) refunded 1% before July and, with everyone, 4% after."""
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE orders AS
+        WITH o AS (SELECT m, r, i FROM range(0, 12) a(m), (VALUES ('na'), ('emea'), ('apac')) b(r), range(0, 200) c(i)
+                   UNION ALL SELECT m, 'tiny', i FROM range(0, 12) a(m), range(0, 40) c(i))
+        SELECT r AS region, TIMESTAMP '2026-01-01' + INTERVAL (m) MONTH AS ordered_at,
+               CASE WHEN i < CASE WHEN r = 'apac' AND m >= 6 THEN 44 WHEN r = 'tiny' THEN 0 ELSE 8 END
+                    THEN 'refunded' ELSE 'completed' END AS status
+        FROM o""")
+    con.close()
+
+
+ORDER_SERIES = ("SELECT date_trunc('month', ordered_at) AS month, region, status, count(*) AS n FROM orders "
+                "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+
+
+def test_a_state_columns_monthly_change_is_the_outcomes_share_of_rows_and_the_warehouse_rederives_it(tmp_path):
+    _orders(tmp_path / "o.duckdb")
+    wh = DuckDBWarehouse(str(tmp_path / "o.duckdb"))
+    meta = {"kind": "rate_series", "table": "main.orders", "dim": "region", "event": "status", "time": "ordered_at"}
+    step, df = _step(wh, 1, ORDER_SERIES, meta)
+    out = D.rate_series_changes(df, meta, 1, "orders", "main.orders")
+    assert [c.segment for c in out] == ["region=apac"]  # not "refunded per completed", not the tiny region
+    c = out[0]
+    assert c.name == "The refunded rate of apac orders rose from 2026-07-01" and c.measure == "refunded_rate"
+    assert "from 4.0% to 22.0%" in c.description
+    assert wh.query(c.count_sql, row_cap=10, timeout_s=30).table.column(0)[0].as_py() == 6 * 44
+    claim = candidate_claims(c, step, df, "duckdb")[0]
+    assert claim.metric == MetricKind.change and claim.measure == "refunded rate (monthly share of rows)"
+    assert (claim.value, claim.baseline_value) == pytest.approx((0.22, 0.04))
+    ins = Insight(id="refunds-1", area="refunds", name=c.name, description=c.description, claims=[claim],
+                  source_steps=[1])
+    assert _verifier(wh, {1: step}).verify(ins).status == ValidationStatus.confirmed
+    wh.close()
+
+
+def test_a_small_segments_share_that_moves_with_everyones_is_no_change_of_its_own():
+    months = pd.date_range("2026-01-01", periods=12, freq="MS")
+    rows = []
+    for m_i, m in enumerate(months):
+        late = m_i >= 6
+        for seg, n, before, after in (("a", 1000, 0.03, 0.17), ("b", 1000, 0.03, 0.17), ("c", 1000, 0.03, 0.17),
+                                      ("small", 60, 0.017, 0.20)):
+            failed = round(n * (after if late else before))
+            rows += [{"month": m, "product": seg, "status": "failed", "n": failed},
+                     {"month": m, "product": seg, "status": "succeeded", "n": n - failed}]
+    meta = {"dim": "product", "event": "status", "time": "at"}
+    # every product's failures rose together: the small one's larger rise from a lower start is no finding
+    assert D.rate_series_changes(pd.DataFrame(rows), meta, 1, "purchases", REF) == []
+
+
+def test_most_means_more_than_half():
+    # 50 of 100 refunded orders are apac (exactly half), against 10% of the other orders
+    df = pd.DataFrame([{"status": "refunded", "region": "apac", "n": 50}, {"status": "refunded", "region": "na", "n": 50},
+                       {"status": "completed", "region": "apac", "n": 90}, {"status": "completed", "region": "na", "n": 810}])
+    out = D.crosstab_concentration(df, {"dims": ["status", "region"]}, 1, "orders", REF)
+    names = [c.name for c in out]
+    assert not any(n.startswith("Most of the refunded") for n in names)
+    assert "refunded orders have a significantly higher share of region apac than other status values" in names

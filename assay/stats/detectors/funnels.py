@@ -11,7 +11,7 @@ from scipy import stats
 
 from ..probes import FunnelMeta, RateSeriesMeta
 from .candidate import Candidate, Kind
-from .countsql import Source, eq, since as since_sql
+from .countsql import Source, eq, lit, since as since_sql
 from .significance import change_point, departs_in_its_direction, two_prop_p
 from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
 from .wording import fmt, pct, subject, words
@@ -65,6 +65,17 @@ def is_outcome(v) -> bool:
 
 def is_state_column(col: str) -> bool:
     return bool(_STATE_COL.search(str(col)))
+
+
+def share_outcomes(values: list, totals: pd.Series | None = None) -> list:
+    """The state values whose share of the rows is worth a rate: the outcomes, and of two states (failed or
+    succeeded) only one, the bad one (else the rarer), as one rate is the other's complement."""
+    outcomes = [e for e in values if is_outcome(e)]
+    if len(values) == 2:
+        neg = [e for e in outcomes if _is_negative(e)]
+        rarer = sorted(outcomes, key=lambda e: float(totals[e]) if totals is not None else 0.0)
+        return neg[:1] or rarer[:1]
+    return outcomes
 
 
 def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: str, ref: str) -> list[Candidate]:
@@ -129,10 +140,7 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
         return []
     src = Source(ref, meta.join)
     out = []
-    outcomes = [e for e in wide.columns if is_outcome(e)]
-    if len(wide.columns) == 2:  # failed or succeeded: one rate is the other's complement, one finding
-        neg = [e for e in outcomes if _is_negative(e)]
-        outcomes = neg[:1] or sorted(outcomes, key=lambda e: float(wide[e].sum()))[:1]
+    outcomes = share_outcomes(list(wide.columns), totals=wide.sum())
     # two segments: each against the other is one comparison, said once by the higher rate
     two = int((wide.sum(axis=1) >= MIN_SEGMENT_N).sum()) == 2
     for v in outcomes:
@@ -180,6 +188,25 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
     return out
 
 
+def share_shift_beyond_the_rest(df: pd.DataFrame, dim: str, seg, ev: str, to, months, since_ts,
+                                shift: float) -> float:
+    """How many points further a segment's monthly share of ``to`` moved at its change than the other rows'
+    pooled share moved at the same month (a difference in differences, over the segment's months). A share
+    that rose from 1.7% to 20% while the rest rose from 3% to 17% did not change as a segment: the rise is
+    everyone's (a platform's failures seen through each product), and its relative rise, from a low start,
+    says more about chance than about the segment."""
+    rest = df[df[dim] != seg].pivot_table(index="month", columns=ev, values="n", aggfunc="sum").fillna(0)
+    rest = rest.reindex(months).dropna(how="all")
+    if to not in rest or rest.empty:
+        return shift
+    total = rest.sum(axis=1)
+    rate = (rest[to] / total.where(total > 0)).dropna()
+    before, after = rate[rate.index < since_ts], rate[rate.index >= since_ts]
+    if before.empty or after.empty:
+        return shift
+    return shift - (float(after.mean()) - float(before.mean()))
+
+
 def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int, table: str,
                         ref: str) -> list[Candidate]:
     """A segment whose step conversion (or failure share) shifts over time while others do not."""
@@ -193,32 +220,59 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
     out = []
     entity = meta.entity
     src = Source(ref, meta.join)
-    for to, frm in funnel_pairs(events):
+    # each row in one state (an order completed or refunded): an outcome's rate is its share of the month's rows,
+    # as funnel_outliers says it; a log of events (view, cart, purchase) converts one step into the next
+    shares = is_state_column(ev) and any(is_outcome(e) for e in events)
+    pairs = ([(v, None) for v in share_outcomes(events, totals=df.groupby(ev)["n"].sum())] if shares
+             else funnel_pairs(events))
+    for to, frm in pairs:
         shifts = {}
         for seg, g in df.groupby(dim):
             w = g.pivot_table(index="month", columns=ev, values="n", aggfunc="sum").sort_index().fillna(0)
-            if to not in w or frm not in w or len(w) < 6:
+            if to not in w or (frm is not None and frm not in w) or len(w) < 6:
                 continue
-            w = w.iloc[:-1] if len(w) >= 7 and w[frm].iloc[-1] < 0.5 * w[frm].median() else w
-            y = (w[to] / w[frm].where(w[frm] > 0)).fillna(0).to_numpy(dtype=float)
+            base = w.sum(axis=1) if frm is None else w[frm]
+            if len(w) >= 7 and base.iloc[-1] < 0.5 * base.median():
+                w, base = w.iloc[:-1], base.iloc[:-1]
+            y = (w[to] / base.where(base > 0)).fillna(0).to_numpy(dtype=float)
             cp = change_point(y)
             if cp:
                 k, before, after, p = cp
-                shifts[seg] = (k, before, after, p, w.index[k], float(w[frm].iloc[k:].sum()))
+                shifts[seg] = (k, before, after, p, w.index[k], float(base.iloc[k:].sum()), w.index)
         if len(shifts) < 2:
             continue
         rels = {s: (v[2] - v[1]) / abs(v[1]) if v[1] else 0.0 for s, v in shifts.items()}
-        for seg, (_k, before, after, p, since_ts, n_after) in shifts.items():
+        for seg, (_k, before, after, p, since_ts, n_after, months) in shifts.items():
             rel = rels[seg]
             typical = float(np.median([r for s2, r in rels.items() if s2 != seg]))  # the others only
             if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or not departs_in_its_direction(rel, typical):
                 continue
+            if frm is None and abs(share_shift_beyond_the_rest(df, dim, seg, ev, to, months, since_ts,
+                                                               after - before)) < MIN_SHARE_GAP:
+                continue  # a small segment's share moved with everyone's, from a low start by chance
             since = pd.Timestamp(since_ts).date().isoformat()
             negative = _is_negative(to)
+            word = "rose" if rel > 0 else "fell"
+            if frm is None:
+                # the segment's rows since the change in the outcome, or, when a good outcome fell, not in it
+                state = f"{src.fact(ev)} <> {lit(to)}" if not negative and rel < 0 else eq(src.fact(ev), to)
+                conds = (eq(src.dim(dim), seg), state, since_sql(src.fact(time_col), since))
+                out.append(Candidate(
+                    kind=Kind.CHANGE_POINT, measure=f"{to}_rate",
+                    name=f"The {to} rate of {subject(dim, seg)} {table} {word} from {since}",
+                    description=(f"In {table}, the share of those with {words(dim)} {seg} that are {to} {word} from "
+                                 f"{pct(before)} to {pct(after)} from {since} (Welch t-test p = {p:.2g}); across "
+                                 f"other values of {words(dim)} it changed by {pct(typical)}."),
+                    table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p,
+                    count_sql=src.count(*conds), segment=f"{dim}={seg}",
+                    indicators=[f"before = {pct(before)}", f"after = {pct(after)}", f"since {since}",
+                                f"{table} since then = {int(n_after):,}"],
+                    area_text=f"{table} {ev} {to} rate {dim} {seg} monthly",
+                ))
+                continue
             flagged = to if negative else frm
             conds = (eq(src.dim(dim), seg), eq(src.fact(ev), flagged), since_sql(src.fact(time_col), since))
             count_sql = src.count(*conds) if negative or not entity else src.count_distinct(entity, *conds)
-            word = "rose" if rel > 0 else "fell"
             out.append(Candidate(
                 kind=Kind.CHANGE_POINT,
                 name=f"The rate of {to} per {frm} for {seg} {table} {word} from {since}",

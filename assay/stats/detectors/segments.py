@@ -335,7 +335,7 @@ def crosstab_concentration(df: pd.DataFrame, meta: CrosstabMeta | dict, step: in
             n_rest = total - n_a
             x_rest = float(w[b].sum()) - x
             share_rest = x_rest / n_rest if n_rest else 0.0
-            most = share_in >= 0.5 and share_in - share_rest >= 0.25
+            most = share_in > 0.5 and share_in - share_rest >= 0.25  # exactly half is not most
             if not most and w.shape[1] > 6:
                 continue  # "a higher share of one of many values" reads as noise; keep it for outcomes
             if not most:  # not most of the segment: the value of the other dimension that is most over-represented
