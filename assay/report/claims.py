@@ -113,7 +113,7 @@ def insight_notes(i: Insight) -> list[str]:
     if i.also_relevant_to:
         notes.append(f"also relevant to: {', '.join(i.also_relevant_to)}")
     if i.affected_count is not None:
-        notes.append(f"affected counts {i.affected_entity or 'an unstated entity'}")
+        notes.append(f"what the affected count counts: {i.affected_entity or 'not stated'}")
     return notes
 
 

@@ -116,7 +116,7 @@ def test_run_merges_areas_and_says_which_area_had_no_evidence(tmp_path):
     assert [c.verdict.value for c in i.claims] == ["confirmed", "confirmed"]
     md = render_markdown(result)
     assert "[confirmed] share · share of orders (orders) · paid: claimed 33.0%; warehouse 33.0%" in md
-    assert "also relevant to" in md and "affected counts customers" in md
+    assert "also relevant to" in md and "what the affected count counts: customers" in md
     shown = CliRunner().invoke(app, ["show", "claims1"], catch_exceptions=False).output
     assert "[confirmed] share · share of orders" in shown and "claimed 33.0%; warehouse 33.0%" in shown
     assert "also relevant to" in shown
