@@ -565,13 +565,15 @@ def estimate(
     project: str = typer.Argument(..., help="project id"),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1,
                                             help="exploration steps (default: the project's max_steps)"),
+    model: Optional[str] = typer.Option(None, "--model", help="price this model instead of the project's (a "
+                                        "project that runs the statistical analyst: Claude's default model)"),
     as_json: bool = typer.Option(False, "--json", help="the estimate as JSON"),
 ) -> None:
     """Predict a discovery's LLM tokens and cost per phase (and the warehouse's cost where it can tell)."""
     from .estimate import render_estimate
     from .services.estimate import estimate_project
 
-    est = estimate_project(project, max_steps=max_steps)
+    est = estimate_project(project, max_steps=max_steps, model=model)
     if as_json:
         sys.stdout.write(json.dumps(est.as_dict(), indent=2) + "\n")
         return

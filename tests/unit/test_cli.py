@@ -190,3 +190,32 @@ def test_feedback_on_a_merged_insight_names_the_one_that_stands_for_it():
                                                                     "conversion-2 (the same finding)")
     one_line_error(invoke("feedback", rid, "conversion-9", "like"), "has no insight 'conversion-9' (ids: conversion-2)")
     assert invoke("feedback", rid, "conversion-2", "like").exit_code == 0
+
+
+def test_estimate_of_a_statistical_project_prices_the_llm_analyst(tmp_path):
+    """A project without an LLM (llm.provider none) runs the statistical analyst: the estimate says so in one line
+    and prices what the LLM analyst would cost, with Claude's default model or the one --model names."""
+    import duckdb
+
+    from assay.llm.anthropic import DEFAULT_MODEL
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE orders AS SELECT range AS order_id, range % 7 AS customer_id, 10.0 * range AS amount "
+                "FROM range(100)")
+    con.close()
+    f = tmp_path / "p.yaml"
+    f.write_text(f"id: est-none\npack: ecommerce\nllm: {{provider: none}}\n"
+                 f"warehouse: {{kind: duckdb, settings: {{path: {db}}}}}\n")
+    assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+    r = invoke("estimate", "est-none", "--json")
+    assert r.exit_code == 0, r.output
+    est = json.loads(r.stdout)
+    assert est["lead"].startswith("This project runs the statistical analyst: no LLM cost.")
+    assert est["model"] == DEFAULT_MODEL and est["analyst"] == "llm" and est["total"]["cost_usd"] > 0
+    r = invoke("estimate", "est-none", "--model", "claude-haiku-4-5", "--json")
+    cheap = json.loads(r.stdout)
+    assert cheap["model"] == "claude-haiku-4-5" and 0 < cheap["total"]["cost_usd"] < est["total"]["cost_usd"]
+    assert "claude-haiku-4-5" in cheap["lead"]
+    shown = invoke("estimate", "est-none").output
+    assert "This project runs the statistical analyst: no LLM cost." in shown and DEFAULT_MODEL in shown
