@@ -377,6 +377,21 @@ def test_pack_typos_are_one_line(tmp_path, text, expected):
     assert len(lines) == 1 and expected in lines[0] and "pack.yaml" in lines[0], lines
 
 
+def test_a_pack_typo_is_reported_before_the_files_other_errors(tmp_path):
+    """A misspelt key leaves its field missing: it is usually the cause of the other errors, so it comes first
+    (an area's typo was reported only once an earlier area's error and a missing prompt file were fixed)."""
+    d = _pack(tmp_path, "name: p\nprompts: {exploration: nope.md}\nareas:\n"
+                        "  - {id: overview, name: O, description: d, keywords: [x], priority: high}\n"
+                        "  - {id: second, name: S, description: d, keywrds: [y]}\n"
+                        "categories: {vip: {areas: [{id: vip, name: V, descripton: d, keywords: [v]}]}}\n")
+    lines = errors_of(runner.invoke(app, ["packs", "validate", str(d)], catch_exceptions=False))
+    assert [x.split("pack.yaml: ", 1)[1] for x in lines] == [
+        "areas[1].keywrds: unknown key (did you mean keywords?)",
+        "categories.vip.areas[0].descripton: unknown key (did you mean description?)"]
+    _, r = apply(tmp_path, merge(GOOD, id="typo-pack", pack="p", pack_dir=str(d)))
+    assert errors_of(r)[0].endswith("pack.yaml: areas[1].keywrds: unknown key (did you mean keywords?)")
+
+
 def test_unknown_pack_and_category_suggest(tmp_path):
     lines = errors_of(apply(tmp_path, merge(GOOD, pack="ecomerce"))[1])
     assert "unknown pack 'ecomerce' (did you mean ecommerce?)" in lines[0]
