@@ -195,11 +195,13 @@ def pack_accept(project: str, directory: Optional[Path] = typer.Argument(
 @_guarded
 def project_apply(file: Path = typer.Option(..., "-f", "--file", help="project YAML")) -> None:
     """Create or update a project from a versioned YAML file."""
+    from .config import check_warehouse_file
     from .packs import pack_for_project
     from .settings import load_project_file
 
     project = load_project_file(file)
     pack_for_project(project)  # a bad pack or override fails here, not mid-run
+    check_warehouse_file(project, str(file))  # a missing DuckDB file too, not at doctor or discover
     _store().save_project(project)
     out.print(f"[green]applied[/] project {project.id} ({project.pack}"
               f"{'/' + project.category if project.category else ''}, {project.warehouse.kind})")
@@ -565,13 +567,15 @@ def estimate(
     project: str = typer.Argument(..., help="project id"),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1,
                                             help="exploration steps (default: the project's max_steps)"),
+    model: Optional[str] = typer.Option(None, "--model", help="price this model instead of the project's (a "
+                                        "project that runs the statistical analyst: Claude's default model)"),
     as_json: bool = typer.Option(False, "--json", help="the estimate as JSON"),
 ) -> None:
     """Predict a discovery's LLM tokens and cost per phase (and the warehouse's cost where it can tell)."""
     from .estimate import render_estimate
     from .services.estimate import estimate_project
 
-    est = estimate_project(project, max_steps=max_steps)
+    est = estimate_project(project, max_steps=max_steps, model=model)
     if as_json:
         sys.stdout.write(json.dumps(est.as_dict(), indent=2) + "\n")
         return
@@ -1202,29 +1206,32 @@ def eval_demo(max_steps: int = typer.Option(60, "--max-steps", help="exploration
                                           "24k customers and 30k players)")) -> None:
     """Recall and precision of the planted patterns on both demo warehouses (statistical analyst)."""
     from .demo import generate
-    from .evaluate import score_demo
+    from .evaluate import score_demo, scratch_store
     from .models import Project, WarehouseConfig
     from .run.lifecycle import new_run_id, run_discovery_inline
+    from .store import open_store
 
     settings = load_settings()
-    store = _store()
     totals = {"patterns": 0, "found": 0, "insights": 0, "matching": 0, "critical_wrong": 0}
-    for n in ("ecommerce", "gaming"):
-        db, truth_path = generate(n, settings.demo_dir / f"eval-{scale:g}", scale=scale)
-        truth = json.loads(truth_path.read_text())
-        p = Project(id=f"eval-{n}", pack=truth["pack"], category=truth["category"], analyst="statistical",
-                    max_steps=max_steps, warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
-        store.save_project(p)
-        result = run_discovery_inline(p.id, new_run_id(), settings=settings)
-        s = score_demo(result.insights, truth["patterns"])
-        out.print(f"{n}: found {len(s.found)}/{s.patterns} patterns"
-                  + (f" (missed: {', '.join(s.missed)})" if s.missed else "")
-                  + f"; {s.matching_insights}/{s.insights} insights match a pattern; critical wrong: {s.critical_wrong}")
-        totals["patterns"] += s.patterns
-        totals["found"] += len(s.found)
-        totals["insights"] += s.insights
-        totals["matching"] += s.matching_insights
-        totals["critical_wrong"] += s.critical_wrong
+    with scratch_store(settings) as scratch:  # its projects and runs are gone when it ends
+        for n in ("ecommerce", "gaming"):
+            # the warehouses are written to the user's demo folder, as before; only the store is the scratch one
+            db, truth_path = generate(n, settings.demo_dir / f"eval-{scale:g}", scale=scale)
+            truth = json.loads(truth_path.read_text())
+            p = Project(id=f"eval-{n}", pack=truth["pack"], category=truth["category"], analyst="statistical",
+                        max_steps=max_steps, warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
+            open_store(scratch).save_project(p)
+            result = run_discovery_inline(p.id, new_run_id(), settings=scratch)
+            s = score_demo(result.insights, truth["patterns"])
+            out.print(f"{n}: found {len(s.found)}/{s.patterns} patterns"
+                      + (f" (missed: {', '.join(s.missed)})" if s.missed else "")
+                      + f"; {s.matching_insights}/{s.insights} insights match a pattern; critical wrong: "
+                      f"{s.critical_wrong}")
+            totals["patterns"] += s.patterns
+            totals["found"] += len(s.found)
+            totals["insights"] += s.insights
+            totals["matching"] += s.matching_insights
+            totals["critical_wrong"] += s.critical_wrong
     print(f"recall: {totals['found'] / totals['patterns']:.3f}")
     print(f"precision: {totals['matching'] / max(totals['insights'], 1):.3f}")
     print(f"critical_wrong: {totals['critical_wrong']}")

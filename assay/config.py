@@ -15,6 +15,7 @@ import difflib
 import logging
 import re
 import types
+from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -504,6 +505,24 @@ def validate_project_data(data: dict, source: str) -> Project:
 def check_project(project: Project) -> None:
     """At run start: the stored project passes the same strict checks as ``project apply``."""
     validate_project_data(project.model_dump(mode="json"), f"project {project.id}")
+
+
+def check_warehouse_file(project: Project, source: str) -> None:
+    """Before a project is saved: its DuckDB warehouse is a DuckDB file that is there. A missing path (a typo, a
+    file not made yet) passed ``project apply`` and was only caught at ``doctor`` or ``discover``. Not part of
+    ``validate_project_data``: that runs before a project file's relative paths are resolved, and at run start,
+    where the warehouse itself says the file is gone."""
+    if project.warehouse.kind != "duckdb":
+        return
+    path = str(project.warehouse.settings.get("path") or "")
+    if not path or path == ":memory:":
+        return
+    from .warehouse.duckdb import is_duckdb_file
+
+    if not Path(path).is_file():
+        raise ConfigError(f"{source}: warehouse.settings.path: no such file {path}")
+    if not is_duckdb_file(path):
+        raise ConfigError(f"{source}: warehouse.settings.path: {path} is not a DuckDB database file")
 
 
 def check_schema_found(cfg, tables) -> None:

@@ -164,6 +164,7 @@ class Estimate:
     warehouse: dict | None = None
     notes: list[str] = field(default_factory=list)
     leads_queries: int = 0  # warehouse queries of the statistical leads scan (at most)
+    lead: str = ""  # the first line: which analyst the project runs when the estimate prices another one
 
     @property
     def total(self) -> PhaseEstimate:
@@ -411,7 +412,7 @@ def render_estimate(est: Estimate) -> str:
     def money(x):
         return "n/a" if x is None else f"${x:,.4f}" if x < 1 else f"${x:,.2f}"
 
-    lines = [f"# Cost estimate · {est.project}", "",
+    lines = [f"# Cost estimate · {est.project}", ""] + ([est.lead, ""] if est.lead else []) + [
              f"model **{est.model}** · analyst **{est.analyst}** · {est.max_steps} exploration steps · "
              f"sizes: {est.shape_source}", "",
              "| phase | calls | input tokens | of which cached | output tokens | cost |",

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterator
 
 from .findings import fold, names_value
 from .models import Insight, ValidationStatus
 from .validate.compare import AFFECTED, direction
+from .settings import Settings
 from .validate.entity import normalize_entity
 
 COUNT_TOLERANCE = 0.20
@@ -208,3 +213,21 @@ def score_demo(insights: list[Insight], patterns: list[dict]) -> Score:
     s.matching_insights = sum(1 for i in insights if any(matches(i, p) for p in patterns))
     s.critical_wrong = sum(1 for i in insights if i.severity.value == "critical" and is_wrong(i))
     return s
+
+
+@contextmanager
+def scratch_store(settings: Settings) -> Iterator[Settings]:
+    """Settings whose store and vector index live in a temporary folder, closed and removed at the end: an
+    evaluation's projects and runs are not the user's (``eval-*`` showed in `assay project list` and `assay runs`),
+    its runs read none of the user's history, and they wait for no local index another assay process holds."""
+    from .store.store import close_store
+    from .vectors.index import close_index
+
+    with tempfile.TemporaryDirectory(prefix="assay-eval-") as tmp:
+        scratch = replace(settings, home=Path(tmp), mongodb_uri=None, qdrant_url=None, qdrant_api_key=None,
+                          result_storage=None, vector_index=None)
+        try:
+            yield scratch
+        finally:
+            close_index(scratch)
+            close_store(scratch)

@@ -92,9 +92,6 @@ def _areas(raw: Any, folder: Path, yaml_path: Path, field: str) -> list[Analysis
         where = f"{field}[{i}]"
         if not isinstance(a, dict):
             raise PackError(f"{yaml_path}: {where}: must be a mapping")
-        unknown = unknown_keys(AnalysisArea, a, where)
-        if unknown:
-            raise PackError("\n".join(f"{yaml_path}: {e}" for e in unknown))
         a = dict(a)
         aid = a.get("id")
         if not isinstance(aid, str) or not _AREA_ID.match(aid):
@@ -118,6 +115,27 @@ def _areas(raw: Any, folder: Path, yaml_path: Path, field: str) -> list[Analysis
     return out
 
 
+def _area_unknown_keys(raw: Any, field: str) -> list[str]:
+    if not isinstance(raw, list):
+        return []
+    return [e for i, a in enumerate(raw) if isinstance(a, dict) for e in unknown_keys(AnalysisArea, a, f"{field}[{i}]")]
+
+
+def _unknown_keys(data: dict) -> list[str]:
+    """Every unknown key of pack.yaml, its areas' and categories' too, each with a suggestion. Reported before any
+    other problem of the file: a misspelt key leaves its field missing, so it is usually the cause of the others
+    (and an area's typo was reported only after an earlier area's error)."""
+    out = [f"{k}: unknown key{did_you_mean(k, PACK_KEYS)}" for k in data if k not in PACK_KEYS]
+    out += [f"prompts.{k}: unknown key{did_you_mean(k, PROMPT_KEYS)}"
+            for k in (data.get("prompts") if isinstance(data.get("prompts"), dict) else {}) if k not in PROMPT_KEYS]
+    out += _area_unknown_keys(data.get("areas"), "areas")
+    for cname, cdata in (data.get("categories") if isinstance(data.get("categories"), dict) else {}).items():
+        cdata = cdata if isinstance(cdata, dict) else {}
+        out += [f"categories.{cname}.{k}: unknown key{did_you_mean(k, ['areas'])}" for k in cdata if k != "areas"]
+        out += _area_unknown_keys(cdata.get("areas"), f"categories.{cname}.areas")
+    return out
+
+
 def load_pack_dir(folder: Path, category: str | None = None) -> DomainPack:
     """Load and validate one pack folder (optionally narrowed to a category)."""
     folder = Path(folder)
@@ -125,12 +143,7 @@ def load_pack_dir(folder: Path, category: str | None = None) -> DomainPack:
     if not yaml_path.is_file():
         raise PackError(f"{folder}: not a pack (no pack.yaml)")
     data = read_yaml_mapping(yaml_path, PackError, "must be a mapping with name, description and areas")
-    unknown = [f"{k}: unknown key{did_you_mean(k, PACK_KEYS)}" for k in data if k not in PACK_KEYS]
-    unknown += [f"prompts.{k}: unknown key{did_you_mean(k, PROMPT_KEYS)}"
-                for k in (data.get("prompts") if isinstance(data.get("prompts"), dict) else {}) if k not in PROMPT_KEYS]
-    for cname, cdata in (data.get("categories") if isinstance(data.get("categories"), dict) else {}).items():
-        unknown += [f"categories.{cname}.{k}: unknown key{did_you_mean(k, ['areas'])}"
-                    for k in (cdata if isinstance(cdata, dict) else {}) if k != "areas"]
+    unknown = _unknown_keys(data)
     if unknown:
         raise PackError("\n".join(f"{yaml_path}: {e}" for e in unknown))
     name = data.get("name")

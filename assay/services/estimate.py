@@ -14,8 +14,12 @@ from ..store import open_store
 from ..warehouse import open_warehouse
 
 
-def estimate_project(project_id: str, *, max_steps: int | None = None, settings: Settings | None = None):
-    """The cost estimate of a discovery of the project, from its real prompts and catalog."""
+def estimate_project(project_id: str, *, max_steps: int | None = None, settings: Settings | None = None,
+                     model: str | None = None):
+    """The cost estimate of a discovery of the project, from its real prompts and catalog. ``model``: the model to
+    price instead of the project's. A project that runs the statistical analyst costs no LLM tokens: what its
+    LLM analyst would cost is priced instead (``model``, else the project's model, else Claude's default), so
+    that the estimate still answers what an LLM run would cost, and says which analyst the project runs."""
     from ..analysis.analyze import build_area_prompt
     from ..estimate import calibrate, cost, estimate
     from ..recommend import recommendation_prompt
@@ -31,17 +35,23 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
         analyst = resolve_analyst(project)
     except MissingKey:
         analyst = "statistical"
+    lead = ""
     if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none",
                                                                                                     "auto"):
         # what the configured model would cost, before the key is set
         analyst = "llm"
         note = "no API key is set yet: a run started now would use the statistical analyst"
+    elif analyst == "statistical":
+        project, lead = _llm_what_if(project, model)
+        analyst, model = "llm", None
     if analyst == "llm" and project.llm.provider == "auto":
         # price the model a run started now would use (ANTHROPIC_API_KEY: Claude's default model), not "auto"
         from ..llm.resolve import resolve_llm
 
         if (resolved := resolve_llm(project.llm)).cfg is not None:
             project = project.model_copy(update={"llm": resolved.cfg.model_copy(update={"model": resolved.model})})
+    if model and model != project.llm.model:  # the project's llm.prices are its own model's
+        project = project.model_copy(update={"llm": project.llm.model_copy(update={"model": model, "prices": None})})
     steps = max_steps or project.max_steps
     previous = render_previous_context(store.recent_results(project.id, limit=5), store.feedback(project.id))
     profile, goal = profile_text(project), project.goal or ""
@@ -75,6 +85,7 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
                    warehouse=warehouse, leads_probes=project.analysis.leads_probes)
     if note:
         est.notes.append(note)
+    est.lead = lead
     from ..schema.describe import estimate_phase
 
     if (desc := estimate_phase(project, tables, store, analyst)) is not None:
@@ -82,3 +93,15 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
         est.phases.append(desc)
     return est
 
+
+def _llm_what_if(project, model: str | None):
+    """(the project as the LLM analyst with ``model`` would run it, the estimate's first line saying so)."""
+    from ..llm.anthropic import DEFAULT_MODEL
+
+    priced = model or project.llm.model or DEFAULT_MODEL
+    prices = project.llm.prices if priced == project.llm.model else None  # the project's prices are its own model's
+    llm = project.llm.model_copy(update={"model": priced, "prices": prices})
+    other = "" if model else " (another model: --model NAME)"
+    lead = (f"This project runs the statistical analyst: no LLM cost. Below, what the LLM analyst would cost with "
+            f"{priced}{other}.")
+    return project.model_copy(update={"llm": llm}), lead

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config import check_warehouse_file
 from ..errors import MissingKey
 from ..llm import build_llm, llm_configured
 from ..models import Project, ProjectState
@@ -59,5 +60,6 @@ def accept_pack(project_id: str, folder: Path, *, settings: Settings | None = No
     accepted = project.model_copy(update={"pack": pack.name, "pack_dir": str(folder), "category": None,
                                           "state": ProjectState.ready})
     pack_for_project(accepted)  # the project's own overrides and disabled areas must fit the new pack
+    check_warehouse_file(accepted, f"project {project.id}")  # saved only on a warehouse file that is there
     store.save_project(accepted)
     return accepted

@@ -381,3 +381,11 @@ def open_store(settings: Settings, *, db_name: str = "assay") -> Store:
         store.client = client
         _STORES[key] = store
         return store
+
+
+def close_store(settings: Settings) -> None:
+    """Close and forget the process-wide store of these settings (a temporary one, whose folder goes next)."""
+    with _STORES_LOCK:
+        store = _STORES.pop(settings.mongodb_uri or str(settings.store_path), None)
+    if store is not None:
+        store.close()

@@ -267,6 +267,15 @@ def open_index(settings: Settings) -> VectorIndex:
         return idx
 
 
+def close_index(settings: Settings) -> None:
+    """Close and forget the process-wide index of these settings (a temporary one, whose folder goes next)."""
+    kind, where = index_key(settings)
+    with _LOCK:
+        idx = _INDEXES.pop(f"{kind}:{where}", None)
+    if idx is not None:
+        idx.close()
+
+
 class DeferredIndex:
     """The process's index (``open_index``) opened on its first use, not when it is handed out.
 

@@ -49,7 +49,7 @@ def test_cli_estimate_per_phase(tmp_path):
 def test_an_auto_project_is_priced_as_the_model_a_run_would_use(tmp_path, monkeypatch):
     """A project with the default ``llm.provider: auto`` and ANTHROPIC_API_KEY set runs Claude's default model; its
     estimate said "model auto" and "no price known for model 'auto'" (session 15). Without a key it is the
-    statistical analyst's (no LLM cost)."""
+    statistical analyst's (no LLM cost): its estimate says so and prices what the LLM analyst would cost."""
     from assay.llm.anthropic import DEFAULT_MODEL
 
     project(tmp_path, "est-auto")
@@ -62,7 +62,8 @@ def test_an_auto_project_is_priced_as_the_model_a_run_would_use(tmp_path, monkey
     assert not any("no price known" in n for n in est["notes"])
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     est = json.loads(CliRunner().invoke(app, ["estimate", "est-auto", "--json"], catch_exceptions=False).output)
-    assert est["analyst"] == "statistical" and est["total"]["cost_usd"] == 0
+    assert est["lead"].startswith("This project runs the statistical analyst: no LLM cost.")
+    assert est["analyst"] == "llm" and est["model"] == DEFAULT_MODEL and est["total"]["cost_usd"] > 0
 
 
 def test_estimate_only_runs_nothing(tmp_path):

@@ -41,6 +41,9 @@ def test_bad_project_yaml(tmp_path):
 
 
 def test_project_apply_resolves_relative_paths(tmp_path):
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "w.duckdb")).close()
     f = tmp_path / "p.yaml"
     f.write_text("id: rel\npack: gaming\ncategory: match3\nwarehouse:\n  kind: duckdb\n  settings: {path: w.duckdb}\n")
     assert invoke("project", "apply", "-f", str(f)).exit_code == 0
@@ -56,10 +59,15 @@ def test_unknown_project_and_run():
 
 
 def test_unreachable_warehouse_fails_in_one_line(tmp_path):
+    import duckdb
+
+    db = tmp_path / "x.duckdb"
+    duckdb.connect(str(db)).close()
     f = tmp_path / "p.yaml"
-    f.write_text("id: gone\npack: ecommerce\nwarehouse: {kind: duckdb, settings: {path: /nowhere/x.duckdb}}\n")
-    invoke("project", "apply", "-f", str(f))
-    one_line_error(invoke("schema", "refresh", "gone"), "no database file at /nowhere/x.duckdb")
+    f.write_text(f"id: gone\npack: ecommerce\nwarehouse: {{kind: duckdb, settings: {{path: {db}}}}}\n")
+    assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+    db.unlink()  # the file is gone after the project was applied
+    one_line_error(invoke("schema", "refresh", "gone"), f"no database file at {db}")
 
 
 def test_sql_check_prints_verdicts(tmp_path):
@@ -190,3 +198,32 @@ def test_feedback_on_a_merged_insight_names_the_one_that_stands_for_it():
                                                                     "conversion-2 (the same finding)")
     one_line_error(invoke("feedback", rid, "conversion-9", "like"), "has no insight 'conversion-9' (ids: conversion-2)")
     assert invoke("feedback", rid, "conversion-2", "like").exit_code == 0
+
+
+def test_estimate_of_a_statistical_project_prices_the_llm_analyst(tmp_path):
+    """A project without an LLM (llm.provider none) runs the statistical analyst: the estimate says so in one line
+    and prices what the LLM analyst would cost, with Claude's default model or the one --model names."""
+    import duckdb
+
+    from assay.llm.anthropic import DEFAULT_MODEL
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE orders AS SELECT range AS order_id, range % 7 AS customer_id, 10.0 * range AS amount "
+                "FROM range(100)")
+    con.close()
+    f = tmp_path / "p.yaml"
+    f.write_text(f"id: est-none\npack: ecommerce\nllm: {{provider: none}}\n"
+                 f"warehouse: {{kind: duckdb, settings: {{path: {db}}}}}\n")
+    assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+    r = invoke("estimate", "est-none", "--json")
+    assert r.exit_code == 0, r.output
+    est = json.loads(r.stdout)
+    assert est["lead"].startswith("This project runs the statistical analyst: no LLM cost.")
+    assert est["model"] == DEFAULT_MODEL and est["analyst"] == "llm" and est["total"]["cost_usd"] > 0
+    r = invoke("estimate", "est-none", "--model", "claude-haiku-4-5", "--json")
+    cheap = json.loads(r.stdout)
+    assert cheap["model"] == "claude-haiku-4-5" and 0 < cheap["total"]["cost_usd"] < est["total"]["cost_usd"]
+    assert "claude-haiku-4-5" in cheap["lead"]
+    shown = invoke("estimate", "est-none").output
+    assert "This project runs the statistical analyst: no LLM cost." in shown and DEFAULT_MODEL in shown

@@ -30,6 +30,10 @@ def _yaml(data) -> str:
 
 
 def apply(tmp_path, data_or_text, name="p.yaml"):
+    import duckdb
+
+    if not (tmp_path / "w.duckdb").exists():  # GOOD's warehouse: a DuckDB file that is there
+        duckdb.connect(str(tmp_path / "w.duckdb")).close()
     f = tmp_path / name
     f.write_text(data_or_text if isinstance(data_or_text, str) else _yaml(data_or_text))
     return f, runner.invoke(app, ["project", "apply", "-f", str(f)], catch_exceptions=False)
@@ -148,6 +152,27 @@ def test_a_valid_project_applies_and_nothing_of_a_refused_one_is_stored(tmp_path
     _, r = apply(tmp_path, merge(GOOD, id="refused-one", warehouse={**GOOD["warehouse"], "tenant_filtr": {}}))
     assert r.exit_code != 0
     assert "refused-one" not in [p.id for p in open_store(load_settings()).list_projects()]
+
+
+def test_a_duckdb_path_that_is_no_duckdb_file_is_refused_and_nothing_is_stored(tmp_path):
+    """A missing DuckDB file passed `project apply` and was caught only at doctor or discover: it is refused in one
+    line naming the file and the field, as a file that is not a DuckDB database is; nothing is saved."""
+    f, r = apply(tmp_path, merge(GOOD, id="no-file", warehouse={"kind": "duckdb", "settings": {"path": "shop.duckdb"}}))
+    assert errors_of(r) == [f"error: {f}: warehouse.settings.path: no such file {tmp_path / 'shop.duckdb'}"]
+    (tmp_path / "notes.duckdb").write_text("not a database")
+    f, r = apply(tmp_path, merge(GOOD, id="no-file", warehouse={"kind": "duckdb", "settings": {"path": "notes.duckdb"}}))
+    assert errors_of(r) == [f"error: {f}: warehouse.settings.path: {tmp_path / 'notes.duckdb'} is not a DuckDB "
+                            "database file"]
+    assert "no-file" not in [p.id for p in open_store(load_settings()).list_projects()]
+    _, r = apply(tmp_path, merge(GOOD, id="no-file"))  # the file is there: applied
+    assert r.exit_code == 0, r.output
+    # pack accept saves the project too: not on a file that has gone since
+    from assay.packs import BUILTIN_PACKS
+
+    (tmp_path / "w.duckdb").unlink()
+    r = runner.invoke(app, ["pack", "accept", "no-file", str(BUILTIN_PACKS / "social")], catch_exceptions=False)
+    assert errors_of(r) == [f"error: project no-file: warehouse.settings.path: no such file {tmp_path / 'w.duckdb'}"]
+    assert open_store(load_settings()).get_project("no-file").pack == "ecommerce"
 
 
 # ---------------------------------------------------------------------------- secrets
@@ -350,6 +375,21 @@ def test_pack_typos_are_one_line(tmp_path, text, expected):
     d = _pack(tmp_path, text)
     lines = errors_of(runner.invoke(app, ["packs", "validate", str(d)], catch_exceptions=False))
     assert len(lines) == 1 and expected in lines[0] and "pack.yaml" in lines[0], lines
+
+
+def test_a_pack_typo_is_reported_before_the_files_other_errors(tmp_path):
+    """A misspelt key leaves its field missing: it is usually the cause of the other errors, so it comes first
+    (an area's typo was reported only once an earlier area's error and a missing prompt file were fixed)."""
+    d = _pack(tmp_path, "name: p\nprompts: {exploration: nope.md}\nareas:\n"
+                        "  - {id: overview, name: O, description: d, keywords: [x], priority: high}\n"
+                        "  - {id: second, name: S, description: d, keywrds: [y]}\n"
+                        "categories: {vip: {areas: [{id: vip, name: V, descripton: d, keywords: [v]}]}}\n")
+    lines = errors_of(runner.invoke(app, ["packs", "validate", str(d)], catch_exceptions=False))
+    assert [x.split("pack.yaml: ", 1)[1] for x in lines] == [
+        "areas[1].keywrds: unknown key (did you mean keywords?)",
+        "categories.vip.areas[0].descripton: unknown key (did you mean description?)"]
+    _, r = apply(tmp_path, merge(GOOD, id="typo-pack", pack="p", pack_dir=str(d)))
+    assert errors_of(r)[0].endswith("pack.yaml: areas[1].keywrds: unknown key (did you mean keywords?)")
 
 
 def test_unknown_pack_and_category_suggest(tmp_path):

@@ -235,3 +235,24 @@ def test_a_concentration_named_only_by_its_group_s_size_is_found():
     i.description = i.description.replace("top 85", "top 340").replace("top 17", "top 34")
     i.claims = [c.model_copy(update={"segment": c.segment.replace("85", "340")}) for c in i.claims]
     assert not matches(i, whales)
+
+
+def test_eval_demo_leaves_no_project_or_run_in_the_users_store(tmp_path, monkeypatch):
+    """`assay eval demo` ran its discoveries in the user's store: eval-ecommerce and eval-gaming showed in
+    `assay project list` and `assay runs` afterwards. It runs them in a temporary store, removed when it ends."""
+    import tempfile
+
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the scratch store goes, to see it removed
+    store = open_store(load_settings())
+    before = ({p.id for p in store.list_projects()}, {r.id for r in store.list_runs(limit=1000)})
+    r = CliRunner().invoke(app, ["eval", "demo", "--scale", "0.05", "--max-steps", "8"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "recall: " in r.output and "gaming: found " in r.output
+    assert ({p.id for p in store.list_projects()}, {r.id for r in store.list_runs(limit=1000)}) == before
+    assert not list(tmp_path.glob("assay-eval-*"))  # the scratch store's folder is gone

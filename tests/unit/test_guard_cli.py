@@ -66,9 +66,12 @@ def test_project_errors_are_one_line(tmp_path):
 
 def test_a_check_that_cannot_run_exits_2_never_the_refusals_1(tmp_path):
     """A refusal is exit 1; a project whose warehouse cannot be read is not a refusal (the review: both were 1)."""
+    db = tmp_path / "x.duckdb"
+    duckdb.connect(str(db)).close()
     f = tmp_path / "p.yaml"
-    f.write_text("id: gone-wh\npack: ecommerce\nwarehouse: {kind: duckdb, settings: {path: /nowhere/x.duckdb}}\n")
+    f.write_text(f"id: gone-wh\npack: ecommerce\nwarehouse: {{kind: duckdb, settings: {{path: {db}}}}}\n")
     assert runner.invoke(app, ["project", "apply", "-f", str(f)]).exit_code == 0
+    db.unlink()  # the file is gone after the project was applied
     r = check(tmp_path, ["SELECT 1"], "--project", "gone-wh")
     assert r.exit_code == 2 and "Traceback" not in r.output and "no database file" in r.output
     # a failure that is no user error (a query of schema discovery failing) is also 2

@@ -4,8 +4,8 @@ one finding per set of outlier segments, a spread seen through an outlier folded
 from __future__ import annotations
 
 import duckdb
-import pytest
 import pandas as pd
+import pytest
 
 from assay.digest import build_compact_result, to_frame
 from assay.explore.executor import Executor
@@ -58,7 +58,6 @@ def _step(wh, n, sql, probe) -> tuple[ExplorationStep, object]:
                            row_count=table.num_rows, digest=build_compact_result(table), probe=probe)
     df = to_frame(table)
     if "month" in df:
-        import pandas as pd
         df["month"] = pd.to_datetime(df["month"])
     return step, df
 
@@ -282,3 +281,26 @@ def test_most_means_more_than_half():
     names = [c.name for c in out]
     assert not any(n.startswith("Most of the refunded") for n in names)
     assert "refunded orders have a significantly higher share of region apac than other status values" in names
+
+
+def test_a_rate_reads_in_the_description_as_its_claim_line_writes_it(world):
+    """A new user read "is 0.559, against a typical 0.123" above "claimed 55.9% vs 12.3%" in one insight: a rate
+    (by its measure's kind) is written as a percentage in the text too; an average below 1 stays a number."""
+    from assay.report.claims import fmt
+    step, df = _step(world, 1, BREAKDOWN, {"kind": "breakdown", "table": "main.attempts", "dim": "level"})
+    step2, df2 = _step(world, 2, FUNNEL, {"kind": "funnel", "table": "main.events", "dim": "platform",
+                                          "event": "event_type"})
+    found = [(c, step, df) for c in D.segment_outliers(df, "level", {}, 1, "attempts", '"main"."attempts"')]
+    found += [(c, step2, df2) for c in D.funnel_outliers(df2, {"dim": "platform", "event": "event_type"}, 2, "events",
+                                                         '"main"."events"')]
+    assert [c.segment for c, _, _ in found] == ["level=4", "platform=android"]
+    for c, st, frame in found:
+        (claim,) = candidate_claims(c, st, frame, "duckdb")
+        written = [fmt(claim.value, claim.metric), fmt(claim.baseline_value, claim.metric)]
+        assert all(w.endswith("%") and w in c.description for w in written), (written, c.description)
+    assert "a won rate of 5.0%, 91.7% below the median of 60.0%" in found[0][0].description
+    assert "is 30.0%, against a typical 50.0%" in found[1][0].description
+    items = pd.DataFrame({"shop": list("abcdefghij"), "n": [1000] * 10, "avg_items": [0.5] * 9 + [0.05],
+                          "sd_items": [0.2] * 10})
+    (avg,) = D.segment_outliers(items, "shop", {}, 1, "baskets", '"main"."baskets"')
+    assert "an average items of 0.05, 90.0% below the median of 0.5 " in avg.description

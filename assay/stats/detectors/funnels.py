@@ -14,7 +14,7 @@ from .candidate import Candidate, Kind
 from .countsql import Source, eq, lit, since as since_sql
 from .significance import change_point, departs_in_its_direction, two_prop_p
 from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
-from .wording import fmt, pct, subject, words
+from .wording import fmt, pct, rate, subject, words
 
 NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
 # how a row ends well (a status value that is an outcome, not a stage on the way: pending, in progress, planned)
@@ -115,8 +115,8 @@ def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table:
                 kind=Kind.FUNNEL_DROP if bad else Kind.FUNNEL_GAIN,
                 name=(f"{seg} {table} have a much {'lower' if r < med else 'higher'} rate of {to} per {frm} than "
                       f"other {words(dim)} values"),
-                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {fmt(r)}, against a typical "
-                             f"{fmt(med)} for other values of {dim} ({int(wide.loc[seg, frm]):,} {frm} events)."),
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {rate(r)}, against a typical "
+                             f"{rate(med)} for other values of {dim} ({int(wide.loc[seg, frm]):,} {frm} events)."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p,
                 count_sql=src.count(eq(src.dim(dim), seg), eq(src.fact(ev), flagged)),
                 segment=f"{dim}={seg}",

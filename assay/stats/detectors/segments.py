@@ -14,7 +14,7 @@ from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, lit, quote
 from .significance import anova_effect, anova_p, cramers_v, robust_z, two_prop_p
 from .thresholds import MIN_BEHAVIOUR_ROWS, MIN_REL_GAP, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import calendar_label, fmt, pct, subject, words
+from .wording import calendar_label, fmt, pct, rate, subject, words
 
 ROBUST_Z = 3.5
 MIN_EFFECT_GROUP_N = 5
@@ -63,6 +63,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
             else:
                 p = float(2 * stats.norm.sf(abs(z[i])))
             label = m[:-5] + " rate" if m.endswith("_rate") else "average " + m[4:]
+            value = rate if m.endswith("_rate") else fmt  # a rate reads as its claim does; an average as a number
             direction = "below" if v < med else "above"
             cond = eq(src.dim(dim), seg)
             flag = m[:-5] if m.endswith("_rate") else None
@@ -80,8 +81,8 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
                 kind=Kind.OUTLIER_SEGMENT, measure=m,
                 name=f"{subject(dim, seg)} has a much {'lower' if v < med else 'higher'} {label} than other "
                      f"{words(dim)} values",
-                description=(f"In {table}, the segment {dim} = {seg} has {'an' if label[0] in 'aeiou' else 'a'} {label} of {fmt(v)}, "
-                             f"{pct(rel)} {direction} the median of {fmt(med)} across {len(df)} segments "
+                description=(f"In {table}, the segment {dim} = {seg} has {'an' if label[0] in 'aeiou' else 'a'} {label} of {value(v)}, "
+                             f"{pct(rel)} {direction} the median of {value(med)} across {len(df)} segments "
                              f"(robust z = {z[i]:.1f}, n = {int(n):,} rows)."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql,
                 segment=f"{dim}={seg}",

@@ -14,7 +14,7 @@ from .relations import MIN_CORRELATION, correlation_candidate
 from .significance import (change_point, common_trend, correlation_p, departs_in_its_direction, spike, step_beats_line,
                            trend)
 from .thresholds import CHANGE_MIN_REL, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import fmt, grain_word, measure_words, pct, words
+from .wording import fmt, grain_word, measure_words, pct, rate, words
 
 PERIOD_MIN_REL = 0.10  # a goal asking what changed: a steady change of a tenth of the average over the period
 SPIKE_MIN_REL = 0.5    # a burst: its periods at least half again above the series' level...
@@ -53,6 +53,7 @@ def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step
     if not counts and (rows is None or float(np.nansum(rows[s:e])) < MIN_SEGMENT_N):
         return None
     window = window_words(periods[s:e], grain)
+    value = rate if measure.endswith("_rate") else fmt  # a rate reads as its claim does (12.5%)
     start, end = (pd.Timestamp(periods[i]).date().isoformat() for i in (s, e))
     src = Source(ref, join)
     conds = [eq(src.dim(dim), seg)] if seg is not None and dim else []
@@ -63,11 +64,11 @@ def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step
     return Candidate(
         kind=Kind.SPIKE, measure="" if counts else measure,  # a count is judged by its headline, as others are
         name=f"The {subject} spiked {window}",
-        description=(f"The {grain_word(grain)} {what} for {seg}{where} was {fmt(peak)} {window}, against a typical "
-                     f"{fmt(level)} in the other {grain}s ({fmt(peak / level) if level else 'n/a'} times; robust z = "
+        description=(f"The {grain_word(grain)} {what} for {seg}{where} was {value(peak)} {window}, against a typical "
+                     f"{value(level)} in the other {grain}s ({fmt(peak / level) if level else 'n/a'} times; robust z = "
                      f"{z:.1f}, p = {p:.2g}), and back at that level afterwards."
                      if seg is not None else
-                     f"The {grain_word(grain)} {what} was {fmt(peak)} {window}, against a typical {fmt(level)} in "
+                     f"The {grain_word(grain)} {what} was {value(peak)} {window}, against a typical {value(level)} in "
                      f"the other {grain}s ({fmt(peak / level) if level else 'n/a'} times; robust z = {z:.1f}, "
                      f"p = {p:.2g}), and back at that level afterwards."),
         table=table, step=step, effect=min(1.0, rel / 2), p_value=p,
@@ -105,6 +106,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
         if not np.isfinite(y).all() or len(y) < 6:
             continue
         what = measure_words(m, table)
+        value = rate if m.endswith("_rate") else fmt  # a rate reads as its claim does (12.5%)
         sp = spike_candidate(y, list(df["month"]), what=what, table=table, step=step, ref=ref, time_sql=tsql,
                              counts=m == "n", area_text=f"{table} {m} monthly", measure=m, grain=grain,
                              rows=df["n"].to_numpy(dtype=float) if "n" in df else None)
@@ -122,7 +124,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
                     kind=Kind.CHANGE_POINT,
                     name=f"The {grain_word(grain)} {what} {word} {pct(abs(rel))} from {since}",
                     description=(f"The {grain_word(grain)} {what} {word} from an average of "
-                                 f"{fmt(before)} before {since} to {fmt(after)} after (Welch t-test p = {p:.2g})."),
+                                 f"{value(before)} before {since} to {value(after)} after (Welch t-test p = {p:.2g})."),
                     table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
                     count_sql=Source(ref).count(since_sql(tsql, since)) if tsql else None,
                     segment=f"since {since}", indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}"],
