@@ -26,6 +26,7 @@ from .portable import portable, quote
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
+TOP_CONTRIBUTORS = 5          # a segment's largest entities a money total's change must hold without
 SERIES_DIMS = 3               # ...the dims closest to the question first in the plan
 LATE_SERIES_DIMS = 3          # ...and this many more at the end of the plan, when the budget reaches them
 MAX_TABLES = 12
@@ -541,9 +542,9 @@ class Planner:
                 if ts and money:
                     out.append(Probe(
                         "segment_series", t.fqn, f"Monthly {money} of {t.name} by {other.table.name}.{d}",
-                        f"SELECT date_trunc('month', f.{q(ts)}) AS month, o.{q(d)}, count(*) AS n, "
-                        f"sum(f.{q(money)}) AS {q('sum_' + money)} FROM {ref} f JOIN {self.ref(other.table)} o "
-                        f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
+                        self._money_series_sql(f"{ref} f JOIN {self.ref(other.table)} o ON f.{q(c.name)} = "
+                                               f"o.{q(okey)}", f"f.{q(ts)}", f"o.{q(d)}", d, f"f.{q(money)}", money,
+                                               f"f.{q(ent)}" if ent and ent != p.pk else None),
                         SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + money,
                                           join=Join(table=other.table.fqn, on=c.name, key=okey))))
         out += self._interval_probes(p)
@@ -566,10 +567,31 @@ class Planner:
             if ts and p.money():
                 m = p.money()
                 out.append(Probe("segment_series", t.fqn, f"Monthly {m} of {t.name} by {d}",
-                                 f"SELECT date_trunc('month', {q(ts)}) AS month, {q(d)}, count(*) AS n, "
-                                 f"sum({q(m)}) AS {q('sum_' + m)} FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
+                                 self._money_series_sql(ref, q(ts), q(d), d, q(m), m,
+                                                        q(ent) if ent and ent != p.pk else None),
                                  SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + m)))
         return out
+
+    def _money_series_sql(self, source: str, ts: str, dim: str, dim_name: str, money: str, money_name: str,
+                          entity: str | None) -> str:
+        """A money measure's monthly total per segment, and, when rows belong to an entity (a customer, a
+        player), the same total without the segment's TOP_CONTRIBUTORS largest entities over the whole span
+        (``without_top_<sum>``): a segment's total that rises because a handful of buyers spent big is not the
+        segment's rise (the detector asks the change to hold without them)."""
+        q = self.q
+        total = q("sum_" + money_name)
+        if entity is None:
+            return (f"SELECT date_trunc('month', {ts}) AS month, {dim}, count(*) AS n, sum({money}) AS {total} "
+                    f"FROM {source} GROUP BY 1, 2 ORDER BY 1, 2")
+        d = q(dim_name)
+        return (f"WITH x AS (SELECT date_trunc('month', {ts}) AS month, {dim} AS {d}, {entity} AS entity_key, "
+                f"{money} AS v FROM {source}), "
+                f"r AS (SELECT {d}, entity_key, row_number() OVER (PARTITION BY {d} ORDER BY sum(v) DESC) AS rk "
+                f"FROM x WHERE entity_key IS NOT NULL GROUP BY {d}, entity_key) "
+                f"SELECT x.month, x.{d}, count(*) AS n, sum(x.v) AS {total}, "
+                f"sum(CASE WHEN r.rk IS NULL OR r.rk > {TOP_CONTRIBUTORS} THEN x.v END) AS "
+                f"{q('without_top_sum_' + money_name)} "
+                f"FROM x LEFT JOIN r ON x.{d} = r.{d} AND x.entity_key = r.entity_key GROUP BY 1, 2 ORDER BY 1, 2")
 
     def _null_probes(self, p: "Profile") -> list[Probe]:
         """Why the top measure is empty: the other columns empty on the same rows (a departure time,

@@ -253,6 +253,31 @@ def test_a_segment_that_grew_less_than_the_others_did_not_rise_as_a_segment():
     assert len(flat) == 1 and flat[0].name == "The total amount for android increased from 2023-05-01"
 
 
+def test_a_total_that_rose_because_a_few_spent_big_is_no_rise_of_the_segment():
+    """Round 19's adopted "The total price usd for cross_promo increased from 2026-04-01": cross_promo's revenue
+    quadrupled because about five whales started buying coins_large; its other payers spent as before. The probe
+    carries each segment's total without its 5 largest entities; the change must hold there too."""
+    ms = months(12)
+
+    def frame(rest_after: int) -> pd.DataFrame:
+        rows = []
+        for i, m in enumerate(ms):
+            rows.append((m, "cross_promo", 100 if i < 4 else 400, 100 if i < 4 else rest_after))
+            rows += [(m, c, 1000, 900) for c in ("organic", "google_ads")]
+        return pd.DataFrame(rows, columns=["month", "channel", "sum_price", "without_top_sum_price"])
+
+    meta = {"dim": "channel", "measure": "sum_price", "time": "purchased_at"}
+    whales = [c for c in D.segment_series_changes(frame(100), meta, 1, "purchases", REF)
+              if c.segment == "channel=cross_promo"]
+    assert whales == []
+    broad = [c for c in D.segment_series_changes(frame(380), meta, 1, "purchases", REF)
+             if c.segment == "channel=cross_promo"]
+    assert len(broad) == 1 and broad[0].name == "The total price for cross_promo increased from 2023-05-01"
+    # a probe without the column (no entity to rank) keeps its finding
+    no_entity = frame(100).drop(columns=["without_top_sum_price"])
+    assert [c.segment for c in D.segment_series_changes(no_entity, meta, 1, "purchases", REF)] == ["channel=cross_promo"]
+
+
 def test_departs_in_its_direction():
     from assay.stats.detectors.significance import departs_in_its_direction as departs
 

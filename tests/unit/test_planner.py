@@ -157,3 +157,27 @@ def test_retention_is_behaviour_even_though_its_entity_table_is_referenced(shop)
     assert severity(gap) == "critical"
     gap.catalogue = True
     assert severity(gap) == "low"
+
+
+def test_a_money_series_carries_its_total_without_each_segments_largest_entities(shop):
+    """The monthly total per segment of a money measure, and the same total without the segment's 5 largest
+    entities over the whole span: the detector asks a segment's change to hold without them."""
+    pl = Planner(shop.list_tables(), shop.quote, KEYWORDS)
+    probes = pl.plan(profiles_of(pl, shop))
+    pr = next(p for p in probes if p.kind == "segment_series" and p.meta.measure == "sum_amount"
+              and p.meta.dim == "status" and p.meta.join is None)
+    rows = run(shop, pr.sql)
+    assert set(rows[0]) == {"month", "status", "n", "sum_amount", "without_top_sum_amount"}
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{shop.path}' AS s (READ_ONLY)")
+    top = {st: {c for (c,) in con.execute("SELECT customer_id FROM s.orders WHERE status = ? GROUP BY 1 "
+                                           "ORDER BY sum(amount) DESC LIMIT 5", [st]).fetchall()}
+           for st in ("cancelled", "returned", "delivered")}
+    for st, ids in top.items():
+        want = con.execute(f"SELECT sum(amount) FROM s.orders WHERE status = ? AND customer_id NOT IN "
+                           f"({', '.join(map(str, ids))})", [st]).fetchone()[0]
+        got = sum(r["without_top_sum_amount"] or 0 for r in rows if r["status"] == st)
+        assert got == pytest.approx(float(want))
+        assert sum(r["sum_amount"] for r in rows if r["status"] == st) > got  # the five are out
+    joined = next(p for p in probes if p.kind == "segment_series" and p.meta.join is not None)
+    assert "without_top_sum_amount" in run(shop, joined.sql)[0]

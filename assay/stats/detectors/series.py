@@ -245,6 +245,22 @@ def _shared_trend(wide: pd.DataFrame, meta: SegmentSeriesMeta, step: int, table:
                       f"{meta.dim} {meta.measure or 'n'} shared trend", f"{table} {dim} {what} {word} uniform")]
 
 
+def holds_without_top(df: pd.DataFrame, dim: str, seg, measure: str, months, k: int, typical: float) -> bool:
+    """Whether a segment's change of a monthly total holds without its largest entities (the probe's
+    ``without_top_<measure>``, planner.TOP_CONTRIBUTORS of them over the whole span): measured the same way at
+    the same month, it must still be a change of at least CHANGE_MIN_REL that departs from the other segments'.
+    A probe without that column (no entity to rank) holds."""
+    col = f"without_top_{measure}"
+    if col not in df:
+        return True
+    rest = df[df[dim] == seg].groupby("month")[col].sum(min_count=1).reindex(months).fillna(0).to_numpy(dtype=float)
+    before, after = float(rest[:k].mean()), float(rest[k:].mean())
+    if before <= 0:
+        return False  # nothing left before the change: the top spenders were all of it
+    rel = (after - before) / before
+    return abs(rel) >= CHANGE_MIN_REL and departs_in_its_direction(rel, typical)
+
+
 def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int, table: str,
                            ref: str) -> list[Candidate]:
     """Per-segment monthly series: a segment whose level shifts while others do not."""
@@ -299,6 +315,8 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
             continue
         if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
             continue
+        if not holds_without_top(df, dim, seg, measure, wide.index, k, typical):
+            continue  # a handful of big spenders moved the total, not the segment
         since = pd.Timestamp(wide.index[k]).date().isoformat()
         word = "rose" if rel > 0 else "fell"
         count_sql = src.count(eq(src.dim(dim), seg), since_sql(src.fact(meta.time), since))
