@@ -34,13 +34,27 @@ def claim_subject(c: Claim) -> str:
     return f"{what} · {where}" + (f" · {c.period}" if c.period else "")
 
 
+_RATE_WORDS = re.compile(r"\b(rate|share|per|conversion|ratio)\b", re.I)
+
+
+def shown_kind(c: Claim) -> MetricKind:
+    """How a claim's values read: a change of a rate ("purchase per add_to_cart (monthly rate)", every value a
+    fraction) as the rate it is (44.9% vs 11.0%), as its insight's text says it; otherwise its metric."""
+    values = [v for v in (c.value, c.baseline_value, c.verified_value, c.verified_baseline_value) if v is not None]
+    if c.metric == MetricKind.change and values and all(abs(v) <= 1 for v in values) \
+            and _RATE_WORDS.search(c.measure or ""):
+        return MetricKind.rate
+    return c.metric
+
+
 def claim_values(c: Claim) -> str:
-    said = fmt(c.value, c.metric) + (f" vs {fmt(c.baseline_value, c.metric)}" if c.baseline_value is not None else "")
+    kind = shown_kind(c)
+    said = fmt(c.value, kind) + (f" vs {fmt(c.baseline_value, kind)}" if c.baseline_value is not None else "")
     out = f"claimed {said}"
     if c.verified_value is not None:
-        got = fmt(c.verified_value, c.metric)
+        got = fmt(c.verified_value, kind)
         if c.verified_baseline_value is not None:
-            got += f" vs {fmt(c.verified_baseline_value, c.metric)}"
+            got += f" vs {fmt(c.verified_baseline_value, kind)}"
         out += f"; warehouse {got}"
     return out
 

@@ -34,7 +34,7 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
     try:
         analyst = resolve_analyst(project)
     except MissingKey:
-        analyst = "statistical"
+        analyst = "statistical"  # analyst: llm without a key: a run would stop; priced as the LLM analyst below
     lead = ""
     if analyst == "statistical" and project.analyst != "statistical" and project.llm.provider not in ("", "none",
                                                                                                     "auto"):
@@ -95,13 +95,19 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
 
 
 def _llm_what_if(project, model: str | None):
-    """(the project as the LLM analyst with ``model`` would run it, the estimate's first line saying so)."""
+    """(the project as the LLM analyst with ``model`` would run it, the estimate's first line saying so: why no
+    LLM would run now, and which model is priced)."""
     from ..llm.anthropic import DEFAULT_MODEL
 
     priced = model or project.llm.model or DEFAULT_MODEL
     prices = project.llm.prices if priced == project.llm.model else None  # the project's prices are its own model's
     llm = project.llm.model_copy(update={"model": priced, "prices": prices})
     other = "" if model else " (another model: --model NAME)"
-    lead = (f"This project runs the statistical analyst: no LLM cost. Below, what the LLM analyst would cost with "
-            f"{priced}{other}.")
+    if project.analyst == "llm":
+        why = "No API key is set: a run of this project (analyst: llm) would stop now."
+    elif project.analyst == "statistical" or project.llm.provider in ("", "none"):
+        why = "This project runs the statistical analyst: no LLM cost."
+    else:
+        why = "No API key is set: a run started now would use the statistical analyst (no LLM cost)."
+    lead = f"{why} Below, what the LLM analyst would cost with {priced}{other}."
     return project.model_copy(update={"llm": llm}), lead

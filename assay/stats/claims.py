@@ -23,6 +23,7 @@ import pandas as pd
 from ..models import Claim, ExplorationStep, MetricKind
 from . import detectors as D
 from .detectors.countsql import lit
+from .detectors.wording import is_rate
 from .detectors.relations import retention_base
 from .portable import portable
 
@@ -73,7 +74,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
     kind = c.kind
     seg_dim = _split_segment(c)
     ev = meta.get("event")
-    if kind == "outlier_segment" and seg_dim and c.measure.endswith("_rate") and ev in df and seg_dim[0] in df:
+    if kind == "outlier_segment" and seg_dim and is_rate(c.measure) and ev in df and seg_dim[0] in df:
         # an outcome's share of a segment's rows (the funnel frame: dim, status, n) against the other rows pooled
         dim, seg = seg_dim
         v, out = _value_of(df, dim, seg), _value_of(df, ev, c.measure[:-5])
@@ -92,8 +93,8 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         if v is None:
             return None
         m = c.measure
-        metric = MetricKind.rate if m.endswith("_rate") else MetricKind.average
-        words = m[:-5] + " rate" if m.endswith("_rate") else "average " + _words(m[4:])
+        metric = MetricKind.rate if is_rate(m) else MetricKind.average
+        words = m[:-5] + " rate" if is_rate(m) else "average " + _words(m[4:])
         cond = f"{_q(dim)} = {lit(v)}"
         if kind == "outlier_segment":  # against the median segment (those with enough rows)
             base_words = f"the median of the {_words(dim)} values"
@@ -153,25 +154,27 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
             return None
         cond = f"{_q(dim)} = {lit(v)}"
         pair, ev = _pair(c), meta.get("event")
-        outcome = _value_of(df, ev, c.measure[:-5]) if ev in df and c.measure.endswith("_rate") else None
+        outcome = _value_of(df, ev, c.measure[:-5]) if ev in df and is_rate(c.measure) else None
         if outcome is not None:  # an outcome's share of the segment's rows, month by month
             monthly = (f"SELECT month, coalesce(sum(n) FILTER (WHERE {_q(ev)} = {lit(outcome)}) * 1.0 / nullif(sum(n), "
-                       f"0), 0) AS y, sum(n) AS base FROM {PROBE} AS p WHERE {cond} AND {_q(ev)} IS NOT NULL GROUP BY 1")
+                       f"0), 0) AS y, sum(n) AS base FROM {PROBE} AS p WHERE {cond} AND {_q(ev)} IS NOT NULL AND month IS NOT "
+                       f"NULL GROUP BY 1")
             measure, metric_words = f"{c.measure[:-5]} rate", "monthly share of rows"
         elif pair and ev in df:  # a conversion between two events, month by month
             to, frm = pair
             monthly = (f"SELECT month, coalesce(sum(n) FILTER (WHERE {_q(ev)} = {lit(to)}) * 1.0 / nullif(sum(n) "
                        f"FILTER (WHERE {_q(ev)} = {lit(frm)}), 0), 0) AS y, coalesce(sum(n) FILTER (WHERE "
-                       f"{_q(ev)} = {lit(frm)}), 0) AS base FROM {PROBE} AS p WHERE {cond} GROUP BY 1")
+                       f"{_q(ev)} = {lit(frm)}), 0) AS base FROM {PROBE} AS p WHERE {cond} AND month IS NOT NULL GROUP BY 1")
             measure, metric_words = f"{to} per {frm}", "monthly rate"
         elif (meta.get("measure") or "n") in df:  # a monthly total of one segment
             mm = meta.get("measure") or "n"
             monthly = (f"SELECT month, coalesce(sum({_q(mm)}) FILTER (WHERE {cond}), 0) AS y, sum({_q(mm)}) AS base "
-                       f"FROM {PROBE} AS p GROUP BY 1")
+                       f"FROM {PROBE} AS p WHERE month IS NOT NULL GROUP BY 1")
             measure, metric_words = ("rows" if mm == "n" else _words(mm)), "monthly total"
         else:
             return None
-        # the last month is dropped when it is partial (under half the typical base), as the detector does
+        # the last month is dropped when it is partial (under half the typical base), as the detector does; rows
+        # without a month are no month (the detector's pivot drops them)
         sql = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
                f"(SELECT count(*) FROM m) >= 7 AND base < 0.5 * (SELECT median(base) FROM m))) "
                f"SELECT avg(y) FILTER (WHERE month >= TIMESTAMP '{since}') AS segment_value, "

@@ -176,7 +176,7 @@ def judge_strata(overall: float, strata: list[Stratum]) -> str:
 def _outer_select(sql: str, dialect: str) -> exp.Select | None:
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.ParseError:
+    except Exception:  # noqa: BLE001 - odd input raises other types too (the compiled parser a TypeError)
         return None
     if not isinstance(tree, exp.Select):
         return None
@@ -208,7 +208,7 @@ def _condition(text: str, dialect: str) -> exp.Expression | None:
         return None
     try:
         return sqlglot.parse_one(text, read=dialect)
-    except sqlglot.errors.ParseError:
+    except Exception:  # noqa: BLE001 - odd input raises other types too (the compiled parser a TypeError)
         return None
 
 
@@ -574,7 +574,7 @@ class Refuter:
 def _parse(sql: str, dialect: str) -> exp.Expression | None:
     try:
         return sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.ParseError:
+    except Exception:  # noqa: BLE001 - odd input raises other types too (the compiled parser a TypeError)
         return None
 
 

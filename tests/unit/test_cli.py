@@ -227,3 +227,9 @@ def test_estimate_of_a_statistical_project_prices_the_llm_analyst(tmp_path):
     assert "claude-haiku-4-5" in cheap["lead"]
     shown = invoke("estimate", "est-none").output
     assert "This project runs the statistical analyst: no LLM cost." in shown and DEFAULT_MODEL in shown
+    # an LLM project without a key does not "run the statistical analyst": it would stop (a review's case)
+    f.write_text(f"id: est-llm\npack: ecommerce\nanalyst: llm\n"
+                 f"warehouse: {{kind: duckdb, settings: {{path: {db}}}}}\n")
+    assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+    lead = json.loads(invoke("estimate", "est-llm", "--json").stdout)["lead"]
+    assert lead.startswith("No API key is set: a run of this project (analyst: llm) would stop now.")

@@ -273,6 +273,12 @@ def test_a_total_that_rose_because_a_few_spent_big_is_no_rise_of_the_segment():
     broad = [c for c in D.segment_series_changes(frame(380), meta, 1, "purchases", REF)
              if c.segment == "channel=cross_promo"]
     assert len(broad) == 1 and broad[0].name == "The total price for cross_promo increased from 2023-05-01"
+    # a fall because the largest buyers left is the segment's news: kept
+    left = frame(100)
+    promo = left["channel"] == "cross_promo"
+    left.loc[promo, "sum_price"] = [400 if i < 4 else 100 for i in range(len(ms))]  # 400 a month, then 100
+    assert [c.name for c in D.segment_series_changes(left, meta, 1, "purchases", REF)] == \
+        ["The total price for cross_promo decreased from 2023-05-01"]
     # a probe without the column (no entity to rank) keeps its finding
     no_entity = frame(100).drop(columns=["without_top_sum_price"])
     assert [c.segment for c in D.segment_series_changes(no_entity, meta, 1, "purchases", REF)] == ["channel=cross_promo"]

@@ -305,3 +305,53 @@ def test_a_rate_reads_in_the_description_as_its_claim_line_writes_it(world):
                           "sd_items": [0.2] * 10})
     (avg,) = D.segment_outliers(items, "shop", {}, 1, "baskets", '"main"."baskets"')
     assert "an average items of 0.05, 90.0% below the median of 0.5 " in avg.description
+
+
+def _state_frame(states: dict, seg_after: dict, n: int = 2000) -> pd.DataFrame:
+    """12 months, 4 regions of n rows a month; each state's share as given, apac's from July as seg_after."""
+    rows = []
+    for m_i, m in enumerate(pd.date_range("2026-01-01", periods=12, freq="MS")):
+        for reg in ("na", "emea", "apac", "latam"):
+            shares = seg_after if reg == "apac" and m_i >= 6 else states
+            rows += [{"month": m, "region": reg, "status": st, "n": round(n * sh * (1 + 0.02 * (m_i % 3)))}
+                     for st, sh in shares.items()]
+    return pd.DataFrame(rows)
+
+
+def test_a_rare_outcomes_rise_in_one_segment_is_found_however_few_points_it_moved():
+    # failures 1% -> 6% in apac, the other regions stay at 1%: five points, six times the odds (a review's case)
+    df = _state_frame({"failed": 0.01, "completed": 0.99}, {"failed": 0.06, "completed": 0.94})
+    meta = {"dim": "region", "event": "status", "time": "ordered_at"}
+    out = D.rate_series_changes(df, meta, 1, "orders", REF)
+    assert [c.name for c in out] == ["The failed rate of apac orders rose from 2026-07-01"]
+    assert "for the other region values it went from 1.0% to 1.0%" in out[0].description
+
+
+def test_a_common_good_outcomes_collapse_is_found():
+    # completed 92% -> 62% in apac (pending is no outcome): a third of the orders stopped completing
+    df = _state_frame({"completed": 0.92, "pending": 0.08}, {"completed": 0.62, "pending": 0.38})
+    df = pd.concat([df, pd.DataFrame([{"month": pd.Timestamp("2026-03-01"), "region": "apac", "status": None,
+                                       "n": 40}])])  # rows without a status are no state
+    out = D.rate_series_changes(df, {"dim": "region", "event": "status", "time": "ordered_at"}, 1, "orders", REF)
+    assert [c.name for c in out] == ["The completed rate of apac orders fell from 2026-07-01"]
+    assert "<> 'completed'" in out[0].count_sql  # the affected: apac's orders since July that did not complete
+
+
+def test_one_sentences_rates_share_a_unit_and_an_average_named_rate_stays_an_average():
+    from assay.models import Claim
+    from assay.report.claims import claim_values
+    from assay.stats.detectors.wording import is_rate, rates
+
+    assert rates(0.559, 0.123) == ["55.9%", "12.3%"]
+    assert not any(x.endswith("%") for x in rates(0.3, 1.5))  # "30.0%, against a typical 1.5" mixed two units
+    assert is_rate("won_rate") and not is_rate("avg_exchange_rate") and not is_rate("sum_conversion_rate")
+    shops = pd.DataFrame({"shop": list("abcdefghij"), "n": [1000] * 10, "avg_exchange_rate": [0.9] * 9 + [0.1],
+                          "sd_exchange_rate": [0.05] * 10})
+    (c,) = D.segment_outliers(shops, "shop", {}, 1, "trades", REF)
+    assert "average exchange_rate of 0.1" in c.description and "%" not in c.description.split("(")[0].split(",")[0]
+    # a change of a rate reads as the rate in its claim line, as in its insight's text; a change of a total does not
+    conv = Claim(metric=MetricKind.change, measure="purchase per add_to_cart (monthly rate)", value=0.11,
+                 baseline_value=0.449)
+    assert claim_values(conv) == "claimed 11.0% vs 44.9%"
+    total = Claim(metric=MetricKind.change, measure="sum amount (monthly total)", value=26501, baseline_value=13647)
+    assert claim_values(total) == "claimed 26,501 vs 13,647"

@@ -3,7 +3,9 @@ others, statically and month by month."""
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -14,7 +16,7 @@ from .candidate import Candidate, Kind
 from .countsql import Source, eq, lit, since as since_sql
 from .significance import change_point, departs_in_its_direction, two_prop_p
 from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
-from .wording import fmt, pct, rate, subject, words
+from .wording import fmt, pct, rates as same_unit, subject, words
 
 NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
 # how a row ends well (a status value that is an outcome, not a stage on the way: pending, in progress, planned)
@@ -115,8 +117,9 @@ def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table:
                 kind=Kind.FUNNEL_DROP if bad else Kind.FUNNEL_GAIN,
                 name=(f"{seg} {table} have a much {'lower' if r < med else 'higher'} rate of {to} per {frm} than "
                       f"other {words(dim)} values"),
-                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {rate(r)}, against a typical "
-                             f"{rate(med)} for other values of {dim} ({int(wide.loc[seg, frm]):,} {frm} events)."),
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {same_unit(r, med)[0]}, against a "
+                             f"typical {same_unit(r, med)[1]} for other values of {dim} ({int(wide.loc[seg, frm]):,} "
+                             f"{frm} events)."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p,
                 count_sql=src.count(eq(src.dim(dim), seg), eq(src.fact(ev), flagged)),
                 segment=f"{dim}={seg}",
@@ -188,23 +191,54 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
     return out
 
 
-def share_shift_beyond_the_rest(df: pd.DataFrame, dim: str, seg, ev: str, to, months, since_ts,
-                                shift: float) -> float:
-    """How many points further a segment's monthly share of ``to`` moved at its change than the other rows'
-    pooled share moved at the same month (a difference in differences, over the segment's months). A share
-    that rose from 1.7% to 20% while the rest rose from 3% to 17% did not change as a segment: the rise is
-    everyone's (a platform's failures seen through each product), and its relative rise, from a low start,
-    says more about chance than about the segment."""
-    rest = df[df[dim] != seg].pivot_table(index="month", columns=ev, values="n", aggfunc="sum").fillna(0)
-    rest = rest.reindex(months).dropna(how="all")
-    if to not in rest or rest.empty:
-        return shift
-    total = rest.sum(axis=1)
-    rate = (rest[to] / total.where(total > 0)).dropna()
-    before, after = rate[rate.index < since_ts], rate[rate.index >= since_ts]
-    if before.empty or after.empty:
-        return shift
-    return shift - (float(after.mean()) - float(before.mean()))
+@dataclass(frozen=True)
+class ShareShift:
+    """A segment's change of an outcome's share at its change month, beside the other rows' pooled share at the
+    same month: each side's share before and after, from the rows' counts."""
+    seg_before: float
+    seg_after: float
+    rest_before: float
+    rest_after: float
+    log_odds: float  # the segment's change in log-odds minus the rest's (a difference in differences)
+    z: float         # that difference over its standard error
+
+    def apart(self) -> bool:
+        """The segment changed as a segment: its odds moved at least SHARE_ODDS_RATIO times further than the
+        rest's, beyond chance (z of SHARE_Z). A share that rose from 1.7% to 20% while the rest rose from 3% to
+        17% is everyone's rise (a platform's failures seen through each product); a failure rate that went from
+        1% to 6% in one region while the others stayed at 1% is the region's, however few points it moved."""
+        return abs(self.log_odds) >= math.log(SHARE_ODDS_RATIO) and abs(self.z) >= SHARE_Z
+
+
+SHARE_ODDS_RATIO = 1.5  # how much further (as an odds ratio) a segment's share must move than the rest's
+SHARE_Z = 3.0           # standard errors that difference must exceed (one test per segment and outcome)
+
+
+def share_shift(df: pd.DataFrame, dim: str, seg, ev: str, to, months, since_ts) -> ShareShift | None:
+    """The segment's and the rest's share of ``to`` before and after ``since_ts`` over the segment's months, and
+    the difference of their changes in log-odds with its z (None: a side without rows)."""
+    def counts(frame: pd.DataFrame) -> tuple[float, float, float, float] | None:
+        w = frame.pivot_table(index="month", columns=ev, values="n", aggfunc="sum").fillna(0).reindex(months)
+        w = w.fillna(0)
+        if to not in w:
+            return None
+        total, hit = w.sum(axis=1), w[to]
+        early, late = w.index < since_ts, w.index >= since_ts
+        return float(hit[early].sum()), float(total[early].sum()), float(hit[late].sum()), float(total[late].sum())
+
+    mine, rest = counts(df[df[dim] == seg]), counts(df[(df[dim] != seg) & df[dim].notna()])
+    if mine is None or rest is None or min(mine[1], mine[3], rest[1], rest[3]) <= 0:
+        return None
+
+    def logit_var(x: float, n: float) -> tuple[float, float]:
+        p = (x + 0.5) / (n + 1.0)  # half a count each side: a share of 0 or 1 has finite log-odds
+        return math.log(p / (1 - p)), 1.0 / ((n + 1.0) * p * (1 - p))
+
+    (b, vb), (a, va) = logit_var(mine[0], mine[1]), logit_var(mine[2], mine[3])
+    (rb, vrb), (ra, vra) = logit_var(rest[0], rest[1]), logit_var(rest[2], rest[3])
+    did = (a - b) - (ra - rb)
+    return ShareShift(mine[0] / mine[1], mine[2] / mine[3], rest[0] / rest[1], rest[2] / rest[3], did,
+                      did / math.sqrt(vb + va + vrb + vra))
 
 
 def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int, table: str,
@@ -245,11 +279,16 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
         for seg, (_k, before, after, p, since_ts, n_after, months) in shifts.items():
             rel = rels[seg]
             typical = float(np.median([r for s2, r in rels.items() if s2 != seg]))  # the others only
-            if abs(rel) < CHANGE_MIN_REL or p >= 0.001 or not departs_in_its_direction(rel, typical):
+            if p >= 0.001:
                 continue
-            if frm is None and abs(share_shift_beyond_the_rest(df, dim, seg, ev, to, months, since_ts,
-                                                               after - before)) < MIN_SHARE_GAP:
-                continue  # a small segment's share moved with everyone's, from a low start by chance
+            if frm is None:
+                # a share is judged on the odds, against the other rows at the same month: a relative change
+                # flatters a low start (1.7% -> 20%) and hides a high one's fall (completed 92% -> 62%)
+                sh = share_shift(df, dim, seg, ev, to, months, since_ts)
+                if sh is None or not sh.apart():
+                    continue
+            elif abs(rel) < CHANGE_MIN_REL or not departs_in_its_direction(rel, typical):
+                continue
             since = pd.Timestamp(since_ts).date().isoformat()
             negative = _is_negative(to)
             word = "rose" if rel > 0 else "fell"
@@ -261,9 +300,10 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
                     kind=Kind.CHANGE_POINT, measure=f"{to}_rate",
                     name=f"The {to} rate of {subject(dim, seg)} {table} {word} from {since}",
                     description=(f"In {table}, the share of those with {words(dim)} {seg} that are {to} {word} from "
-                                 f"{pct(before)} to {pct(after)} from {since} (Welch t-test p = {p:.2g}); across "
-                                 f"other values of {words(dim)} it changed by {pct(typical)}."),
-                    table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p,
+                                 f"{pct(before)} to {pct(after)} from {since} (Welch t-test p = {p:.2g}); for the other "
+                                 f"{words(dim)} values it went from {pct(sh.rest_before)} to {pct(sh.rest_after)} "
+                                 f"over the same months."),
+                    table=table, step=step, effect=min(1.0, math.expm1(abs(sh.log_odds))), p_value=p,  # odds ratio - 1
                     count_sql=src.count(*conds), segment=f"{dim}={seg}",
                     indicators=[f"before = {pct(before)}", f"after = {pct(after)}", f"since {since}",
                                 f"{table} since then = {int(n_after):,}"],
@@ -276,9 +316,9 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
             out.append(Candidate(
                 kind=Kind.CHANGE_POINT,
                 name=f"The rate of {to} per {frm} for {seg} {table} {word} from {since}",
-                description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {fmt(before)} to "
-                             f"{fmt(after)} from {since} (Welch t-test p = {p:.2g}); across other values of {dim} "
-                             f"it changed by {pct(typical)}."),
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {same_unit(before, after)[0]} "
+                             f"to {same_unit(before, after)[1]} from {since} (Welch t-test p = {p:.2g}); across other "
+                             f"values of {dim} it changed by {pct(typical)} (relative)."),
                 table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
                 segment=f"{dim}={seg}",
                 indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}", f"since {since}",

@@ -14,7 +14,7 @@ from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, lit, quote
 from .significance import anova_effect, anova_p, cramers_v, robust_z, two_prop_p
 from .thresholds import MIN_BEHAVIOUR_ROWS, MIN_REL_GAP, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import calendar_label, fmt, pct, rate, subject, words
+from .wording import calendar_label, fmt, is_rate, pct, rate, subject, words
 
 ROBUST_Z = 3.5
 MIN_EFFECT_GROUP_N = 5
@@ -35,7 +35,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
     out = []
     entity = meta.entity
     src = Source(ref, meta.join)
-    metrics = [c for c in df.columns if c.endswith("_rate")
+    metrics = [c for c in df.columns if is_rate(c)
                or (c.startswith("avg_") and float(df["n"].sum()) >= MIN_BEHAVIOUR_ROWS)]
     for m in metrics:
         vals = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
@@ -56,17 +56,17 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
                 continue  # every row of the segment has the same value: a definition, not a finding
             n = float(df["n"].iloc[i])
             rest = df.drop(df.index[i])
-            if m.endswith("_rate"):
+            if is_rate(m):
                 n_rest = float(rest["n"].sum())
                 x_rest = float((rest[m] * rest["n"]).sum())
                 p = two_prop_p(v * n, n, x_rest, n_rest)
             else:
                 p = float(2 * stats.norm.sf(abs(z[i])))
-            label = m[:-5] + " rate" if m.endswith("_rate") else "average " + m[4:]
-            value = rate if m.endswith("_rate") else fmt  # a rate reads as its claim does; an average as a number
+            label = m[:-5] + " rate" if is_rate(m) else "average " + m[4:]
+            value = rate if is_rate(m) else fmt  # a rate reads as its claim does; an average as a number
             direction = "below" if v < med else "above"
             cond = eq(src.dim(dim), seg)
-            flag = m[:-5] if m.endswith("_rate") else None
+            flag = m[:-5] if is_rate(m) else None
             if flag and v < med and entity:
                 # a low success rate: the entities of the segment that never succeeded
                 count_sql = src.count_never(entity, flag, cond)

@@ -14,7 +14,7 @@ from .relations import MIN_CORRELATION, correlation_candidate
 from .significance import (change_point, common_trend, correlation_p, departs_in_its_direction, spike, step_beats_line,
                            trend)
 from .thresholds import CHANGE_MIN_REL, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import fmt, grain_word, measure_words, pct, rate, words
+from .wording import fmt, grain_word, is_rate, measure_words, pct, rate, words
 
 PERIOD_MIN_REL = 0.10  # a goal asking what changed: a steady change of a tenth of the average over the period
 SPIKE_MIN_REL = 0.5    # a burst: its periods at least half again above the series' level...
@@ -53,7 +53,7 @@ def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step
     if not counts and (rows is None or float(np.nansum(rows[s:e])) < MIN_SEGMENT_N):
         return None
     window = window_words(periods[s:e], grain)
-    value = rate if measure.endswith("_rate") else fmt  # a rate reads as its claim does (12.5%)
+    value = rate if is_rate(measure) else fmt  # a rate reads as its claim does (12.5%)
     start, end = (pd.Timestamp(periods[i]).date().isoformat() for i in (s, e))
     src = Source(ref, join)
     conds = [eq(src.dim(dim), seg)] if seg is not None and dim else []
@@ -106,7 +106,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
         if not np.isfinite(y).all() or len(y) < 6:
             continue
         what = measure_words(m, table)
-        value = rate if m.endswith("_rate") else fmt  # a rate reads as its claim does (12.5%)
+        value = rate if is_rate(m) else fmt  # a rate reads as its claim does (12.5%)
         sp = spike_candidate(y, list(df["month"]), what=what, table=table, step=step, ref=ref, time_sql=tsql,
                              counts=m == "n", area_text=f"{table} {m} monthly", measure=m, grain=grain,
                              rows=df["n"].to_numpy(dtype=float) if "n" in df else None)
@@ -246,7 +246,7 @@ def _shared_trend(wide: pd.DataFrame, meta: SegmentSeriesMeta, step: int, table:
 
 
 def holds_without_top(df: pd.DataFrame, dim: str, seg, measure: str, months, k: int, typical: float) -> bool:
-    """Whether a segment's change of a monthly total holds without its largest entities (the probe's
+    """Whether a segment's rise of a monthly total holds without its largest entities (the probe's
     ``without_top_<measure>``, planner.TOP_CONTRIBUTORS of them over the whole span): measured the same way at
     the same month, it must still be a change of at least CHANGE_MIN_REL that departs from the other segments'.
     A probe without that column (no entity to rank) holds."""
@@ -315,8 +315,8 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
             continue
         if share.get(seg, 0) < 0.05:  # small segments are noisy month to month
             continue
-        if not holds_without_top(df, dim, seg, measure, wide.index, k, typical):
-            continue  # a handful of big spenders moved the total, not the segment
+        if rel > 0 and not holds_without_top(df, dim, seg, measure, wide.index, k, typical):
+            continue  # a handful of big spenders raised the total, not the segment (their leaving is news: kept)
         since = pd.Timestamp(wide.index[k]).date().isoformat()
         word = "rose" if rel > 0 else "fell"
         count_sql = src.count(eq(src.dim(dim), seg), since_sql(src.fact(meta.time), since))

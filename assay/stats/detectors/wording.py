@@ -25,6 +25,20 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def rates(*xs: float) -> list[str]:
+    """Numbers of one sentence that are rates, written alike: all as percentages when every one is a fraction
+    (55.9%, 12.3%), else all as numbers ("30.0%, against a typical 1.5" mixed two units in one line)."""
+    if all(x is not None and math.isfinite(float(x)) and abs(x) <= 1 for x in xs):
+        return [pct(x) for x in xs]
+    return [fmt(x) for x in xs]
+
+
+def is_rate(col: str) -> bool:
+    """A probe's own rate column (``won_rate``, ``returned_rate``: a share of rows or entities), not an aggregate
+    of a column that happens to be called a rate (``avg_exchange_rate`` is an average)."""
+    return str(col).endswith("_rate") and not str(col).startswith(("avg_", "sum_", "sd_", "nn_"))
+
+
 def rate(x: float) -> str:
     """A rate or share as its claim line writes it (55.9%, not 0.559), so that an insight's text and its checked
     numbers read alike; one above 1 (more removals than adds to cart) is no fraction and stays a number."""
