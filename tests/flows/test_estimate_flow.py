@@ -62,7 +62,7 @@ def test_an_auto_project_is_priced_as_the_model_a_run_would_use(tmp_path, monkey
     assert not any("no price known" in n for n in est["notes"])
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     est = json.loads(CliRunner().invoke(app, ["estimate", "est-auto", "--json"], catch_exceptions=False).output)
-    assert est["lead"].startswith("This project runs the statistical analyst: no LLM cost.")
+    assert est["lead"].startswith("No API key is set: a run started now would use the statistical analyst")
     assert est["analyst"] == "llm" and est["model"] == DEFAULT_MODEL and est["total"]["cost_usd"] > 0
 
 
