@@ -26,7 +26,7 @@ from .portable import portable, quote
 
 MAX_DIM_CARDINALITY = 60      # a column with more values is not a segment
 MAX_SERIES_SEGMENTS = 8       # monthly series are split by dims with at most this many values
-TOP_CONTRIBUTORS = 5          # a segment's largest entities a money total's change must hold without
+TOP_CONTRIBUTORS = 5          # a segment's largest entities a money total's rise must hold without
 SERIES_DIMS = 3               # ...the dims closest to the question first in the plan
 LATE_SERIES_DIMS = 3          # ...and this many more at the end of the plan, when the budget reaches them
 MAX_TABLES = 12
