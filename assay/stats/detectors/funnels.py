@@ -112,14 +112,14 @@ def funnel_outliers(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table:
             if rel < MIN_REL_GAP or p >= 1e-6 or abs(r - med) < 2 * spread:
                 continue
             bad = _is_negative(to) or (r < med and not _is_negative(to))
+            shown, typical_shown = same_unit(r, med)
             flagged = to if _is_negative(to) else frm
             out.append(Candidate(
                 kind=Kind.FUNNEL_DROP if bad else Kind.FUNNEL_GAIN,
                 name=(f"{seg} {table} have a much {'lower' if r < med else 'higher'} rate of {to} per {frm} than "
                       f"other {words(dim)} values"),
-                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {same_unit(r, med)[0]}, against a "
-                             f"typical {same_unit(r, med)[1]} for other values of {dim} ({int(wide.loc[seg, frm]):,} "
-                             f"{frm} events)."),
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} is {shown}, against a typical "
+                             f"{typical_shown} for other values of {dim} ({int(wide.loc[seg, frm]):,} {frm} events)."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p,
                 count_sql=src.count(eq(src.dim(dim), seg), eq(src.fact(ev), flagged)),
                 segment=f"{dim}={seg}",
@@ -218,8 +218,7 @@ def share_shift(df: pd.DataFrame, dim: str, seg, ev: str, to, months, since_ts) 
     """The segment's and the rest's share of ``to`` before and after ``since_ts`` over the segment's months, and
     the difference of their changes in log-odds with its z (None: a side without rows)."""
     def counts(frame: pd.DataFrame) -> tuple[float, float, float, float] | None:
-        w = frame.pivot_table(index="month", columns=ev, values="n", aggfunc="sum").fillna(0).reindex(months)
-        w = w.fillna(0)
+        w = frame.pivot_table(index="month", columns=ev, values="n", aggfunc="sum").reindex(months).fillna(0)
         if to not in w:
             return None
         total, hit = w.sum(axis=1), w[to]
@@ -313,12 +312,13 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
             flagged = to if negative else frm
             conds = (eq(src.dim(dim), seg), eq(src.fact(ev), flagged), since_sql(src.fact(time_col), since))
             count_sql = src.count(*conds) if negative or not entity else src.count_distinct(entity, *conds)
+            was, now = same_unit(before, after)
             out.append(Candidate(
                 kind=Kind.CHANGE_POINT,
                 name=f"The rate of {to} per {frm} for {seg} {table} {word} from {since}",
-                description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {same_unit(before, after)[0]} "
-                             f"to {same_unit(before, after)[1]} from {since} (Welch t-test p = {p:.2g}); across other "
-                             f"values of {dim} it changed by {pct(typical)} (relative)."),
+                description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {was} to {now} from {since} "
+                             f"(Welch t-test p = {p:.2g}); across other values of {dim} it changed by {pct(typical)} "
+                             f"(relative)."),
                 table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
                 segment=f"{dim}={seg}",
                 indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}", f"since {since}",

@@ -38,6 +38,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
     metrics = [c for c in df.columns if is_rate(c)
                or (c.startswith("avg_") and float(df["n"].sum()) >= MIN_BEHAVIOUR_ROWS)]
     for m in metrics:
+        share = is_rate(m)  # a share of rows (tested as a proportion, written as a percentage), else an average
         vals = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
         ok = np.isfinite(vals)
         if ok.sum() < 3:
@@ -56,17 +57,17 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
                 continue  # every row of the segment has the same value: a definition, not a finding
             n = float(df["n"].iloc[i])
             rest = df.drop(df.index[i])
-            if is_rate(m):
+            if share:
                 n_rest = float(rest["n"].sum())
                 x_rest = float((rest[m] * rest["n"]).sum())
                 p = two_prop_p(v * n, n, x_rest, n_rest)
             else:
                 p = float(2 * stats.norm.sf(abs(z[i])))
-            label = m[:-5] + " rate" if is_rate(m) else "average " + m[4:]
-            value = rate if is_rate(m) else fmt  # a rate reads as its claim does; an average as a number
+            label = m[:-5] + " rate" if share else "average " + m[4:]
+            value = rate if share else fmt  # a rate reads as its claim does; an average as a number
             direction = "below" if v < med else "above"
             cond = eq(src.dim(dim), seg)
-            flag = m[:-5] if is_rate(m) else None
+            flag = m[:-5] if share else None
             if flag and v < med and entity:
                 # a low success rate: the entities of the segment that never succeeded
                 count_sql = src.count_never(entity, flag, cond)

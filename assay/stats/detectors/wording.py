@@ -42,9 +42,7 @@ def is_rate(col: str) -> bool:
 def rate(x: float) -> str:
     """A rate or share as its claim line writes it (55.9%, not 0.559), so that an insight's text and its checked
     numbers read alike; one above 1 (more removals than adds to cart) is no fraction and stays a number."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)) or abs(x) > 1:
-        return fmt(x)
-    return pct(x)
+    return rates(x)[0]
 
 
 def words(col: str) -> str:
