@@ -245,7 +245,8 @@ class Explorer:
         folded = max(0, (len(turns) - limits.MIN_RAW_TURNS) // c * c)
         system = [SystemBlock(self.system_prompt, cache=True)]
         if folded:
-            lines = [step_summary(s) for t in turns[:folded] for s in t]
+            # each step's line as it was written when the step finished (``_finish_step``), not rebuilt every turn
+            lines = [s.summary or step_summary(s) for t in turns[:folded] for s in t]
             system.append(SystemBlock("## Earlier steps of this run, summarised with the figures they showed and "
                                       "your own notes (the latest steps follow in full)\n"
                                       + "\n".join(lines), cache=True))

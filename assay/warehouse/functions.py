@@ -255,8 +255,18 @@ class FunctionRefused(Exception):
     pass
 
 
-def engine_name(node: exp.Func, dialect: str) -> tuple[str | None, bool]:
-    """(lowercase name the engine calls, quoted) or (None, False) when the node renders as syntax."""
+def engine_name(node: exp.Func, dialect: str, memo: dict | None = None) -> tuple[str | None, bool]:
+    """(lowercase name the engine calls, quoted) or (None, False) when the node renders as syntax. ``memo``: the
+    names already read in this (unchanged) tree, by node identity; each read renders the node's whole subtree."""
+    if memo is None:
+        return _engine_name(node, dialect)
+    key = id(node)
+    if key not in memo:
+        memo[key] = _engine_name(node, dialect)
+    return memo[key]
+
+
+def _engine_name(node: exp.Func, dialect: str) -> tuple[str | None, bool]:
     if isinstance(node, exp.Anonymous):
         # judged on the rendering, which is what is sent (sqlglot may change a quoted name's case)
         try:
@@ -303,7 +313,7 @@ def _leads_with_operand_call(node: exp.Expression, text: str, dialect: str) -> b
     return bool(left_text) and text.startswith(left_text) and len(text) > len(left_text)
 
 
-def check_call(node: exp.Func, dialect: str, *, in_from: bool = False) -> None:
+def check_call(node: exp.Func, dialect: str, *, in_from: bool = False, memo: dict | None = None) -> None:
     """Raise FunctionRefused(reason) unless the call is on the dialect's allow-list (and bounded)."""
     parent = node.parent
     if isinstance(parent, exp.Dot) and parent.expression is node:
@@ -311,7 +321,7 @@ def check_call(node: exp.Func, dialect: str, *, in_from: bool = False) -> None:
             f"qualified or method-style call {parent.sql(dialect=dialect)[:80]} is not allowed; "
             "call the function by its plain name, e.g. lower(x)"
         )
-    name, _quoted = engine_name(node, dialect)
+    name, _quoted = engine_name(node, dialect, memo)
     if name is None:
         if type(node).__name__ in SYNTAX_OK or isinstance(node, _OPERATORS):
             return
@@ -452,11 +462,11 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
             )
 
 
-def check_series_budget(root: exp.Expression, dialect: str) -> None:
+def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:
     """Series multiply when joined (a, b = a x b rows): their product in one statement is bounded."""
     total = 1.0
     for node in root.find_all(exp.Func):
-        name, _ = engine_name(node, dialect)
+        name, _ = engine_name(node, dialect, memo)
         if name in ("generate_series", "range"):
             total *= _series_size(call_args(node), name) or float("inf")
     if total > MAX_SERIES:

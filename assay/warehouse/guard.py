@@ -249,9 +249,10 @@ class SQLGuard:
         if not isinstance(inner, (exp.Select, exp.SetOperation)):
             kind = type(inner).__name__.upper()
             raise GuardRefusal(f"only SELECT, WITH and set operations are allowed, not {kind}")
-        self._check_nodes(root)
+        names: dict = {}  # each call's engine name, read once for both checks (the tree is not changed between)
+        self._check_nodes(root, names)
         try:
-            check_series_budget(root, self.dialect)
+            check_series_budget(root, self.dialect, names)
         except FunctionRefused as r:
             raise GuardRefusal(str(r)) from None
         try:
@@ -293,7 +294,7 @@ class SQLGuard:
 
     # ------------------------------------------------------------------ nodes and functions
 
-    def _check_nodes(self, root: exp.Expression) -> None:
+    def _check_nodes(self, root: exp.Expression, names: dict | None = None) -> None:
         for node in root.walk():
             if isinstance(node, _FORBIDDEN_NODES):
                 raise GuardRefusal(f"{type(node).__name__.upper()} is not allowed in a read-only query")
@@ -309,7 +310,7 @@ class SQLGuard:
                     isinstance(node, exp.Unnest) and isinstance(node.parent, (exp.From, exp.Join, exp.Lateral))
                 )
                 try:
-                    check_call(node, self.dialect, in_from=in_from)
+                    check_call(node, self.dialect, in_from=in_from, memo=names)
                 except FunctionRefused as r:
                     raise GuardRefusal(str(r)) from None
             if isinstance(node, _VARIABLES):
