@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 
 import duckdb
 import pandas as pd
@@ -201,8 +202,24 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
     return None
 
 
+_SCRATCH: duckdb.DuckDBPyConnection | None = None
+_SCRATCH_LOCK = threading.Lock()
+
+
+def _scratch_cursor() -> duckdb.DuckDBPyConnection:
+    """A connection of its own (a cursor) to one in-memory DuckDB of this process: opening a new in-memory
+    database costs ~40 ms, a cursor ~1 ms; what a cursor registers is seen by no other cursor."""
+    global _SCRATCH
+    with _SCRATCH_LOCK:
+        if _SCRATCH is None:
+            _SCRATCH = duckdb.connect(config={"enable_external_access": False, "threads": 1,
+                                              "autoinstall_known_extensions": False,
+                                              "autoload_known_extensions": False})
+        return _SCRATCH.cursor()
+
+
 def _local(sql: str, df: pd.DataFrame) -> tuple[float | None, float | None] | None:
-    con = duckdb.connect()
+    con = _scratch_cursor()
     try:
         con.register(PROBE, df)
         row = con.execute(sql).fetchone()

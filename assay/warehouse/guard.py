@@ -283,12 +283,13 @@ class SQLGuard:
 
     def _render(self, tree: exp.Expression) -> str:
         """The text to send: the checked tree, without comments, and only if it parses back to itself."""
-        text = tree.sql(dialect=self.dialect, comments=False)
+        # neither tree is used after it is rendered: no copy first (a deep copy of the whole tree per rendering)
+        text = tree.sql(dialect=self.dialect, comments=False, copy=False)
         try:
             again = [s for s in sqlglot.parse(text, read=self.dialect) if s is not None]
         except Exception:
             again = []
-        if len(again) != 1 or again[0].sql(dialect=self.dialect, comments=False) != text:
+        if len(again) != 1 or again[0].sql(dialect=self.dialect, comments=False, copy=False) != text:
             raise GuardRefusal("the statement does not survive a round trip through the SQL parser; simplify it")
         return text
 
