@@ -95,13 +95,26 @@ _FIRST_MARKERS = ("prefect_server",)
 _LONGEST_FIRST = ("test_prefect_workers.py", "test_prefect_scale_out.py", "test_prefect_server.py",
                   "test_deploy_paths.py")
 _TIER_ORDER = {"unit": 1, "flow": 2, "integration": 3}
+# within the integration tier, the long units that cannot be split start first (CPU s in a fresh-clone run,
+# bench/README.md, session 18: 61, 44, 19, 18, 16), and the replays, split into one unit per test (SPLIT_FILES,
+# ~8 s each), end it: the last minute of a run is shared by every worker (it was one worker replaying alone
+# for ~70 s while the others sat idle)
+_LONG_INTEGRATION = ("test_embedding_cache.py", "test_mysql_demo.py", "test_mysql.py", "test_ask_eval.py",
+                     "test_schema_index.py", "test_statistical_demo.py", "test_report_browser.py")
+SPLIT_FILES = ("tests/integration/test_replay_transcripts.py",)
 
 
 def _start_rank(item) -> float:
+    name = Path(str(item.fspath)).name
     if any(item.get_closest_marker(m) for m in _FIRST_MARKERS):
-        name = Path(str(item.fspath)).name
         return _LONGEST_FIRST.index(name) / len(_LONGEST_FIRST) if name in _LONGEST_FIRST else 0.99
-    return next((rank for tier, rank in _TIER_ORDER.items() if item.get_closest_marker(tier)), 4)
+    rank = next((rank for tier, rank in _TIER_ORDER.items() if item.get_closest_marker(tier)), 4)
+    if rank == _TIER_ORDER["integration"]:
+        if name in _LONG_INTEGRATION:
+            return rank - 0.5 + _LONG_INTEGRATION.index(name) / (2 * len(_LONG_INTEGRATION))
+        if any(str(item.fspath).endswith(f) for f in SPLIT_FILES):
+            return rank + 0.5
+    return rank
 
 
 def pytest_collection_modifyitems(config, items):
@@ -151,6 +164,11 @@ def unit_of(scope: str) -> str:
     return next((unit for prefix, unit in _SHARED_UNITS.items() if scope.startswith(prefix)), scope)
 
 
+def work_unit(nodeid: str, scope: str) -> str:
+    """The unit of work of a test (its node id) in a file (its loadfile scope): the test itself in SPLIT_FILES."""
+    return nodeid if scope in SPLIT_FILES else unit_of(scope)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """`--dist loadfile`, with the files of each _SHARED_UNITS entry as one unit, and the units handed out in
@@ -162,7 +180,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class TierScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return unit_of(super()._split_scope(nodeid))
+            return work_unit(nodeid, super()._split_scope(nodeid))
 
     config.option.loadscopereorder = False
     return TierScheduling(config, log)

@@ -98,3 +98,44 @@ def test_every_service_fixture_sets_a_service_marker(pytestconfig):
     assert set(_SERVICE_FIXTURES.values()) <= set(SERVICE_MARKERS)
     registered = {line.split(":")[0].strip() for line in pytestconfig.getini("markers")}
     assert {"services", *SERVICE_MARKERS} <= registered, {"services", *SERVICE_MARKERS} - registered
+
+
+class _Item:
+    """What ``_start_rank`` reads of a collected test: its file and its markers."""
+
+    def __init__(self, path: str, *markers: str):
+        self.fspath, self.markers = Path(path), set(markers)
+
+    def get_closest_marker(self, name):
+        return name if name in self.markers else None
+
+
+def test_the_integration_tier_starts_with_its_long_units_and_ends_with_the_split_replays():
+    """The order units are handed out in: the Prefect server files, the unit and flow tiers, then the long
+    integration units that cannot be split, the other integration files, and last the replays, one unit per test
+    (a 110 s file handed out last kept one worker busy alone for a minute)."""
+    from tests.conftest import _LONG_INTEGRATION, SPLIT_FILES, _start_rank
+
+    integ = Path(__file__).parents[1] / "integration"
+    assert all((integ / name).is_file() for name in _LONG_INTEGRATION)
+    assert all((Path(__file__).parents[2] / f).is_file() for f in SPLIT_FILES)
+    ranks = [_start_rank(_Item("tests/integration/test_prefect_workers.py", "prefect_server", "integration")),
+             _start_rank(_Item("tests/unit/test_guard.py", "unit")),
+             _start_rank(_Item("tests/flows/test_notify.py", "flow")),
+             *(_start_rank(_Item(f"tests/integration/{n}", "integration")) for n in _LONG_INTEGRATION),
+             _start_rank(_Item("tests/integration/test_wheel.py", "integration")),
+             _start_rank(_Item(SPLIT_FILES[0], "integration"))]
+    assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks), ranks
+
+
+def test_a_split_file_is_one_unit_per_test():
+    """Under `make test`'s scheduler a replay test is a unit of its own; any other file is one unit (or its
+    shared unit)."""
+    from tests.conftest import SPLIT_FILES, work_unit
+
+    a, b = (f"{SPLIT_FILES[0]}::test_real_model_transcript_replays_end_to_end[{n}]" for n in ("r1", "r2"))
+    assert work_unit(a, SPLIT_FILES[0]) == a and work_unit(b, SPLIT_FILES[0]) == b
+    plain = "tests/integration/test_wheel.py"
+    assert work_unit(f"{plain}::test_x", plain) == work_unit(f"{plain}::test_y", plain) == plain
+    pool = "tests/integration/test_prefect_scale_out.py"
+    assert work_unit(f"{pool}::test_x", pool) == "prefect_pool_server"
