@@ -9,6 +9,7 @@ naming the file and the field.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -146,23 +147,23 @@ def _unknown_keys(data: dict) -> list[str]:
 
 
 def _stamp(folder: Path) -> tuple:
-    """What a pack folder's content is judged by: each file's name, size and modification time."""
+    """What a pack folder's content is judged by: the digest of pack.yaml and of every file under prompts/ (file
+    times are too coarse: a file rewritten within the same few milliseconds keeps its time)."""
+    files = [folder / "pack.yaml"]
+    for root, _dirs, names in os.walk(folder / "prompts"):
+        files += [Path(root) / n for n in names]
     out = []
-    for sub in (folder, folder / "prompts"):
+    for path in files:
         try:
-            with os.scandir(sub) as it:
-                for e in it:
-                    if e.is_file():
-                        st = e.stat()
-                        out.append((sub.name, e.name, st.st_size, st.st_mtime_ns))
+            out.append((str(path.relative_to(folder)), hashlib.blake2b(path.read_bytes(), digest_size=16).digest()))
         except OSError:
-            pass
+            out.append((str(path), b""))
     return tuple(sorted(out))
 
 
 def load_pack_dir(folder: Path, category: str | None = None) -> DomainPack:
     """Load and validate one pack folder (optionally narrowed to a category). A folder read before and unchanged
-    since (its files' names, sizes and times) is not parsed again: a run loads its pack in every phase."""
+    since (the content of its files) is not parsed and checked again: a run loads its pack in every phase."""
     folder = Path(folder)
     return _load_pack_dir(folder, category, _stamp(folder)).model_copy(deep=True)
 

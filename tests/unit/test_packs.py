@@ -102,3 +102,23 @@ def test_goal_pack():
     area = pack.areas[0]
     assert area.id == "goal" and "incident" in area.keywords and "location" in area.keywords
     assert "why" not in area.keywords
+
+
+def test_a_pack_changed_on_disk_is_read_again_even_within_the_same_millisecond(tmp_path):
+    """Loaded packs are kept by their files' content: a prompt rewritten at once (same size, same file time) is
+    seen by the next load, and a load hands out its own copy (changing it changes no later load)."""
+    import shutil
+
+    from assay.packs import BUILTIN_PACKS, load_pack_dir
+
+    folder = tmp_path / "p"
+    shutil.copytree(BUILTIN_PACKS / "ecommerce", folder)
+    first = load_pack_dir(folder)
+    prompt = folder / "prompts" / "exploration.md"
+    text = prompt.read_text()
+    changed = ("Y" if text[0] != "Y" else "Z") + text[1:]  # its first character (prose), same size
+    prompt.write_text(changed)  # written within the same clock tick
+    assert load_pack_dir(folder).exploration == changed != first.exploration
+    again = load_pack_dir(folder)
+    again.areas.clear()
+    assert load_pack_dir(folder).areas
