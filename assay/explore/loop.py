@@ -246,7 +246,8 @@ class Explorer:
         system = [SystemBlock(self.system_prompt, cache=True)]
         if folded:
             # each step's line as it was written when the step finished (``_finish_step``), not rebuilt every turn
-            lines = [s.summary or step_summary(s) for t in turns[:folded] for s in t]
+            lines = [step_summary(s) if s.action == StepAction.done or not s.summary else s.summary
+                     for t in turns[:folded] for s in t]
             system.append(SystemBlock("## Earlier steps of this run, summarised with the figures they showed and "
                                       "your own notes (the latest steps follow in full)\n"
                                       + "\n".join(lines), cache=True))
@@ -531,7 +532,8 @@ class Explorer:
         # the number the model sees: the step's place in the budget's count (0: free, shown without a number)
         after = self._counted_steps()
         step.shown = after if after > before else 0
-        step.summary = step_summary(step)
+        if step.action != StepAction.done:  # a done step keeps the model's own summary (what a resumed run reads)
+            step.summary = step_summary(step)
         self.bump({f"steps_by_action.{step.action.value}": 1})
         self.sink(step)
 

@@ -241,3 +241,15 @@ def test_a_mid_sized_result_keeps_its_rows_for_the_report_s_chart(db):
     assert mid.digest.all_rows is None and len(mid.chart_rows) == 36  # the digest cut it; the chart keeps it whole
     assert len({r["order_id"] for r in mid.chart_rows}) == 36
     assert small.chart_rows is None  # the digest holds it whole
+
+
+def test_a_resumed_exploration_ends_with_the_models_own_summary(db):
+    """A run that stopped after its `done` step was stored (before the run recorded the end of its exploration)
+    resumes with that step: the summary the analysis reads is the model's text, not its history line
+    ("#2 done: ..."), and it is whole, however long."""
+    text = "Android conversion fell in July; " + "paid customers rarely return. " * 12
+    llm = ReplayLLM({"explore": [q("SELECT count(*) AS n FROM orders"), json.dumps({"done": True, "summary": text})]})
+    first = make_explorer(db, llm).run()
+    assert first.summary == text
+    resumed = make_explorer(db, ReplayLLM({"explore": []})).run(prior=[s.model_copy() for s in first.steps])
+    assert resumed.finished == "done" and resumed.summary == text
