@@ -20,7 +20,7 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 
 from . import limits
-from .models import ExplorationStep, Project
+from .models import ExplorationStep, Project, StepAction
 
 # USD per million tokens: input, output, cache read (list prices; override per project in llm.prices)
 # The same models on Bedrock (``us.anthropic.claude-...-v1:0``), Vertex (``claude-...@20250929``) and Azure
@@ -301,7 +301,7 @@ def calibrate(steps: list[ExplorationStep], area_logs: list, telemetry) -> Shape
     first = usage[0].input_chars  # the prompt and the intro
     lines = [(total - first - SUMMARY_HEADER_CHARS - keep * shape.turn_chars) / folded for total, folded in after]
     if not lines:  # a run too short to compact: the line a step folds into is its own summary
-        lines = [len(s.summary) + 1 for s in ordered if s.summary]
+        lines = [len(s.summary) + 1 for s in ordered if s.summary and s.action != StepAction.done]  # done: never folded
     if lines:
         shape.summary_line_chars = min(max(40.0, statistics.fmean(lines)), float(limits.SUMMARY_LINE_CHARS))
     shape.explore_output_chars = statistics.fmean(u.output_tokens for u in usage) * limits.CHARS_PER_TOKEN

@@ -89,6 +89,9 @@ def test_calibration_recovers_the_recorded_turn_size():
     # real-model default, which a terse model's 100-step run would overestimate)
     short = [s.model_copy(update={"summary": "x" * 99}) for s in steps[:8]]
     assert calibrate(short, logs, tel).summary_line_chars == pytest.approx(100)
+    # a done step holds the model's closing summary (its whole text), which never folds into a line
+    done = short[-1].model_copy(update={"step": 9, "turn": 9, "action": StepAction.done, "summary": "y" * 900})
+    assert calibrate([*short, done], logs, tel).summary_line_chars == pytest.approx(100)
 
 
 def test_prices_and_cost():
