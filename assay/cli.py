@@ -714,7 +714,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     colour = {"full": "green", "partial": "yellow", "failed": "red"}[result.run_type.value]
     out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
               f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
-              f"{result.total_steps} steps · {result.duration_s:.0f}s")
+              f"{result.total_steps} steps · {result.duration_s:.0f}s", soft_wrap=True)  # one line, never cut
     if result.analyst == "statistical":
         recs = "" if result.recommendations else " Recommendations need an LLM and were not generated."
         if analyst is None:  # `assay show`: which analyst ran and why, once

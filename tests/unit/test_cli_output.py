@@ -55,3 +55,20 @@ def test_python_dash_m_runs_the_command_line():
         bad = subprocess.run([sys.executable, "-m", module, "no-such-command"], capture_output=True, text=True,
                              timeout=120)
         assert bad.returncode != 0
+
+
+def test_the_run_header_is_one_line_at_any_width(monkeypatch):
+    """`assay demo` piped to a log (an 80-column console) printed "Discovery 39e94413 of demo-ecommerce · full ·
+    analyst statistical · 56 steps ·" and "59s" on the next line: the header is one line, the terminal wraps it."""
+    from assay import cli
+
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="header001", project_id="a-rather-long-project-name", analyst="statistical"))
+    store.save_result(DiscoveryResult(run_id="header001", project_id="a-rather-long-project-name",
+                                      domain="ecommerce", analyst="statistical", total_steps=56, duration_s=59.4,
+                                      recommendation_note=STATISTICAL_NOTE))
+    monkeypatch.setattr(cli.out, "_width", 60)
+    r = CliRunner().invoke(app, ["show", "header001"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.output.splitlines() if line.startswith("Discovery header00"))
+    assert header.endswith("· 56 steps · 59s"), r.output
