@@ -201,18 +201,24 @@ def spike(y: np.ndarray, counts: bool = False, max_len: int = SPIKE_MAX_LEN) -> 
     if n < SPIKE_MIN_POINTS or not np.isfinite(y).all():
         return None
     best, tried = None, 0
+    idx = np.arange(n)
     for length in range(1, min(max_len, n // 4) + 1):
-        for s in range(1, n - length):
-            tried += 1
-            rest = np.concatenate([y[:s], y[s + length:]])
-            med = float(np.median(rest))
-            scale = max(float(np.median(np.abs(rest - med))) * 1.4826, 0.1 * abs(med), 1e-9)
-            z = float(((y[s:s + length] - med) / scale).min())
-            # both neighbours back near the level: a burst, not the start or the end of a longer episode
-            if max(y[s - 1], y[s + length]) > med + 0.5 * (float(y[s:s + length].min()) - med):
-                continue
-            if best is None or z > best[4]:
-                best = (s, s + length, med, float(y[s:s + length].mean()), z)
+        # every window of this length at once (starts 1 .. n-length-1): the run, and the rest of the series
+        starts = np.arange(1, n - length)
+        inside = (idx[None, :] >= starts[:, None]) & (idx[None, :] < starts[:, None] + length)
+        rest = y[np.nonzero(~inside)[1]].reshape(len(starts), n - length)  # each row in the series' order
+        run = y[np.nonzero(inside)[1]].reshape(len(starts), length)
+        med = np.median(rest, axis=1)
+        scale = np.maximum(np.maximum(np.median(np.abs(rest - med[:, None]), axis=1) * 1.4826, 0.1 * np.abs(med)),
+                           1e-9)
+        z = ((run - med[:, None]) / scale[:, None]).min(axis=1)
+        # both neighbours back near the level: a burst, not the start or the end of a longer episode
+        back = np.maximum(y[starts - 1], y[starts + length]) <= med + 0.5 * (run.min(axis=1) - med)
+        tried += len(starts)
+        for k in np.flatnonzero(back):  # in the order of the starts: the first of equal z's is kept
+            if best is None or z[k] > best[4]:
+                s0 = int(starts[k])
+                best = (s0, s0 + length, float(med[k]), float(run[k].mean()), float(z[k]))
     if best is None or best[4] <= 0:
         return None
     # Student's t tail (the scale comes from a dozen points, not from a population), Bonferroni over windows
