@@ -23,6 +23,7 @@ import numpy as np
 from tests import goldens
 
 FILE = "vectors.npz"
+_ACTIVE: list[object] = []  # the known_vectors contexts open, innermost last
 
 
 def _read(path: Path) -> dict[str, dict[str, np.ndarray]]:
@@ -78,3 +79,70 @@ def seeded_vectors(folder: Path):
             if lacking:
                 warnings.warn(f"{folder.name}: {lacking} embedded text(s) not in {FILE}: the model embedded them; "
                               f"refresh the file with --update-goldens", stacklevel=3)
+
+
+@contextlib.contextmanager
+def known_vectors(path: Path):
+    """For a test tier: the product's embedding models (sentence-transformers, the multilingual USE) answer the
+    texts whose vectors ``path`` (a ``vectors.npz``) holds from it, and run for the rest. Everything around the
+    model is the product's own: its embedding cache, what a later process reads back, the hit and miss counts.
+    The unit tier embeds ~200 texts and loaded the model once per worker for them (~7 s of CPU each); with the
+    file the model loads only for a text the file lacks (a warning counts them; no test fails for it).
+    ``--update-goldens`` merges the vectors the models computed in this run into the file (each xdist worker
+    under a lock); delete the file first to drop the texts no test asks for any more."""
+    import fcntl
+    import hashlib
+    import tempfile
+
+    from assay.vectors import embedder as E
+
+    fixture = _read(path)
+    computed: dict[str, dict[str, np.ndarray]] = {}
+    me = object()  # only the innermost known_vectors answers (a test of it runs inside a tier's)
+    models = (E.Embedder, E.USEEmbedder)  # the local models (a remote endpoint is always asked)
+    real = {cls: (cls.__dict__["embed"], cls.__dict__["dim"]) for cls in models}
+
+    def answering(cls):
+        real_embed, real_dim = real[cls]
+
+        def embed(self, texts, *args, **kwargs):
+            if _ACTIVE[-1] is not me or not texts:
+                return real_embed(self, texts, *args, **kwargs)
+            known = fixture.get(self.name, {})
+            keys = [E.CachedEmbedder._key(t) for t in texts]
+            missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in known))
+            new = {}
+            if missing:
+                new = {E.CachedEmbedder._key(t): v for t, v in zip(missing, real_embed(self, missing, *args, **kwargs))}
+                computed.setdefault(self.name, {}).update(new)
+            return np.vstack([known[k] if k in known else new[k] for k in keys]).astype(np.float32)
+
+        def dim(self):
+            known = fixture.get(self.name) if _ACTIVE[-1] is me else None
+            if known:
+                return int(next(iter(known.values())).shape[0])
+            return real_dim.__get__(self) if hasattr(real_dim, "__get__") else real_dim
+
+        return embed, property(dim)
+
+    for cls in models:
+        cls.embed, cls.dim = answering(cls)
+    _ACTIVE.append(me)
+    try:
+        yield
+    finally:
+        _ACTIVE.remove(me)
+        for cls in models:
+            cls.embed, cls.dim = real[cls]
+        fresh = {m: v for m, v in computed.items() if v}
+        if fresh and goldens.updating():
+            digest = hashlib.sha256(bytes(path)).hexdigest()[:16]
+            with open(Path(tempfile.gettempdir()) / f"assay-vectors-{digest}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # (the lock file stays: another worker may be waiting on it)
+                merged = _read(path)
+                for m, vecs in fresh.items():
+                    merged.setdefault(m, {}).update(vecs)
+                _write(path, merged)
+        elif fresh:
+            warnings.warn(f"{path}: the model embedded {sum(map(len, fresh.values()))} text(s) it lacks; "
+                          f"refresh it with --update-goldens", stacklevel=3)

@@ -7,6 +7,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import OWN_SERVER_FLOW_FILES
+from tests.seeded_vectors import known_vectors
+
+VECTORS = Path(__file__).resolve().parents[1] / "fixtures" / "flow-vectors.npz"
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _flow_vectors():
+    """The embedding models' vectors of the texts the flow tier embeds in-process (tests/seeded_vectors.py:
+    known_vectors); the files with servers of their own embed in subprocesses, which this does not reach."""
+    with known_vectors(VECTORS):
+        yield
 
 # OWN_SERVER_FLOW_FILES: files whose tests run every Prefect client in a subprocess of their own, against a server
 # they start (the local server, its template database, the CLI's early start; each clears PREFECT_API_URL): the

@@ -9,7 +9,7 @@ import pytest
 
 from assay.vectors import embedder as E
 from tests import goldens
-from tests.seeded_vectors import FILE, _read, _write, seeded_vectors
+from tests.seeded_vectors import FILE, _read, _write, known_vectors, seeded_vectors
 
 
 class CountingModel:
@@ -37,8 +37,9 @@ def model(tmp_path, monkeypatch):
     return e, m
 
 
-def test_seeded_texts_never_reach_the_model_and_a_missing_one_warns(tmp_path, model):
+def test_seeded_texts_never_reach_the_model_and_a_missing_one_warns(tmp_path, model, monkeypatch):
     e, m = model
+    monkeypatch.setattr(goldens, "_update", False)  # (under --update-goldens a missing text is written, not warned)
     rec = tmp_path / "rec"
     rec.mkdir()
     _write(rec / FILE, {e.name: {e._key("a step"): np.array([0, 0, 1, 0], dtype=np.float32)}})
@@ -61,3 +62,48 @@ def test_the_update_flag_writes_what_the_run_asked_for(tmp_path, model, monkeypa
     got = _read(rec / FILE)[e.name]
     assert sorted(got) == sorted([e._key("asked earlier"), e._key("a step")])
     assert got[e._key("a step")].tolist() == [6, 1, 0, 0]
+
+
+@pytest.fixture
+def product_model(tmp_path, monkeypatch):
+    """The product's model class (known_vectors answers for it) whose model run counts its texts."""
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ASSAY_EMBEDDING_CACHE", raising=False)
+    run = CountingModel("st:known-vectors-test")  # in place of the sentence-transformers call
+    monkeypatch.setattr(E.Embedder, "embed", lambda self, texts, batch_size=64: run.embed(texts))
+    monkeypatch.setattr(E.Embedder, "_load", lambda self: pytest.fail("the model was loaded"))
+    return E.CachedEmbedder(E.Embedder(run.name)), run
+
+
+def test_known_vectors_answer_for_the_model_and_the_cache_keeps_what_it_answered(tmp_path, product_model,
+                                                                                   monkeypatch):
+    e, m = product_model
+    path = tmp_path / "tier.npz"
+    _write(path, {e.name: {e._key("a step"): np.array([0, 0, 1, 0], dtype=np.float32)}})
+    monkeypatch.setattr(goldens, "_update", False)
+    with known_vectors(path):
+        assert e.embed(["a step"]).tolist() == [[0, 0, 1, 0]]  # from the file, not the model's run
+        assert e.misses == 1 and m.texts == []  # the product saw a miss its model answered, as on a cold host
+        assert E.Embedder(m.name).dim == 4  # the dimension too: no model load for it
+    # what the product's cache holds is what the model would have put there: a later process reads it back
+    assert e.embed(["a step"]).tolist() == [[0, 0, 1, 0]] and e.hits == 1 and m.texts == []
+    with pytest.warns(UserWarning, match="embedded 1 text.*--update-goldens"), known_vectors(path):
+        e.embed(["a new insight"])
+    assert m.texts == ["a new insight"]
+
+
+def test_known_vectors_update_merges_what_the_model_embedded_and_never_a_stand_in(tmp_path, model, product_model,
+                                                                               monkeypatch):
+    stand_in, counted = model  # a test's own stand-in model behind the cache: not the product's
+    e, m = product_model
+    path = tmp_path / "tier.npz"
+    _write(path, {e.name: {e._key("a step"): np.array([0, 0, 1, 0], dtype=np.float32)}})
+    monkeypatch.setattr(goldens, "_update", True)
+    with known_vectors(path):
+        e.embed(["a step", "a new insight"])
+        stand_in.embed(["a stand-in's text"])
+    got = _read(path)
+    assert list(got) == [e.name]  # the stand-in's vectors are never written
+    assert sorted(got[e.name]) == sorted([e._key("a step"), e._key("a new insight")])
+    assert got[e.name][e._key("a new insight")].tolist() == [len("a new insight"), 1, 0, 0]
+    assert m.texts == ["a new insight"] and counted.texts == ["a stand-in's text"]
