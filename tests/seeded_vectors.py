@@ -146,3 +146,38 @@ def known_vectors(path: Path):
         elif fresh:
             warnings.warn(f"{path}: the model embedded {sum(map(len, fresh.values()))} text(s) it lacks; "
                           f"refresh it with --update-goldens", stacklevel=3)
+
+
+@contextlib.contextmanager
+def warm_home(home: Path, path: Path):
+    """A test's own ``ASSAY_HOME`` whose processes (the CLI, Prefect workers and their flow runs) embed texts: its
+    embedding cache starts with the models' vectors of those texts (``path``, a ``vectors.npz``), as a host's
+    that ran them before, so that no process loads the model for them (each load is ~8 s of CPU). After the
+    body, a text the cache gained that the file lacks is counted in a warning; ``--update-goldens`` writes the
+    cache's vectors (the file's and the new ones) back to the file."""
+    from assay.vectors import embedder as E
+
+    fixture = _read(path)
+    cache = home / E.CACHE_FILE
+    home.mkdir(parents=True, exist_ok=True)
+    for model, vecs in fixture.items():
+        E.CachedEmbedder(E.make_embedder(model), path=cache)._put(vecs)
+    yield
+    import sqlite3
+
+    if not cache.exists():
+        return
+    con = sqlite3.connect(str(cache))
+    try:
+        rows = con.execute("SELECT model, key, vec FROM vectors").fetchall()
+    finally:
+        con.close()
+    held: dict[str, dict[str, np.ndarray]] = {}
+    for model, key, vec in rows:
+        held.setdefault(model, {})[key] = np.frombuffer(vec, dtype=np.float32)
+    new = sum(1 for m, vecs in held.items() for k in vecs if k not in fixture.get(m, {}))
+    if new and goldens.updating():
+        _write(path, held)
+    elif new:
+        warnings.warn(f"{path}: the model embedded {new} text(s) it lacks; refresh it with --update-goldens",
+                      stacklevel=3)

@@ -12,9 +12,16 @@ session; a later test that uses it again starts it again.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.prefect_servers import POOL_SETTINGS, SERVE_SETTINGS, PrefectServer
+from tests.seeded_vectors import warm_home
+
+# the embedding cache every user of a server shares (PrefectServer.client_env) starts with the vectors of the texts
+# its users' processes embed: their CLI commands, `assay serve` and the workers' flow runs load no model for them
+VECTORS = Path(__file__).resolve().parents[1] / "fixtures"
 
 _SERVERS: dict[str, PrefectServer] = {}  # fixture name -> the server, once its fixture ran
 
@@ -22,15 +29,17 @@ _SERVERS: dict[str, PrefectServer] = {}  # fixture name -> the server, once its 
 @pytest.fixture(scope="session")
 def prefect_serve_server(tmp_path_factory):
     srv = _SERVERS["prefect_serve_server"] = PrefectServer(tmp_path_factory.mktemp("prefect-serve"), SERVE_SETTINGS)
-    yield srv
-    srv.stop()
+    with warm_home(srv.root, VECTORS / "prefect-serve-vectors.npz"):
+        yield srv
+        srv.stop()
 
 
 @pytest.fixture(scope="session")
 def prefect_pool_server(tmp_path_factory):
     srv = _SERVERS["prefect_pool_server"] = PrefectServer(tmp_path_factory.mktemp("prefect-pool"), POOL_SETTINGS)
-    yield srv
-    srv.stop()
+    with warm_home(srv.root, VECTORS / "prefect-pool-vectors.npz"):
+        yield srv
+        srv.stop()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -107,3 +107,24 @@ def test_known_vectors_update_merges_what_the_model_embedded_and_never_a_stand_i
     assert sorted(got[e.name]) == sorted([e._key("a step"), e._key("a new insight")])
     assert got[e.name][e._key("a new insight")].tolist() == [len("a new insight"), 1, 0, 0]
     assert m.texts == ["a new insight"] and counted.texts == ["a stand-in's text"]
+
+
+def test_warm_home_seeds_a_home_other_processes_read_and_writes_back_what_they_added(tmp_path, monkeypatch):
+    """The shared Prefect servers' homes (tests/integration/conftest.py): their CLI and flow-run processes read
+    the seeded vectors from the home's cache file; what they embed beyond them is warned about, or written back
+    under the update flag."""
+    from tests.seeded_vectors import warm_home
+
+    home, path = tmp_path / "server-home", tmp_path / "server.npz"
+    name = "st:warm-home-test"
+    _write(path, {name: {E.CachedEmbedder._key("a step"): np.array([0, 0, 1, 0], dtype=np.float32)}})
+    other = CountingModel(name)  # another process's model, behind the same cache file
+    monkeypatch.setattr(goldens, "_update", False)
+    with pytest.warns(UserWarning, match="embedded 1 text.*--update-goldens"), warm_home(home, path):
+        cache = E.CachedEmbedder(other, path=home / E.CACHE_FILE)
+        assert cache.embed(["a step"]).tolist() == [[0, 0, 1, 0]] and other.texts == []
+        cache.embed(["a new insight"])
+    monkeypatch.setattr(goldens, "_update", True)
+    with warm_home(tmp_path / "another-home", path):
+        E.CachedEmbedder(other, path=tmp_path / "another-home" / E.CACHE_FILE).embed(["a third text"])
+    assert sorted(_read(path)[name]) == sorted(E.CachedEmbedder._key(t) for t in ("a step", "a third text"))
