@@ -13,7 +13,7 @@ from .countsql import Source, eq, quote, since as since_sql
 from .relations import MIN_CORRELATION, correlation_candidate
 from .significance import (change_point, common_trend, correlation_p, departs_in_its_direction, spike, step_beats_line,
                            trend)
-from .thresholds import CHANGE_MIN_REL, MIN_SEGMENT_N, NO_EFFECT_P
+from .thresholds import CHANGE_MIN_REL, MATERIAL_REL, MIN_SEGMENT_N, NO_EFFECT_P
 from .wording import fmt, grain_word, is_rate, measure_words, pct, rate, words
 
 PERIOD_MIN_REL = 0.10  # a goal asking what changed: a steady change of a tenth of the average over the period
@@ -378,7 +378,11 @@ def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int
                                  f"Month by month, the number of {table} and their average {label} do not move "
                                  f"together (r = {r:.2f} over {len(y)} months, p = {p_r:.2g}).", table, step, p_r,
                                  f"volume~{label}", f"{table} volume {label} correlation"))
-        if abs(r) >= 0.5:
+        # material too: along the months' range of volume the fitted average moves by MATERIAL_REL of its mean at
+        # least (twelve monthly averages within 2% of each other correlate "strongly" with volume when the launch
+        # month, with few rows, happens to be the highest)
+        swing = abs(r) * float(np.std(y)) / float(np.std(vol)) * float(vol.max() - vol.min())
+        if abs(r) >= 0.5 and swing >= MATERIAL_REL * (abs(float(np.mean(y))) or 1.0):
             out.append(correlation_candidate(f"number of {table}", f"average {label}", r, len(y),
                                              correlation_p(r, len(y)), table, step, "months"))
     return out
