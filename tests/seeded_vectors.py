@@ -106,7 +106,7 @@ def known_vectors(path: Path):
         real_embed, real_dim = real[cls]
 
         def embed(self, texts, *args, **kwargs):
-            if _ACTIVE[-1] is not me or not texts:
+            if not texts or not _ACTIVE or _ACTIVE[-1] is not me:  # (a writer's thread may embed at teardown)
                 return real_embed(self, texts, *args, **kwargs)
             known = fixture.get(self.name, {})
             keys = [E.CachedEmbedder._key(t) for t in texts]
@@ -118,7 +118,7 @@ def known_vectors(path: Path):
             return np.vstack([known[k] if k in known else new[k] for k in keys]).astype(np.float32)
 
         def dim(self):
-            known = fixture.get(self.name) if _ACTIVE[-1] is me else None
+            known = fixture.get(self.name) if _ACTIVE and _ACTIVE[-1] is me else None
             if known:
                 return int(next(iter(known.values())).shape[0])
             return real_dim.__get__(self) if hasattr(real_dim, "__get__") else real_dim
