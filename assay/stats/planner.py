@@ -7,6 +7,7 @@ Every probe records what it measured (``step.probe``) for the detectors.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -45,7 +46,32 @@ _PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patie
                      r"buyer|seller|creator|person)", re.I)
 _STATUS = re.compile(r"(status|state|flag|stage|phase)", re.I)
 _NEGATIVE = re.compile(r"(cancel|void|refund|return|declin|reject|abandon|fail|divert)", re.I)
+# tables that record an entity being there (a session, a visit, a login), what "came back" is judged by; a
+# table of what it did there (attempts, purchases) says it came back only as well as that act is common
+_PRESENCE = re.compile(r"(session|visit|login|logon|activit|engagement|usage|heartbeat|event)", re.I)
 _CREATED = re.compile(r"(created|installed|signup|signed_up|registered|joined|first_seen|acquired)", re.I)
+
+
+INTERVAL_UNITS = (("days", 86400), ("hours", 3600), ("minutes", 60), ("seconds", 1))
+INTERVAL_KEY = "__interval_seconds"  # the profile's column of the main interval's average length (no column's name)
+
+
+def interval_unit(avg_seconds: float | None) -> str:
+    """The largest unit the average interval spans at least once (days when unknown: a table that was never
+    profiled, a stored probe from before units)."""
+    if avg_seconds is None or not math.isfinite(avg_seconds) or avg_seconds <= 0:
+        return "days"
+    return next((u for u, secs in INTERVAL_UNITS if avg_seconds >= secs), "seconds")
+
+
+def main_interval(t: TableInfo) -> tuple[str, str, str] | None:
+    """(start, end, label) of a table's main interval: opened -> closed, start -> end."""
+    times = [c.name for c in t.columns if kind_of(c.type) == "time"]
+    starts = [x for x in times if _START.search(x)]
+    ends = [x for x in times if _END.search(x) and x not in starts]
+    if not starts or not ends:
+        return None
+    return starts[0], ends[0], duration_label(starts[0], ends[0])
 
 
 def duration_label(start: str, end: str) -> str:
@@ -112,6 +138,7 @@ class Profile:
     hi: dict[str, float] = field(default_factory=dict)      # numbers: largest value
     avg_len: dict[str, float] = field(default_factory=dict)  # strings: average length
     rel: dict[str, float] = field(default_factory=dict)     # relevance of each column to the question
+    interval_s: float | None = None  # the main interval's average length in seconds (its unit follows from it)
 
     def _ranked(self, cols: list[str]) -> list[str]:
         pos = {c.name: i for i, c in enumerate(self.table.columns)}
@@ -225,12 +252,12 @@ class Profile:
 
     def duration(self) -> tuple[str, str, str] | None:
         """(start, end, label) of the table's main interval: opened -> closed, start -> end."""
-        times = self.times()
-        starts = [x for x in times if _START.search(x)]
-        ends = [x for x in times if _END.search(x) and x not in starts]
-        if not starts or not ends:
-            return None
-        return starts[0], ends[0], duration_label(starts[0], ends[0])
+        return main_interval(self.table)
+
+    def interval_unit(self) -> str:
+        """The unit the main interval is measured in: sessions of minutes in minutes, tickets of days in days
+        ("0.00694 days" says ten minutes to nobody)."""
+        return interval_unit(self.interval_s)
 
     def created_at(self) -> str | None:
         for t in self.times():
@@ -315,6 +342,11 @@ class Planner:
                 parts.append(f"max({q}) AS {self.q(c.name + '__max')}")
             if k == "string":
                 parts.append(f"avg(length({q})) AS {self.q(c.name + '__len')}")
+        dur = main_interval(t)
+        if dur:  # the interval's typical length, for its unit
+            s, e = self.q(dur[0]), self.q(dur[1])
+            parts.append(f"avg(CASE WHEN {e} >= {s} THEN date_diff('second', {s}, {e}) END) AS "
+                         f"{self.q(INTERVAL_KEY)}")
         sql = f"SELECT {', '.join(parts)} FROM {self.ref(t)}"
         return Probe("profile", t.fqn, f"Profile of {t.fqn}: row count, distinct values, nulls and negative "
                                        f"values per column (data quality)", sql)
@@ -737,21 +769,23 @@ class Planner:
         return dims[:SERIES_DIMS] + [x for x in dims[SERIES_DIMS:] if not (_STATUS.search(x) or _EVENT.search(x))
                                      and x != p.event_col()][:LATE_SERIES_DIMS]
 
-    def _interval_expr(self, start: str, end: str) -> str:
-        return f"date_diff('second', {self.q(start)}, {self.q(end)}) / 86400.0"
+    def _interval_expr(self, start: str, end: str, unit: str = "days") -> str:
+        secs = dict(INTERVAL_UNITS)[unit]
+        return f"date_diff('second', {self.q(start)}, {self.q(end)}) / {secs}.0"
 
     def _interval_probes(self, p: Profile) -> list[Probe]:
-        """The table's main interval (opened -> closed) in days: by segment, and month by month."""
+        """The table's main interval (opened -> closed) in its unit: by segment, and month by month."""
         dur = p.duration()
         if not dur:
             return []
         start, end, label = dur
         q, t, ref = self.q, p.table, self.ref(p.table)
-        expr = self._interval_expr(start, end)
-        col = slug(label) + "_days"
+        unit = p.interval_unit()
+        expr = self._interval_expr(start, end, unit)
+        col = slug(label) + "_" + unit
         valid = f"{q(end)} IS NOT NULL AND {q(end)} >= {q(start)}"
-        meta = {"start": start, "end": end, "label": label, "measure": "avg_" + col}
-        out = [Probe("duration_breakdown", t.fqn, f"Average {label} in days ({start} to {end}) of {t.name} by {d}",
+        meta = {"start": start, "end": end, "label": label, "measure": "avg_" + col, "unit": unit}
+        out = [Probe("duration_breakdown", t.fqn, f"Average {label} in {unit} ({start} to {end}) of {t.name} by {d}",
                      f"SELECT {q(d)}, count(*) AS n, avg({expr}) AS {q('avg_' + col)}, "
                      f"stddev_samp({expr}) AS {q('sd_' + col)} FROM {ref} WHERE {valid} GROUP BY 1 ORDER BY 1",
                      DurationBreakdownMeta(**meta, dim=d)) for d in p.dims()]
@@ -775,13 +809,14 @@ class Planner:
             return []
         q, t, ref = self.q, p.table, self.ref(p.table)
         start, end, label = dur
-        expr = f"CASE WHEN {q(end)} >= {q(start)} THEN {self._interval_expr(start, end)} END"
+        unit = p.interval_unit()
+        expr = f"CASE WHEN {q(end)} >= {q(start)} THEN {self._interval_expr(start, end, unit)} END"
         return [Probe(
             "bracket", t.fqn, f"{t.name}: average {label} by quarter of {money}",
             f"WITH b AS (SELECT {q(money)} AS v, {expr} AS x, ntile(4) OVER (ORDER BY {q(money)}) AS k "
             f"FROM {ref} WHERE {q(money)} IS NOT NULL) SELECT k AS bracket, min(v) AS lo, max(v) AS hi, "
             f"count(*) AS n, count(x) AS nn, avg(x) AS mean, stddev_samp(x) AS sd FROM b GROUP BY 1 ORDER BY 1",
-            BracketMeta(by=money, measure=slug(label) + "_days", label=label))]
+            BracketMeta(by=money, measure=slug(label) + "_" + unit, label=label))]
 
     def _crosstab_probes(self, p: Profile, limit: int = 10) -> list[Probe]:
         """Pairs of small dimensions: is one value concentrated within a segment of the other?"""
@@ -802,7 +837,8 @@ class Planner:
         exprs = {m: q(m) for m in [x for x in p.measures() if not is_counter(x)][:4]}
         dur = p.duration()
         if dur:
-            exprs[dur[2]] = f"CASE WHEN {q(dur[1])} >= {q(dur[0])} THEN {self._interval_expr(dur[0], dur[1])} END"
+            exprs[dur[2]] = (f"CASE WHEN {q(dur[1])} >= {q(dur[0])} THEN "
+                             f"{self._interval_expr(dur[0], dur[1], p.interval_unit())} END")
         names = list(exprs)
         pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if not C.are_twins(a, b)][:limit]
         if not pairs:
@@ -822,9 +858,11 @@ class Planner:
             key, created = ent.pk, ent.created_at()
             if not key or not created:
                 continue
-            for act in profiles.values():
-                if act is ent or key not in act.table.column_names() or not act.times():
-                    continue
+            acts = [a for a in profiles.values()
+                    if a is not ent and key in a.table.column_names() and a.times()]
+            # presence first (sessions before level attempts and purchases), then the most rows per entity
+            acts.sort(key=lambda a: (not _PRESENCE.search(a.table.name), -a.rows, a.table.fqn))
+            for act in acts:
                 ats = act.times()[0]
                 for d in [x for x in ent.dims() if ent.distinct.get(x, 99) <= 12][:3]:
                     out.append(Probe(
@@ -854,6 +892,10 @@ def _make_date(q: Callable[[str], str], parts: dict[str, str], grain: str) -> st
 
 def _profile_from_row(t: TableInfo, row: dict) -> Profile:
     p = Profile(table=t, rows=int(row.get("row_count") or 0))
+    try:
+        p.interval_s = float(row[INTERVAL_KEY]) if row.get(INTERVAL_KEY) is not None else None
+    except (TypeError, ValueError):
+        p.interval_s = None
     for c in t.columns:
         p.distinct[c.name] = int(row.get(c.name + "__distinct") or 0)
         p.nulls[c.name] = int(row.get(c.name + "__nulls") or 0)

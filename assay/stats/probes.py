@@ -112,11 +112,12 @@ class SeriesMeta(ProbeMeta):
 
 @dataclass(kw_only=True)
 class IntervalMeta(ProbeMeta):
-    """The table's main interval (opened -> closed) in days."""
+    """The table's main interval (opened -> closed) in its unit (days, hours, minutes or seconds)."""
     start: str | None = None
     end: str | None = None
     label: str | None = None
     measure: str | None = None
+    unit: str = "days"
 
 
 @dataclass(kw_only=True)

@@ -323,3 +323,23 @@ def test_a_flag_s_usual_value_is_no_dominant_segment():
         assert D.dominant_segment(df, "refunded", {}, 1, "orders", REF) == [], values
     df = pd.DataFrame({"status": ["delivered", "returned"], "n": [27_352, 1_468]})  # a two-valued category is no flag
     assert D.dominant_segment(df, "status", {}, 1, "orders", REF)
+
+
+# ---------------------------------------------------------------- data quality
+
+
+def test_rows_that_end_before_they_start_and_their_negative_duration_are_one_fact():
+    # the gaming scan's leads listed the same 412 sessions twice: ended_at < started_at, and duration_s < 0
+    from assay.stats.analyst import _dedupe
+
+    ref = '"main"."sessions"'
+    profile = {"row_count": 50_000, "duration_s__negative": 412, "duration_s__nulls": 0}
+    negative = D.quality_from_profile(profile, None, 1, "sessions", ref, ["duration_s"])
+    ends = D.end_before_start(pd.DataFrame({"n": [50_000], "bad": [412]}),
+                              {"start": "started_at", "end": "ended_at"}, 2, "sessions", ref)
+    assert [c.affected for c in negative + ends] == [412, 412]
+    kept = _dedupe(D.score(negative + ends))
+    assert len(kept) == 1 and "412" in kept[0].name
+    # a different defect of the same table stays its own fact
+    other = D.quality_from_profile({"row_count": 50_000, "price__negative": 9}, None, 1, "sessions", ref, ["price"])
+    assert len(_dedupe(D.score(negative + ends + other))) == 2

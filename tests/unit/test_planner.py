@@ -6,6 +6,7 @@ fixture (tests/data/golden/planner/shop_probes.sql)."""
 from __future__ import annotations
 
 import duckdb
+import pandas as pd
 import pytest
 
 from assay.models import ColumnInfo, TableInfo
@@ -181,3 +182,70 @@ def test_a_money_series_carries_its_total_without_each_segments_largest_entities
         assert sum(r["sum_amount"] for r in rows if r["status"] == st) > got  # the five are out
     joined = next(p for p in probes if p.kind == "segment_series" and p.meta.join is not None)
     assert "without_top_sum_amount" in run(shop, joined.sql)[0]
+
+
+def test_retention_judges_a_return_by_the_table_of_presence_first(tmp_path):
+    """A real model read the gaming scan's retention lead and noted that it judged a player's return by level attempts
+    (the table listed first, and the larger) rather than by sessions: presence is what "came back" means."""
+    path = tmp_path / "game.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""
+        CREATE TABLE players AS SELECT i AS player_id, ['ios', 'android'][1 + i % 2] AS platform,
+            TIMESTAMP '2025-01-01' + INTERVAL (i % 200) DAY AS installed_at FROM range(1, 301) t(i);
+        CREATE TABLE attempts AS SELECT i AS attempt_id, 1 + (i % 300) AS player_id,
+            TIMESTAMP '2025-01-01' + INTERVAL (i) HOUR AS attempted_at FROM range(1, 6001) t(i);
+        CREATE TABLE sessions AS SELECT i AS session_id, 1 + (i % 300) AS player_id,
+            TIMESTAMP '2025-01-01' + INTERVAL (i * 3) HOUR AS started_at FROM range(1, 1501) t(i);
+    """)
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    try:
+        pl = Planner(wh.list_tables(), wh.quote, [])
+        retention = [pr for pr in pl.plan(profiles_of(pl, wh)) if pr.kind == "retention"]
+        assert retention and retention[0].meta.activity_table == "main.sessions"
+        assert {pr.meta.activity_table for pr in retention} == {"main.sessions", "main.attempts"}
+    finally:
+        wh.close()
+
+
+def test_an_interval_is_measured_in_the_unit_it_spans():
+    """The gaming scan said sessions of ten minutes lasted "0.00694 days": an interval's probes measure it in the
+    largest unit its average spans (days, hours, minutes, seconds), and the detectors' words carry that unit."""
+    from assay.stats import detectors as D
+    from assay.stats.planner import interval_unit
+
+    assert [interval_unit(x) for x in (None, 0, 30, 600, 7200, 3 * 86400, float("nan"))] == \
+        ["days", "days", "seconds", "minutes", "hours", "days", "days"]
+    con = duckdb.connect()
+    con.execute("""
+        CREATE TABLE sessions AS SELECT i AS session_id, ['ios', 'android'][1 + i % 2] AS platform,
+            TIMESTAMP '2025-01-01' + INTERVAL (i) HOUR AS started_at,
+            TIMESTAMP '2025-01-01' + INTERVAL (i) HOUR + INTERVAL (300 + (i % 2) * 900 + (i % 7) * 20 - 60) SECOND AS ended_at
+            FROM range(1, 4001) t(i);
+        CREATE TABLE tickets AS SELECT i AS ticket_id, ['hw', 'sw'][1 + i % 2] AS category,
+            TIMESTAMP '2025-01-01' + INTERVAL (i) HOUR AS opened_at,
+            TIMESTAMP '2025-01-01' + INTERVAL (i) HOUR + INTERVAL (2 + (i % 2) * 3) DAY AS closed_at
+            FROM range(1, 4001) t(i);
+    """)
+    tables = [TableInfo(schema="main", name=n, row_count=4000,
+                        columns=[ColumnInfo(name=r[0], type=r[1]) for r in con.execute(f"DESCRIBE {n}").fetchall()])
+              for n in ("sessions", "tickets")]
+    pl = Planner(tables, lambda x: '"' + x + '"', [])
+    profiles = {}
+    for t in tables:
+        cur = con.execute(pl.profile_probe(t).sql)
+        profiles[t.fqn] = _profile_from_row(t, dict(zip([d[0] for d in cur.description], cur.fetchone())))
+    assert profiles["main.sessions"].interval_unit() == "minutes" and profiles["main.tickets"].interval_unit() == "days"
+    probes = {(pr.kind, pr.table): pr for pr in pl.plan(profiles) if pr.kind in ("duration_breakdown", "duration_series")}
+    by_platform = probes[("duration_breakdown", "main.sessions")]
+    assert by_platform.meta.unit == "minutes" and by_platform.meta.measure.endswith("_minutes")
+    cur = con.execute(by_platform.sql.replace('"main".', ""))
+    df = pd.DataFrame(cur.fetchall(), columns=[d[0] for d in cur.description])
+    assert sorted(df[by_platform.meta.measure].round(0)) == [5.0, 20.0]  # about 300 s and 1,200 s
+    words = " ".join(c.name + " " + c.description
+                     for c in D.detect_probe({"kind": "duration_breakdown", "table": "main.sessions",
+                                              **by_platform.meta.to_dict()}, df, 1,
+                                             lambda fqn: fqn, ["platform"]))
+    assert "minutes" in words and "days" not in words
+    tickets = probes[("duration_breakdown", "main.tickets")]
+    assert tickets.meta.unit == "days" and "/ 86400.0" in tickets.sql

@@ -29,7 +29,7 @@ def quality_from_profile(row: dict, meta, step: int, table: str, ref: str, colum
                 description=(f"{int(neg):,} of {n:,} rows in {table} have {c} < 0, which is impossible for this "
                              f"column and distorts every average of it."),
                 table=table, step=step, effect=min(1.0, 0.3 + neg / n), p_value=1e-12,
-                count_sql=src.count(f"{quote(c)} < 0"), segment=c,
+                count_sql=src.count(f"{quote(c)} < 0"), segment=c, affected=int(neg),
                 indicators=[f"negative {c} = {int(neg):,}", f"rows = {n:,}"],
                 area_text=f"{table} {c} data quality negative",
             ))
@@ -40,7 +40,7 @@ def quality_from_profile(row: dict, meta, step: int, table: str, ref: str, colum
                 description=(f"{nulls:,} of {n:,} rows in {table} have an empty {c}; they drop out of every "
                              f"breakdown by {c}."),
                 table=table, step=step, effect=min(1.0, 0.2 + nulls / n), p_value=1e-9,
-                count_sql=src.count(f"{quote(c)} IS NULL"), segment=c,
+                count_sql=src.count(f"{quote(c)} IS NULL"), segment=c, affected=nulls,
                 indicators=[f"null {c} = {nulls:,}", f"null rate = {pct(nulls / n)}"],
                 area_text=f"{table} {c} data quality missing null",
             ))
@@ -61,7 +61,7 @@ def end_before_start(df: pd.DataFrame, meta: EndBeforeStartMeta | dict, step: in
         kind=Kind.DATA_QUALITY, name=f"{bad:,} rows of {table} end before they start",
         description=f"{bad:,} of {n:,} rows in {table} have {e} earlier than {s}: a logging defect.",
         table=table, step=step, effect=min(1.0, 0.3 + bad / max(n, 1)), p_value=1e-12,
-        count_sql=Source(ref).count(f"{quote(e)} < {quote(s)}"), segment=f"{e}<{s}",
+        count_sql=Source(ref).count(f"{quote(e)} < {quote(s)}"), segment=f"{e}<{s}", affected=bad,
         indicators=[f"rows with {e} < {s} = {bad:,}"], area_text=f"{table} {s} {e} data quality duration",
     )]
 

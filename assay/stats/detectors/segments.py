@@ -192,7 +192,7 @@ def duration_outliers(df: pd.DataFrame, meta: DurationBreakdownMeta | dict, step
     if not meta.measure or not meta.end:
         return []
     valid = f"{quote(meta.end)} IS NOT NULL AND {quote(meta.end)} >= {quote(meta.start)}"
-    return mean_outliers(df, meta.dim or None, meta.measure, meta.label or "duration", " days", valid,
+    return mean_outliers(df, meta.dim or None, meta.measure, meta.label or "duration", " " + (meta.unit or "days"), valid,
                          step, table, ref)
 
 

@@ -89,7 +89,8 @@ def _complete_months(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _label(meta) -> dict:
-    return {"label": getattr(meta, "label", None), "label_of": getattr(meta, "measure", None)}
+    return {"label": getattr(meta, "label", None), "label_of": getattr(meta, "measure", None),
+            "unit": getattr(meta, "unit", None) or "days"}
 
 
 def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: str, ref: str) -> list[Candidate]:
@@ -346,7 +347,7 @@ def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int
     df = df.dropna(subset=[m])
     if len(df) < 6:
         return []
-    label = meta.label or "duration"
+    label, unit = meta.label or "duration", meta.unit or "days"
     y = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
     vol = df["n"].to_numpy(dtype=float)
     first, last = (pd.Timestamp(df["month"].iloc[i]).strftime("%Y-%m") for i in (0, -1))
@@ -354,7 +355,7 @@ def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int
     tr = trend(y)
     if tr and tr[2] >= NO_EFFECT_P:
         out.append(no_effect(f"The average {label} of {table} is uniform over time",
-                             f"The average {label} of {table} stays between {fmt(y.min())} and {fmt(y.max())} days "
+                             f"The average {label} of {table} stays between {fmt(y.min())} and {fmt(y.max())} {unit} "
                              f"a month from {first} to {last}, with no significant trend (p = {tr[2]:.2g}).",
                              table, step, tr[2], f"{label} over time", f"{table} {label} uniform over time"))
     if tr:
@@ -363,11 +364,11 @@ def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int
             word = "increasing" if slope > 0 else "decreasing"
             out.append(Candidate(
                 kind=Kind.TREND, name=f"The average {label} of {table} is {word} over time",
-                description=(f"The average {label} of {table} is {word} over time: from {fmt(y[0])} days in {first} "
-                             f"to {fmt(y[-1])} days in {last} ({'+' if slope > 0 else ''}{fmt(slope)} days per "
+                description=(f"The average {label} of {table} is {word} over time: from {fmt(y[0])} {unit} in "
+                             f"{first} to {fmt(y[-1])} {unit} in {last} ({'+' if slope > 0 else ''}{fmt(slope)} {unit} per "
                              f"month, p = {p:.2g})."),
                 table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
-                count_sql=None, segment=f"{label} trend", indicators=[f"slope = {fmt(slope)} days per month"],
+                count_sql=None, segment=f"{label} trend", indicators=[f"slope = {fmt(slope)} {unit} per month"],
                 area_text=f"{table} {label} trend over time",
             ))
     if np.std(vol) > 0 and np.std(y) > 0:

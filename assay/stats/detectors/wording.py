@@ -63,13 +63,14 @@ def grain_word(grain: str) -> str:
     return _GRAIN[grain]
 
 
-def measure_words(measure: str, table: str, label: str | None = None, label_of: str | None = None) -> str:
+def measure_words(measure: str, table: str, label: str | None = None, label_of: str | None = None,
+                  unit: str = "days") -> str:
     """n -> number of orders, avg_dep_delay -> average dep delay; ``label`` names ``label_of`` (an
-    interval measure: average time to resolution in days)."""
+    interval measure: average time to resolution in days, average session length in minutes)."""
     if measure == "n":
         return f"number of {table}"
     if label and measure == label_of:
-        return f"average {label} in days"
+        return f"average {label} in {unit}"
     if measure.startswith("sum_"):  # sum_total_amount -> total amount, not "total total amount"
         rest = words(measure[4:])
         return rest if rest.split(" ")[0] in ("total", "sum") else "total " + rest
