@@ -49,7 +49,7 @@ You answer one question about a data warehouse by running SQL. Be exact and brie
 {{ actions }}
 Finish with done; its summary is the answer, citing the step numbers of the queries it rests on, e.g. (step 2){% if findings %}, and the ids of the earlier findings it rests on with their run and date, e.g. (churn-2 of run 1a2b3c4d, 2026-11-20){% endif %}.
 
-You have {{ max_steps }} turns. Finish with done as soon as a query has answered the question."""
+Your budget is {{ max_steps }} steps. Finish with done as soon as the question is answered: by a query, or by earlier findings when they answer it."""
 
 
 def is_enumeration(question: str) -> bool:
@@ -142,7 +142,7 @@ def ask(store: Store, project: Project, question: str, *, turns: int | None = No
         tools = bool(getattr(llm, "supports_tools", False))
         system = render(ASK_PROMPT, "ask prompt", schema_info=render_catalog(tables).text, tenant_rule=tenant,
                         limits=limits.template_vars(), max_steps=budget, findings=findings,
-                        actions=actions_text(tools, allowed))
+                        actions=actions_text(tools, allowed, caps=False))
         explorer = Explorer(
             llm=llm, executor=Executor(wh, build_guard(wh, cfg, tables), cfg, llm),
             provider=SchemaProvider(tables, sampler=wh.sample_rows, searcher=searcher, pii=cfg.pii_columns,
@@ -156,7 +156,7 @@ def ask(store: Store, project: Project, question: str, *, turns: int | None = No
         wh.close()
     answer = out.summary
     if out.finished != "done":
-        answer = (f"(no final answer within {budget} turns; the queries below are what was found)"
+        answer = (f"(no final answer within {budget} steps; the queries below are what was found)"
                   + (f" {out.summary}" if out.summary else ""))
     steps = [s for s in out.steps if s.action != StepAction.done]
     result = AskAnswer(question=question, answer=answer, finished=out.finished, steps=steps,

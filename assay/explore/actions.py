@@ -220,22 +220,25 @@ JSON_SHAPES = {
 }
 
 
-def step_rule(tools: bool) -> str:
+def step_rule(tools: bool, caps: bool = True) -> str:
     """What an action costs, as the loop counts it (``ExplorationLoop._counted_steps``): every `query` that runs
     (or fails) takes one step, in a turn of several tool calls each one; schema lookups, table searches,
     information_schema queries and guard refusals are free within their per-run budgets, after which each takes a
-    step too. Round 8's InsightBench runs spent their budget in multi-call turns and ended without `done`."""
+    step too. Round 8's InsightBench runs spent their budget in multi-call turns and ended without `done`.
+    ``caps=False`` leaves the per-run numbers out: beside `assay ask`'s five steps, "up to 30 lookups" read as a
+    second budget to a real model (session 19)."""
     several = ("also when several are in one turn (three `query` calls in one turn take three steps); "
                if tools else "")
+    limit = (f"up to {limits.MAX_LOOKUPS_PER_RUN} lookups, {limits.MAX_SEARCHES_PER_RUN} searches and "
+             f"{limits.MAX_FREE_REFUSALS_PER_RUN} refusals per run" if caps else "within generous limits")
     return (f"Each `query` takes one step of your budget, {several}`lookup_schema`, `search_tables`, queries of "
-            f"information_schema and refused queries are free (up to {limits.MAX_LOOKUPS_PER_RUN} lookups, "
-            f"{limits.MAX_SEARCHES_PER_RUN} searches and {limits.MAX_FREE_REFUSALS_PER_RUN} refusals per run; "
-            "beyond those each takes a step too). A result that takes a step is numbered in that count ([step N], "
+            f"information_schema and refused queries are free ({limit}; beyond those each takes a step too). "
+            "A result that takes a step is numbered in that count ([step N], "
             "the number to cite); a free action's result has no number. When the budget is spent the exploration "
             "ends without you: finish with `done` and your summary before it runs out.")
 
 
-def actions_text(tools: bool, allowed: tuple[str, ...] | None = None) -> str:
+def actions_text(tools: bool, allowed: tuple[str, ...] | None = None, caps: bool = True) -> str:
     """The prompt's description of the actions, in the one protocol the provider speaks: tool names and
     argument names from ``tool_specs`` with native tools, the JSON shapes otherwise."""
     allowed = allowed or ALL_ACTIONS
@@ -243,7 +246,7 @@ def actions_text(tools: bool, allowed: tuple[str, ...] | None = None) -> str:
     lines = []
     if tools:
         lines.append("Call the tools below (several in one turn when they are independent); do not write JSON "
-                     "actions in text. " + step_rule(True))
+                     "actions in text. " + step_rule(True, caps))
         for name in allowed:
             t = specs[name]
             props = t.parameters.get("properties", {})
@@ -252,7 +255,7 @@ def actions_text(tools: bool, allowed: tuple[str, ...] | None = None) -> str:
             lines.append(f"- `{name}({args})`: {t.description}")
     else:
         lines.append("Answer every turn with exactly ONE JSON object and nothing else (one action per turn). "
-                     + step_rule(False) + " One of:")
+                     + step_rule(False, caps) + " One of:")
         for name in allowed:
             shape, what = JSON_SHAPES[name]
             lines.append(f"- `{shape}`: {what or specs[name].description}")

@@ -39,13 +39,19 @@ def test_answer_cites_the_sql(project):
     assert ans.finished == "done" and "1,000 orders" in ans.answer
     assert [s.query for s in ans.cited()] == ["SELECT count(*) AS n FROM orders"]
     assert "Question: How many orders are there?" in llm.calls[0].messages[0].content
-    assert "You have 5 turns" in llm.calls[0].system_text()
+    system = llm.calls[0].system_text()
+    assert "Your budget is 5 steps" in system
+    # one budget said once (session 19: a real model read "up to 30 lookups ... per run" beside five turns as a
+    # second budget), and one rule for when to finish
+    assert "up to 30 lookups" not in system and "within generous limits" in system
+    assert "turns" not in system.split("## Actions")[1]
+    assert "as soon as the question is answered: by a query, or by earlier findings" in system
 
 
 def test_out_of_turns_says_so(project):
     llm = ReplayLLM({"ask": [json.dumps({"query": "SELECT 1 AS x"})] * 2})
     ans = ask(open_store(load_settings()), project, "q", llm=llm, turns=2)
-    assert ans.finished == "max_steps" and "no final answer within 2 turns" in ans.answer and len(ans.queries) == 2
+    assert ans.finished == "max_steps" and "no final answer within 2 steps" in ans.answer and len(ans.queries) == 2
 
 
 def test_needs_an_llm(project):
