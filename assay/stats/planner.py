@@ -860,7 +860,9 @@ class Planner:
                 continue
             acts = [a for a in profiles.values()
                     if a is not ent and key in a.table.column_names() and a.times()]
-            # presence first (sessions before level attempts and purchases), then the most rows per entity
+            # presence first (sessions before level attempts and purchases), then the most rows per entity: the
+            # order a small scan reaches them in. Each table stays a probe of its own: a return visit and a repeat
+            # purchase are different questions (the ecommerce demo's paid_social churn shows in orders, not events)
             acts.sort(key=lambda a: (not _PRESENCE.search(a.table.name), -a.rows, a.table.fqn))
             for act in acts:
                 ats = act.times()[0]
