@@ -864,7 +864,8 @@ class Planner:
             # order a small scan reaches them in. Each table stays a probe of its own: a return visit and a repeat
             # purchase are different questions (the ecommerce demo's paid_social churn shows in orders, not events)
             acts.sort(key=lambda a: (not _PRESENCE.search(a.table.name), -a.rows, a.table.fqn))
-            for act in acts:
+            presence = bool(acts) and bool(_PRESENCE.search(acts[0].table.name))
+            for i, act in enumerate(acts):
                 ats = act.times()[0]
                 for d in [x for x in ent.dims() if ent.distinct.get(x, 99) <= 12][:3]:
                     out.append(Probe(
@@ -880,7 +881,8 @@ class Planner:
                         f"sum(CASE WHEN a.acts >= 1 THEN 1 ELSE 0 END) AS active "
                         f"FROM {self.ref(ent.table)} e LEFT JOIN a ON a.k = e.{q(key)} GROUP BY 1 ORDER BY 1",
                         RetentionMeta(dim=d, entity_table=ent.table.fqn, key=key, created=created,
-                                      activity_table=act.table.fqn, activity_time=ats)))
+                                      activity_table=act.table.fqn, activity_time=ats,
+                                      returns=i == 0 or not presence)))
         return out
 
 

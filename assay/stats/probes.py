@@ -178,6 +178,9 @@ class RetentionMeta(ProbeMeta):
     activity_table: str = ""
     activity_time: str = ""
     activity_ref: str = ""
+    # whether a return after day 0 is judged by this table: not when a table of the entity's presence (sessions,
+    # visits) answers that, and this one (attempts, purchases) says only whether the act was repeated
+    returns: bool = True
 
 
 @dataclass(kw_only=True)

@@ -343,3 +343,15 @@ def test_rows_that_end_before_they_start_and_their_negative_duration_are_one_fac
     # a different defect of the same table stays its own fact
     other = D.quality_from_profile({"row_count": 50_000, "price__negative": 9}, None, 1, "sessions", ref, ["price"])
     assert len(_dedupe(D.score(negative + ends + other))) == 2
+
+
+def test_a_table_of_acts_beside_one_of_presence_judges_only_whether_the_act_was_repeated():
+    df = pd.DataFrame({"channel": ["tiktok", "organic", "paid", "email"], "entities": [4000, 9000, 8000, 7000],
+                       "returned_rate": [0.28, 0.74, 0.75, 0.73], "repeat_rate": [0.90, 0.91, 0.90, 0.92],
+                       "active": [3900, 8900, 7900, 6900]})
+    meta = {"dim": "channel", "entity_table": "main.players", "key": "player_id", "created": "installed_at",
+            "activity_table": "main.level_attempts", "activity_time": "attempted_at",
+            "activity_ref": '"main"."level_attempts"'}
+    [gap] = D.retention_outliers(df, meta, 1, "players", '"main"."players"')
+    assert gap.segment == "channel=tiktok" and "return after their first day" in gap.name
+    assert D.retention_outliers(df, {**meta, "returns": False}, 1, "players", '"main"."players"') == []

@@ -204,6 +204,8 @@ def test_retention_judges_a_return_by_the_table_of_presence_first(tmp_path):
         retention = [pr for pr in pl.plan(profiles_of(pl, wh)) if pr.kind == "retention"]
         assert retention and retention[0].meta.activity_table == "main.sessions"
         assert {pr.meta.activity_table for pr in retention} == {"main.sessions", "main.attempts"}
+        # a return after day 0 is the sessions' question; the attempts answer only whether attempts were repeated
+        assert all(pr.meta.returns == (pr.meta.activity_table == "main.sessions") for pr in retention)
     finally:
         wh.close()
 

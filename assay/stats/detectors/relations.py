@@ -103,7 +103,7 @@ def retention_outliers(df: pd.DataFrame, meta: RetentionMeta | dict, step: int, 
         return []
     best: Candidate | None = None
     act, key, created, ats = meta.activity_ref, meta.key, meta.created, meta.activity_time
-    for m in ("returned_rate", "repeat_rate"):
+    for m in ("returned_rate", "repeat_rate") if meta.returns else ("repeat_rate",):
         weights = pd.to_numeric(df[retention_base(m, df)], errors="coerce").fillna(0).to_numpy(dtype=float)
         vals = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
         for i, v in enumerate(vals):
