@@ -152,10 +152,10 @@ def known_vectors(path: Path):
 def warm_home(home: Path, path: Path):
     """A test's own ``ASSAY_HOME`` whose processes (the CLI, Prefect workers and their flow runs) embed texts: its
     embedding cache starts with the models' vectors of those texts (``path``, a ``vectors.npz``), as a host's
-    that ran them before, so that no process loads the model for them (each load is ~8 s of CPU). No warning for
-    a text the file lacks: some differ at every run (the work-pool tests' loopback analyst numbers its answers, so
-    a re-analysed area shows), and their processes load the model as before. ``--update-goldens`` writes the
-    cache's vectors (the file's and the new ones) back to the file."""
+    that ran them before, so that no process loads the model for them (each load is ~8 s of CPU). A text the file
+    lacks is embedded by the model and counted in a warning (the work-pool tests' loopback analyst numbers its
+    answers per area, so the texts are the same at every run); ``--update-goldens`` writes the cache's vectors (the
+    file's and the new ones) back to the file."""
     from assay.vectors import embedder as E
 
     fixture = _read(path)
@@ -179,3 +179,6 @@ def warm_home(home: Path, path: Path):
     new = sum(1 for m, vecs in held.items() for k in vecs if k not in fixture.get(m, {}))
     if new and goldens.updating():
         _write(path, held)
+    elif new:
+        warnings.warn(f"{path}: a process of this home embedded {new} text(s) it lacks (each process that did loaded "
+                      "the model); refresh it with --update-goldens", stacklevel=3)

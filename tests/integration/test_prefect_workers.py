@@ -48,7 +48,7 @@ class LoopbackAnalyst:
         self.hold: set[str] = set()  # area names whose analysis never answers (until released)
         self.held = threading.Event()
         self.release = threading.Event()
-        self.seq = 0
+        self.seq: dict[str, int] = {}  # analyses asked of each area so far: a re-analysed area's answer differs
         self.lock = threading.Lock()
 
     def answer(self, body: dict) -> tuple[int, str]:
@@ -67,8 +67,9 @@ class LoopbackAnalyst:
             area = AREA.search(text).group(1)
             with self.lock:
                 self.calls.append(f"analyze:{area}")
-                self.seq += 1
-                seq = self.seq
+                # numbered per area, not across them: the texts (and so their vectors, seeded in the homes by
+                # tests/seeded_vectors.warm_home) do not depend on which area's flow run asks first
+                seq = self.seq[area] = self.seq.get(area, 0) + 1
             if area in self.fail_once:
                 self.fail_once.discard(area)
                 return 400, json.dumps({"error": {"message": f"scripted refusal in {area}"}})
