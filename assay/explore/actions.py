@@ -310,8 +310,8 @@ def tool_specs(allowed: tuple[str, ...] | None = None) -> list[ToolSpec]:
         "search_insights": ToolSpec(
             "search_insights",
             "Search the insights and recommendations that earlier discoveries of this project found and verified "
-            "(each hit gives its id, run, date, verdict and text). Free of warehouse cost; the numbers are as of "
-            "the run's date.",
+            "(each hit gives its id, run, date, verdict and text). It takes one step, as a query does, and costs the "
+            "warehouse nothing; the numbers are as of the run's date.",
             {"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
              "required": ["query"]},
         ),

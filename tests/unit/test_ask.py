@@ -159,3 +159,15 @@ def test_cites_insights_by_the_ids_discoveries_give_them(project):
     assert [h.id for h in ans.cited_insights()] == ["conversion-1"]  # not conversion-10
     assert ans.sources == "insights"
     assert "e.g. (churn-2 of run" in llm.calls[0].system_text()  # the example id has the discoveries' form
+
+
+def test_the_insight_search_says_it_takes_a_step_as_the_loop_counts_it():
+    """A real model (session 20) read "free of warehouse cost" as free of the step budget; the loop counts it."""
+    from assay.explore.actions import tool_specs
+    from assay.explore.loop import Explorer
+    from assay.models import ExplorationStep, StepAction
+
+    [spec] = tool_specs(("search_insights",))
+    assert "takes one step" in spec.description
+    step = ExplorationStep(run_id="ask", step=1, turn=1, action=StepAction.search_insights, purpose="x")
+    assert not Explorer._free_kind(step)
