@@ -41,39 +41,67 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
     )
 
     # ---------------------------------------------------------------- sessions
-    # tiktok_ads players churn after day 0: 70% never come back after their first day
+    # A player's sessions follow one another in time and never overlap: the first within 20 hours of the install,
+    # then gaps. tiktok_ads players churn after day 0: 70% play one or two sessions on their first day and never
+    # come back (22% of the other channels' players). A returning player comes back within a few days, then plays
+    # out a lifetime of 14-120 days. Sessions after END are not observed: a recent cohort has had less time (fewer
+    # sessions seen), not more sessions squeezed into it.
     one_day = (channel == "tiktok_ads") & (rng.random(n) < 0.70)
     one_day |= (channel != "tiktok_ads") & (rng.random(n) < 0.22)
-    n_sess = np.where(one_day, rng.integers(1, 3, n), rng.integers(3, 40, n))
-    s_player = np.repeat(np.arange(n), n_sess)
+    # payers: day-0 churners rarely pay; whales (5% of payers) are players who keep playing for months
+    payer = rng.random(n) < np.where(one_day, 0.02, 0.07)
+    whales = rng.choice(np.flatnonzero(payer & ~one_day), max(1, int(payer.sum() * 0.05)), replace=False)
+    n_plan = np.where(one_day, rng.integers(1, 3, n), rng.integers(3, 40, n))
+    life_s = rng.uniform(14, 120, n) * 86400
+    n_plan[whales] = rng.integers(40, 90, len(whales))
+    life_s[whales] = rng.uniform(60, 150, len(whales)) * 86400
+    s_player = np.repeat(np.arange(n), n_plan)
     m = len(s_player)
-    remaining = span_s - inst_off[s_player]
-    day0 = np.repeat(one_day, n_sess)
     first = np.concatenate([[True], s_player[1:] != s_player[:-1]])
-    off = np.where(
-        day0 | first,
-        rng.integers(0, 20 * 3600, m),
-        (rng.random(m) * np.minimum(remaining, 120 * 86400)).astype(np.int64),
-    )
-    started = START + pd.to_timedelta(inst_off[s_player] + off, unit="s")
+    second = np.concatenate([[False], first[:-1]]) & ~first
     dur = rng.gamma(2.0, 300.0, m).round().astype(np.int64) + 30
     # BR players have sessions about half as long
     dur = np.where(country[s_player] == "BR", (dur * 0.5).astype(np.int64) + 15, dur)
+    day0 = one_day[s_player]
+    gap = np.where(
+        day0,
+        rng.integers(600, 3 * 3600, m),
+        np.where(second, rng.exponential(2 * 86400, m) + 4 * 3600,
+                 rng.exponential(life_s[s_player] / n_plan[s_player])),
+    ).astype(np.int64)
+    # each session starts after the previous one ended and a gap; cumulated per player
+    step = np.where(first, rng.integers(0, 20 * 3600, m), np.concatenate([[0], dur[:-1]]) + gap)
+    total = np.cumsum(step)
+    offset = total - np.repeat(total[first] - step[first], n_plan)
+    # a day-0 churner's sessions all start within its first day
+    offset = np.where(day0, np.minimum(offset, 86400 - 900), offset)
+    seen = inst_off[s_player] + offset < span_s
+    s_player, offset, dur = s_player[seen], offset[seen], dur[seen]
+    m = len(s_player)
+    n_sess = np.bincount(s_player, minlength=n)  # sessions observed (every player has the first)
+    started = START + pd.to_timedelta(inst_off[s_player] + offset, unit="s")
     # data-quality defect: 412 sessions whose end precedes their start
     bad = rng.choice(m, 412, replace=False)
-    dur[bad] = -rng.integers(60, 3600, 412)
+    logged = dur.copy()
+    logged[bad] = -rng.integers(60, 3600, 412)
     sessions = pd.DataFrame(
         {
             "session_id": np.arange(1, m + 1),
             "player_id": pid[s_player],
             "started_at": started,
-            "ended_at": started + pd.to_timedelta(dur, unit="s"),
-            "duration_s": dur,
+            "ended_at": started + pd.to_timedelta(logged, unit="s"),
+            "duration_s": logged,
         }
     )
+    sess_first = np.concatenate([[0], np.cumsum(n_sess)[:-1]])  # each player's first session's row
+
+    def in_sessions(owner: np.ndarray, idx: np.ndarray, frac: np.ndarray) -> pd.DatetimeIndex:
+        """A moment ``frac`` of the way through the owner's ``idx``-th session (its real length)."""
+        row = sess_first[owner] + idx
+        return pd.DatetimeIndex(started[row] + pd.to_timedelta((frac * dur[row]).astype(np.int64), unit="s"))
 
     # ---------------------------------------------------------------- level attempts
-    # each player reaches a max level depending on sessions; attempts per level
+    # each player reaches a max level depending on the sessions played; attempts per level
     reach = np.minimum(60, (n_sess * rng.uniform(1.5, 3.5, n)).astype(int) + 1)
     lvl_player = np.repeat(np.arange(n), reach)
     level = np.concatenate([np.arange(1, r + 1) for r in reach])
@@ -93,9 +121,15 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
     keep = ~(np.isin(att_player, list(gave_up)) & (att_level > WALL_LEVEL))
     att_player, att_level, att_no, won = att_player[keep], att_level[keep], att_no[keep], won[keep]
     k = len(att_player)
-    att_at = START + pd.to_timedelta(
-        inst_off[att_player] + (att_level * 3600 * rng.uniform(0.5, 3.0, k)).astype(np.int64), unit="s"
-    )
+    # a player's attempts, in order (level, then attempt), spread over its sessions in order
+    per = np.bincount(att_player, minlength=n)
+    nth = np.arange(k) - np.repeat(np.concatenate([[0], np.cumsum(per)[:-1]]), per)
+    sess_idx = (nth * n_sess[att_player]) // per[att_player]
+    in_sess = np.concatenate([[True], (att_player[1:] != att_player[:-1]) | (sess_idx[1:] != sess_idx[:-1])])
+    grp = np.cumsum(in_sess) - 1
+    grp_size = np.bincount(grp)
+    rank = np.arange(k) - np.flatnonzero(in_sess)[grp]
+    att_at = in_sessions(att_player, sess_idx, (rank + 1) / (grp_size[grp] + 1))
     boosters = np.where(rng.random(k) < 0.12, rng.integers(1, 4, k), 0)
     level_attempts = pd.DataFrame(
         {
@@ -111,20 +145,23 @@ def build(scale: float = 1.0, seed: int = 11) -> DemoSpec:
     )
 
     # ---------------------------------------------------------------- purchases
-    payer = rng.random(n) < 0.06
-    whales = rng.choice(np.flatnonzero(payer), max(1, int(payer.sum() * 0.05)), replace=False)
+    # players buy in their sessions; whales buy the big pack again and again over their months of play
     n_buy = np.where(payer, rng.integers(1, 6, n), 0)
     n_buy[whales] = rng.integers(25, 60, len(whales))
     b_player = np.repeat(np.arange(n), n_buy)
     b = len(b_player)
     prod_idx = rng.integers(0, len(PRODUCTS), b)
     prod_idx = np.where(np.isin(b_player, whales), 2, prod_idx)  # whales buy the big pack
-    b_at = START + pd.to_timedelta(
-        inst_off[b_player] + (rng.random(b) * np.minimum(span_s - inst_off[b_player], 90 * 86400)).astype(np.int64),
-        unit="s",
-    )
+    # each purchase falls in one of the sessions the player would play; those after END are not observed
+    b_sess = (rng.random(b) * n_plan[b_player]).astype(np.int64)
+    seen = b_sess < n_sess[b_player]
+    b_player, prod_idx, b_sess = b_player[seen], prod_idx[seen], b_sess[seen]
+    b = len(b_player)
+    b_at = in_sessions(b_player, b_sess, rng.random(b))
+    order = np.lexsort((b_at.asi8, b_player))  # ids in time order per player
+    b_player, prod_idx, b_at = b_player[order], prod_idx[order], b_at[order]
     b_platform = platform[b_player]
-    fail_p = np.where((b_platform == "ios") & (pd.DatetimeIndex(b_at) >= IOS_BUG_FROM), 0.38, 0.03)
+    fail_p = np.where((b_platform == "ios") & (b_at >= IOS_BUG_FROM), 0.38, 0.03)
     status = np.where(rng.random(b) < fail_p, "failed", "succeeded")
     purchases = pd.DataFrame(
         {
