@@ -110,7 +110,8 @@ REAL_MODEL = {
     # what they name, the refusal's reason first, the scan's leads in the analysis prompt, the explorer's rows kept)
     "demo-ecommerce-30-steps-r8": ("ecommerce", ["On platform = android, purchase per add_to_cart fell",
                                                  "37 of 400 products have a NULL category"]),
-    "demo-gaming-30-steps-r8": ("gaming", ["level 42 is a difficulty wall", "ios purchases fail far more often"]),
+    # (gaming's round 8 is retired from the replays in session 20, its fixtures kept: round 20 replays the gaming demo
+    # as it is generated since, sessions and purchases in time order over each player's lifetime)
     # Rounds 9, 10 and 11 (session 11): the scan's uncovered findings adopted, fit claims and a share's whole, the step
     # budget as the loop counts it; from round 10 a rate's segment_sql as its denominator and headlines of at most 20
     # words; round 11 a lead covered by meaning only with one of its figures (bench/README.md gives each one's figures)
@@ -140,6 +141,10 @@ REAL_MODEL = {
     # test_a_share_of_a_total_is_no_longer_sent_back below: today's verifier accepts its first answer)
     "demo-gaming-30-steps-r19": ("gaming", ["Level 42 is a difficulty wall",
                                             "iOS purchases fail far more often than android since May"]),
+    # Round 20 (session 20): session 20's code on the realistic gaming demo (precision 10/13 by the scorer; the three
+    # others true findings that were not planted)
+    "demo-gaming-30-steps-r20": ("gaming", ["Level 42 is a difficulty wall far harder than every other level",
+                                            "iOS purchase failure rate jumped from May 2026"]),
 }
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
@@ -152,7 +157,8 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
              "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
-             "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19"}
+             "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19",
+             "demo-gaming-30-steps-r20"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
            "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
@@ -163,7 +169,8 @@ QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22
            "demo-ecommerce-30-steps-r15": 29, "demo-gaming-30-steps-r15": 27,
            "demo-ecommerce-30-steps-r16": 23, "demo-gaming-30-steps-r16": 29,
            "demo-gaming-30-steps-r17": 30, "demo-ecommerce-30-steps-r18": 27,
-           "demo-gaming-30-steps-r18": 29, "demo-gaming-30-steps-r19": 29}  # as recorded (the model's done)
+           "demo-gaming-30-steps-r18": 29, "demo-gaming-30-steps-r19": 29,
+           "demo-gaming-30-steps-r20": 28}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
@@ -178,7 +185,8 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r14", "demo-gaming-30-steps-r14",
                        "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
                        "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
-                       "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19"}
+                       "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19",
+                       "demo-gaming-30-steps-r20"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
