@@ -64,9 +64,13 @@ def interval_unit(avg_seconds: float | None) -> str:
     return next((u for u, secs in INTERVAL_UNITS if avg_seconds >= secs), "seconds")
 
 
+def time_columns(t: TableInfo) -> list[str]:
+    return [c.name for c in t.columns if kind_of(c.type) == "time"]
+
+
 def main_interval(t: TableInfo) -> tuple[str, str, str] | None:
     """(start, end, label) of a table's main interval: opened -> closed, start -> end."""
-    times = [c.name for c in t.columns if kind_of(c.type) == "time"]
+    times = time_columns(t)
     starts = [x for x in times if _START.search(x)]
     ends = [x for x in times if _END.search(x) and x not in starts]
     if not starts or not ends:
@@ -235,7 +239,7 @@ class Profile:
         return [c.name for c in self.table.columns if kind_of(c.type) == "bool"]
 
     def times(self) -> list[str]:
-        return [c.name for c in self.table.columns if kind_of(c.type) == "time"]
+        return time_columns(self.table)
 
     def event_col(self) -> str | None:
         for c in self.dims():
