@@ -51,6 +51,7 @@ LOCK = "assay-server.lock"  # held by the live server for its whole life
 START_LOCK = "assay-server.start.lock"  # held by the command that starts one, so two never both start
 LOG = "assay-server.log"
 DEFAULT_IDLE_S = 1800.0
+SETTLE_S = 10.0  # the least a server lives once up, however short its idle limit (see _run)
 
 
 def idle_seconds() -> float:
@@ -472,9 +473,15 @@ def _run(sock: socket.socket, idle_s: float) -> None:
     server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on"))
 
     async def watch() -> None:
+        # the idle clock starts once the app is up, and the server stays at least SETTLE_S after that: Prefect's
+        # services start as background tasks of the lifespan, and a shutdown before one of them got going fails
+        # in its stop() ("Reactive triggers not started", a traceback in the log: session 20's last CI, idle 1 s)
+        while not server.started and not server.should_exit:
+            await asyncio.sleep(0.1)
+        up = app.last = time.monotonic()
         while not server.should_exit:
             await asyncio.sleep(min(5.0, max(idle_s / 4, 0.2)))
-            if app.idle_for() >= idle_s:
+            if app.idle_for() >= idle_s and time.monotonic() - up >= SETTLE_S:
                 server.should_exit = True
 
     async def main() -> None:
