@@ -66,19 +66,30 @@ def seeded_vectors(folder: Path):
         asked.setdefault(self.name, set()).update(keys)
         return real_get(self, keys)
 
+    texts: dict[str, str] = {}
+    real_key = E.CachedEmbedder._key
+
+    def recording_key(text):
+        k = texts[text] = real_key(text)
+        return k
+
     E.CachedEmbedder._get = recording_get
+    E.CachedEmbedder._key = staticmethod(recording_key)
     try:
         yield
     finally:  # a replay that fails on purpose (a mismatch) asked for its texts too
         E.CachedEmbedder._get = real_get
+        E.CachedEmbedder._key = staticmethod(real_key)
         if goldens.updating():
             found = {model: real_get(E._embedder(model), sorted(keys)) for model, keys in asked.items()}
             _write(path, {m: v for m, v in found.items() if v})
         else:
-            lacking = sum(len(keys - fixture.get(model, {}).keys()) for model, keys in asked.items())
-            if lacking:
-                warnings.warn(f"{folder.name}: {lacking} embedded text(s) not in {FILE}: the model embedded them; "
-                              f"refresh the file with --update-goldens", stacklevel=3)
+            lacking = sorted(k for model, keys in asked.items() for k in keys - fixture.get(model, {}).keys())
+            if lacking:  # named (cut), so that a text that differs from run to run shows which it is
+                by_key = {k: t for t, k in texts.items()}
+                shown = "; ".join(repr(by_key.get(k, k)[:100]) for k in lacking[:3])
+                warnings.warn(f"{folder.name}: {len(lacking)} embedded text(s) not in {FILE}: the model embedded "
+                              f"them; refresh the file with --update-goldens ({shown})", stacklevel=3)
 
 
 @contextlib.contextmanager
