@@ -1309,7 +1309,10 @@ def doctor(project: str = typer.Argument(..., help="project id, or a project YAM
     out.print(t)
     failed = [c.part for c in checks if c.status == FAIL]
     if failed:
-        err.print(f"[bold red]not ready:[/] {', '.join(failed)} unreachable (see above)", highlight=False)
+        # a check fails for more than reachability (a pii_columns entry no column has, a missing table): say which
+        # part failed and leave the why to its row
+        err.print(f"[bold red]not ready:[/] the {' and '.join(failed)} check{'s' if len(failed) > 1 else ''} failed "
+                  f"(see above)", highlight=False)
         raise typer.Exit(1)
     out.print("[green]ready[/]: everything this project needs answered")
 

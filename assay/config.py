@@ -453,6 +453,7 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
             settings_model.model_validate(clean)
         except ValidationError as exc:
             errors += pydantic_errors(exc, "warehouse.settings", settings_model)
+    errors += _pack_errors(project)
     if project.llm.provider not in PROVIDERS:
         errors.append(f"llm.provider: unknown provider {project.llm.provider!r}"
                       f"{did_you_mean(project.llm.provider, PROVIDERS, listing=False)}; valid: {', '.join(PROVIDERS)}")
@@ -481,6 +482,30 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
         if why:
             errors.append(f"timezone: {why}")
     return project, _one_per_typo(errors)
+
+
+def _pack_errors(project: Project) -> list[str]:
+    """A built-in pack's name and category, checked with the rest of the file (a ``pack_dir`` pack is read once its
+    path is resolved: ``packs.pack_for_project``)."""
+    from .packs import PackError, list_packs, load_pack
+
+    if project.pack_dir or (project.goal and project.pack == "goal"):
+        return []
+    known = list_packs()
+    if project.pack not in known:
+        return [f"pack: unknown pack {project.pack!r}{did_you_mean(project.pack, known, listing=False)}; "
+                f"valid: {', '.join(known)}"]
+    if project.category is None:
+        return []
+    try:
+        cats = load_pack(project.pack).categories
+    except PackError as e:  # a broken built-in pack: its own error
+        return [f"pack: {e}"]
+    if project.category in cats:
+        return []
+    valid = ", ".join(cats) if cats else "none (leave category out)"
+    return [f"category: {project.category!r} is not a category of the {project.pack} pack"
+            f"{did_you_mean(project.category, cats, listing=False)}; valid: {valid}"]
 
 
 def _one_per_typo(errors: list[str]) -> list[str]:

@@ -394,9 +394,20 @@ def test_a_pack_typo_is_reported_before_the_files_other_errors(tmp_path):
 
 def test_unknown_pack_and_category_suggest(tmp_path):
     lines = errors_of(apply(tmp_path, merge(GOOD, pack="ecomerce"))[1])
-    assert "unknown pack 'ecomerce' (did you mean ecommerce?)" in lines[0]
+    assert len(lines) == 1 and "p.yaml: pack: unknown pack 'ecomerce' (did you mean ecommerce?)" in lines[0]
     lines = errors_of(apply(tmp_path, merge(GOOD, pack="gaming", category="match"))[1])
-    assert "category 'match' is not in this pack (did you mean match3?)" in lines[0]
+    assert len(lines) == 1, lines
+    assert "p.yaml: category: 'match' is not a category of the gaming pack (did you mean match3?)" in lines[0]
+
+
+def test_a_pack_typo_is_reported_with_the_files_other_errors(tmp_path):
+    """A new user's file with three mistakes heard of one, the pack's, once the other two were fixed: every
+    problem of the file is one line naming the file and the field, the pack's among them."""
+    bad = merge(GOOD, pack="ecomerce", schedule="every monday")
+    bad["warehouse"] = {**bad["warehouse"], "kind": "duckbd"}
+    lines = errors_of(apply(tmp_path, bad)[1])
+    fields = sorted(x.split("p.yaml: ", 1)[1].split(":", 1)[0] for x in lines)
+    assert fields == ["pack", "schedule", "warehouse.kind"], lines
 
 
 def test_missing_schema_and_empty_warehouse_are_one_line(tmp_path):

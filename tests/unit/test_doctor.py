@@ -65,3 +65,20 @@ def test_cli_one_screen_and_exit_code(tmp_path):
     g.write_text(yaml.safe_dump(good.model_dump(mode="json", exclude_none=True)))
     res = CliRunner().invoke(app, ["doctor", str(g)])
     assert res.exit_code == 0 and "ready" in res.output, res.output
+
+
+def test_a_pii_column_no_table_has_fails_the_warehouse_check_named_for_what_it_is(tmp_path):
+    # the README's example entry copied onto a warehouse without that column: the warehouse answers, the check fails
+    # on the entry, and the closing line says the warehouse check failed, not that the warehouse is unreachable
+    db = small_warehouse(tmp_path / "w.duckdb")
+    f = tmp_path / "pii.yaml"
+    f.write_text(yaml.safe_dump({"id": "doc", "pack": "ecommerce", "llm": {"provider": "none"},
+                                 "warehouse": {"kind": "duckdb", "settings": {"path": str(db)},
+                                               "pii_columns": ["customers.phone"]}}))
+    res = CliRunner().invoke(app, ["doctor", str(f)])
+    flat = " ".join(res.output.split())
+    assert res.exit_code == 1 and "the warehouse check failed" in flat and "unreachable" not in flat, res.output
+    from assay.settings import load_project_file
+
+    checks = run_checks(load_project_file(f), load_settings())
+    assert checks[0].status == FAIL and "'customers.phone' is no column of the warehouse" in checks[0].detail, checks
