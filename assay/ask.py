@@ -103,12 +103,11 @@ class AskAnswer:
 def ask(store: Store, project: Project, question: str, *, turns: int | None = None, llm: LLM | None = None,
         searcher=None) -> AskAnswer:
     if llm is None:
-        from .llm.resolve import resolve_llm
+        from .llm.resolve import HOW_TO_ADD_AN_LLM, resolve_llm
 
         res = resolve_llm(project.llm)
         if res.cfg is None:
-            raise MissingKey(f"assay ask needs an LLM, and none is available: {res.reason} (set "
-                             "ANTHROPIC_API_KEY, OPENAI_BASE_URL/OPENAI_API_KEY, or the project's llm.provider)")
+            raise MissingKey(f"assay ask needs an LLM, and none is available: {res.reason} ({HOW_TO_ADD_AN_LLM})")
         llm = build_llm(project.llm)
     from .schema.discovery import discover_schema
 

@@ -652,9 +652,13 @@ def discover(
     if p.state.value != "ready":
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
+    from .llm.resolve import HOW_TO_ADD_AN_LLM
     from .run.analyst import analyst_choice
 
-    out.print(analyst_choice(p)[1], soft_wrap=True)  # the run's first line: which analyst and model, and why
+    chosen, first = analyst_choice(p)
+    out.print(first, soft_wrap=True)  # the run's first line: which analyst and model, and why
+    if chosen == "statistical" and "(no LLM)" in first:
+        out.print(f"[dim]to use an LLM analyst, {HOW_TO_ADD_AN_LLM}[/]", soft_wrap=True, highlight=False)
     done = _run_flow(project, max_steps, min_steps, area or None, goal=goal)
     run_id = done["run_id"]
     result = _store().get_result(run_id)
@@ -707,6 +711,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     from rich.markup import escape
 
     from .models import ValidationStatus
+    from .llm.resolve import HOW_TO_ADD_AN_LLM
     from .report.claims import checked_summary, claim_line, insight_notes
 
     store = _store()
@@ -720,8 +725,9 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         if analyst is None:  # `assay show`: which analyst ran and why, once
             note = store.get_run(result.run_id).analyst_note or "no LLM was configured"
             why = note.split(" because ", 1)[-1].rstrip(".")
-            out.print(f"[yellow]The statistical analyst ran: {why}. Set ANTHROPIC_API_KEY or OPENAI_BASE_URL to "
-                      f"use an LLM analyst.{recs}[/]", soft_wrap=True)
+            how = ("set analyst: auto in the project to use an LLM analyst when one is configured"
+                   if "analyst: statistical" in why else f"to use an LLM analyst, {HOW_TO_ADD_AN_LLM}")
+            out.print(f"[yellow]The statistical analyst ran: {why}; {how}.{recs}[/]", soft_wrap=True)
         elif recs:
             out.print(f"[yellow]{recs.strip()}[/]", soft_wrap=True)
     elif result.recommendation_note and not result.recommendations:

@@ -91,6 +91,12 @@ def resolve_llm(cfg: LLMConfig, env: Mapping[str, str] | None = None) -> Resolut
     return Resolution(None, "no ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL is set")
 
 
+# how to get an LLM analyst, in every message that says there is none (the run's note, `show`, `ask`, pack
+# generation, analyst: llm): one wording, as the README's "Which analyst runs" says it
+HOW_TO_ADD_AN_LLM = ("set ANTHROPIC_API_KEY, or OPENAI_BASE_URL / OPENAI_API_KEY for an OpenAI-compatible server, "
+                     "or the project's llm.provider")
+
+
 def describe(analyst: str, res: Resolution) -> str:
     """The first line of a run: which analyst and model ran, and why."""
     if analyst == "llm" and res.cfg is not None:

@@ -5,10 +5,20 @@ from __future__ import annotations
 from ..errors import MissingKey
 from ..models import Project
 
-STATISTICAL_NOTE = (
-    "No LLM is configured, so the statistical analyst ran (set ANTHROPIC_API_KEY or llm.provider to use an "
-    "LLM analyst). Recommendations need an LLM and were not generated."
-)
+from ..llm.resolve import HOW_TO_ADD_AN_LLM
+
+NO_RECOMMENDATIONS = "Recommendations need an LLM and were not generated."
+
+
+def statistical_note(project_chose: bool) -> str:
+    """The note a statistical run's recommendations carry: why there are none, and what would change that."""
+    if project_chose:
+        return (f"The project sets analyst: statistical (analyst: auto uses an LLM when one is configured). "
+                f"{NO_RECOMMENDATIONS}")
+    return f"No LLM is configured, so the statistical analyst ran ({HOW_TO_ADD_AN_LLM}). {NO_RECOMMENDATIONS}"
+
+
+STATISTICAL_NOTE = statistical_note(False)
 
 
 def resolve_analyst(project: Project) -> str:
@@ -24,8 +34,7 @@ def analyst_choice(project: Project) -> tuple[str, str]:
         return "statistical", "analyst: statistical because the project sets analyst: statistical"
     if project.analyst == "llm" and res.cfg is None:
         raise MissingKey(
-            f"project {project.id}: analyst is 'llm' but no LLM is configured ({res.reason}; "
-            "set ANTHROPIC_API_KEY, OPENAI_BASE_URL/OPENAI_API_KEY, or llm.provider in the project)"
+            f"project {project.id}: analyst is 'llm' but no LLM is configured ({res.reason}; {HOW_TO_ADD_AN_LLM})"
         )
     analyst = "llm" if res.cfg is not None else "statistical"
     return analyst, describe(analyst, res)

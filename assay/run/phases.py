@@ -33,7 +33,7 @@ from ..schema.catalog import join_hints, render_catalog
 from ..schema.discovery import discover_schema, schema_cache_key
 from ..validate.refute import Refuter, refute_insight, weigh_severity
 from ..validate.verify import Verifier
-from .analyst import STATISTICAL_NOTE
+from .analyst import statistical_note
 from .session import RunSession
 from .writer import RunWriter
 
@@ -291,7 +291,7 @@ def recommendations_phase(s: RunSession) -> dict:
             for area, ins in by_area.items():
                 s.store.save_area(s.run_id, area, ins, stored[area][1])
     if s.llm is None:
-        doc = {"recommendations": [], "log": [], "note": STATISTICAL_NOTE}
+        doc = {"recommendations": [], "log": [], "note": statistical_note(s.project.analyst == "statistical")}
     else:
         out = recommend(s.llm, s.pack, insights, previous_context=s.run.previous_context,
                         profile=profile_text(s.project), goal=s.run.goal or "", context_notes=notes)

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..config import check_warehouse_file
 from ..errors import MissingKey
 from ..llm import build_llm, llm_configured
+from ..llm.resolve import HOW_TO_ADD_AN_LLM
 from ..models import Project, ProjectState
 from ..packs import pack_for_project
 from ..schema.catalog import render_catalog
@@ -26,8 +27,7 @@ def generate_pack(project_id: str, notes: str, out_dir: Path | None = None, *,
     store = open_store(settings)
     project = store.get_project(project_id)
     if not llm_configured(project.llm):
-        raise MissingKey(f"project {project.id}: pack generation needs an LLM (set ANTHROPIC_API_KEY, or "
-                         "llm.provider/llm.api_key_env in the project)")
+        raise MissingKey(f"project {project.id}: pack generation needs an LLM ({HOW_TO_ADD_AN_LLM})")
     moving = project.state != ProjectState.ready
     if moving:
         store.save_project(project.model_copy(update={"state": ProjectState.pack_generation}))

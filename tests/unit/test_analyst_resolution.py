@@ -96,3 +96,33 @@ def test_demo_names_its_choices_for_an_unknown_which():
     """Session 15, a new user: `assay demo --which foo` said "no project 'demo-foo' (known: ...)"."""
     r = CliRunner().invoke(app, ["demo", "--which", "foo", "--generate-only"])
     assert r.exit_code == 2 and "--which foo: choose ecommerce, gaming or both" in r.output, r.output
+
+
+def test_every_message_that_says_there_is_no_llm_says_how_to_add_one_in_the_same_words(monkeypatch, tmp_path):
+    """A new user met four wordings with four different fixes (the run's first line, `show`, the report's note,
+    `ask`); each now ends with one text, and a project that chose the statistical analyst is told about that
+    choice, not about a key it has no use for."""
+    from assay.ask import ask
+    from assay.llm.resolve import HOW_TO_ADD_AN_LLM
+    from assay.run.analyst import STATISTICAL_NOTE, statistical_note
+    from assay.services.packs import generate_pack
+    from tests.helpers import small_warehouse
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    p = _project().model_copy(update={"warehouse": WarehouseConfig(
+        kind="duckdb", settings={"path": str(small_warehouse(tmp_path / "w.duckdb"))})})
+    store = open_store(load_settings())
+    store.save_project(p)
+    assert HOW_TO_ADD_AN_LLM in STATISTICAL_NOTE
+    chose = statistical_note(True)
+    assert "sets analyst: statistical" in chose and "ANTHROPIC_API_KEY" not in chose
+    with pytest.raises(MissingKey) as e:
+        analyst_choice(p.model_copy(update={"analyst": "llm"}))
+    assert HOW_TO_ADD_AN_LLM in str(e.value)
+    with pytest.raises(MissingKey) as e:
+        ask(store, p, "how many orders?")
+    assert HOW_TO_ADD_AN_LLM in str(e.value)
+    with pytest.raises(MissingKey) as e:
+        generate_pack(p.id, "")
+    assert HOW_TO_ADD_AN_LLM in str(e.value)

@@ -22,6 +22,16 @@ def test_no_llm_note_is_printed_once_in_one_wording():
     assert flat.count("statistical analyst ran") == 1, r.output
     assert flat.count("Recommendations need an LLM") == 1, r.output
     assert "No LLM configured:" not in flat  # the second wording is gone
+    from assay.llm.resolve import HOW_TO_ADD_AN_LLM
+
+    assert HOW_TO_ADD_AN_LLM in flat  # and how to add one, in the words of every other message
+    # a project that chose the statistical analyst hears of its choice, not of keys
+    store.create_run(DiscoveryRun(id="nollm0002", project_id="p", analyst="statistical",
+                                  analyst_note="analyst: statistical because the project sets analyst: statistical"))
+    store.save_result(DiscoveryResult(run_id="nollm0002", project_id="p", domain="ecommerce", analyst="statistical"))
+    flat = " ".join(CliRunner().invoke(app, ["show", "nollm0002"], catch_exceptions=False).output.split())
+    assert "the project sets analyst: statistical; set analyst: auto in the project" in flat, flat
+    assert "ANTHROPIC_API_KEY" not in flat, flat
 
 
 def test_cli_runs_prefect_without_telemetry(monkeypatch):
