@@ -720,7 +720,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
               f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
               f"{result.total_steps} steps · {result.duration_s:.0f}s", soft_wrap=True)  # one line, never cut
-    if result.analyst == "statistical":
+    failed = result.run_type.value == "failed"
+    if result.analyst == "statistical" and not failed:  # a failed run: its error, not which analyst would have run
         recs = "" if result.recommendations else " Recommendations need an LLM and were not generated."
         if analyst is None:  # `assay show`: which analyst ran and why, once
             note = store.get_run(result.run_id).analyst_note or "no LLM was configured"
@@ -730,7 +731,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
             out.print(f"[yellow]The statistical analyst ran: {why}; {how}.{recs}[/]", soft_wrap=True)
         elif recs:
             out.print(f"[yellow]{recs.strip()}[/]", soft_wrap=True)
-    elif result.recommendation_note and not result.recommendations:
+    elif not failed and result.recommendation_note and not result.recommendations:
         out.print(f"[yellow]{result.recommendation_note}[/]", soft_wrap=True)
     for e in result.errors:
         out.print(f"[red]error:[/] {e}", soft_wrap=True)
@@ -743,7 +744,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
 
     by_area = links(result)[1]  # most severe first, as the reports order them
     if not result.insights:
-        out.print("\n[dim]No insights.[/]")
+        out.print("\n[dim]No insights: the run failed (the error above).[/]" if failed else "\n[dim]No insights.[/]")
     else:
         out.print(f"[dim]{escape(checked_summary(result.insights))}[/]", soft_wrap=True)
     for area, items in by_area.items():
@@ -798,6 +799,11 @@ def show(run: str, as_json: bool = typer.Option(False, "--json", help="the whole
     show_result(rid)
 
 
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, with an ellipsis when cut."""
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
+
+
 @app.command()
 @_guarded
 def runs(project: Optional[str] = typer.Option(None, "--project", help="only this project's runs"),
@@ -827,14 +833,18 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
         t.add_column("error", overflow="fold")
         for r in store.list_runs(project, limit):
             t.add_row(r.id[:8], r.project_id, state_name(r), r.phase.value, f"{r.steps_done}/{r.max_steps}",
-                      r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), (r.error or "")[:60])
+                      r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), _cut(r.error or "", 60))
         return t
 
+    if project is not None and not store.list_runs(project, 1):
+        store.get_project(project)  # a misspelt project: one line with the known ones, not an empty table
     reap()
-    if as_json:
+    if as_json:  # what the table shows, and what it cannot (full ids, the flow run, where it runs)
         for r in store.list_runs(project, limit):
             sys.stdout.write(json.dumps({"run": r.id, "flow_run": r.flow_run_id, "project": r.project_id,
-                                         "state": state_name(r), "phase": r.phase.value, "error": r.error,
+                                         "state": state_name(r), "phase": r.phase.value,
+                                         "steps": r.steps_done, "max_steps": r.max_steps, "analyst": r.analyst,
+                                         "started_at": r.started_at.isoformat(), "error": r.error,
                                          "host": r.host, "pid": r.pid}) + "\n")
         return
     if not watch:

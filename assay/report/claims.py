@@ -132,7 +132,10 @@ def insight_notes(i: Insight) -> list[str]:
 
 
 def checked_summary(insights: list[Insight]) -> str:
-    """What the warehouse checked in a run, in one line."""
+    """What the warehouse checked in a run, in one line; empty when the run has no insight (a failed run's report
+    said "0 numbers of 0 insights (0 confirmed, 0 adjusted, 0 rejected)")."""
+    if not insights:
+        return ""
     claims = [c for i in insights for c in i.claims if c.verdict is not None]
     checked = [c for c in claims if c.verdict in CHECKED]
     by = {v: sum(1 for c in checked if c.verdict == v) for v in CHECKED}

@@ -359,7 +359,7 @@ _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined
  <div class="tile"><div class="n">{{ confirmed }}/{{ verifiable }}</div><div class="l">counts confirmed</div></div>
  <div class="tile"><div class="n">{{ r.recommendations|length }}</div><div class="l">recommendations</div></div>
 </div>
-<p class="meta">{{ checked }}</p>
+{% if checked %}<p class="meta">{{ checked }}</p>{% endif %}
 {% if r.errors %}<div class="errors"><b>Errors</b><ul>{% for e in r.errors %}<li>{{ e }}</li>{% endfor %}</ul></div>{% endif %}
 <nav>{% for area, items in areas %}<a href="#area-{{ area }}">{{ area }} ({{ items|length }})</a>{% endfor %}
  <a href="#recommendations">recommendations</a></nav>

@@ -64,9 +64,12 @@ def render_markdown(r: DiscoveryResult) -> str:
     if r.errors:
         out += ["", "> **Errors**"] + [f"> - {_md(e)}" for e in r.errors]
     recs_for, by_area = links(r)
-    out += ["", "## Insights", "", f"_{checked_summary(r.insights)}_"]
+    out += ["", "## Insights", ""]
     if not r.insights:
-        out.append("_No insights._")
+        out.append("_No insights: the run failed (its errors are above)._" if r.run_type.value == "failed"
+                   else "_No insights._")
+    else:
+        out.append(f"_{checked_summary(r.insights)}_")
     for area in by_area:
         out += ["", f"### {area}"]
         for i in by_area[area]:

@@ -250,6 +250,10 @@ def collect_insights(s: RunSession, context: list[Insight] | None = None) -> tup
     return insights, logs
 
 
+def _column_names(s: RunSession) -> set[str]:
+    return {c.name for t in s.tables for c in t.columns}
+
+
 def _uncovered_leads(s: RunSession, reported: list[Insight]) -> list[str]:
     """The scan's leads that no insight or context note covers (an LLM run with leads only); never fails a run."""
     from ..explore.leads import headlines
@@ -259,7 +263,7 @@ def _uncovered_leads(s: RunSession, reported: list[Insight]) -> list[str]:
     if not leads or s.llm is None:
         return []
     try:
-        return uncovered_leads(leads, reported, s.embedder.embed)
+        return uncovered_leads(leads, reported, s.embedder.embed, columns=_column_names(s))
     except Exception as exc:  # a listing for the reader: the run's result stands without it
         log.warning("leads: could not match the scan's leads to the insights (%s)", exc)
         return []
@@ -309,6 +313,7 @@ def recommendations_phase(s: RunSession) -> dict:
 def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
     from ..models import Recommendation
 
+    stopped = s.refresh().phase  # where a failed run stopped: the phase it keeps
     s.store.update_run(s.run_id, phase=Phase.save)
     run = s.refresh()
     notes: list[Insight] = []
@@ -361,7 +366,11 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
         errors=errors,
     )
     s.store.save_result(result)
-    status = RunStatus.failed if run_type == RunType.failed else RunStatus.completed
-    s.store.update_run(s.run_id, status=status, phase=Phase.done, finished_at=utcnow(), run_type=run_type,
-                       error=errors[0] if run_type == RunType.failed and errors else None)
+    failed = run_type == RunType.failed
+    # a failed run keeps the phase it stopped in (`assay runs` said "done" beside "Failed" and a schema error):
+    # the one its error came from, or the analysis when every area failed
+    s.store.update_run(s.run_id, status=RunStatus.failed if failed else RunStatus.completed,
+                       phase=(stopped if error else Phase.analysis) if failed else Phase.done,
+                       finished_at=utcnow(), run_type=run_type,
+                       error=errors[0] if failed and errors else None)
     return result

@@ -98,7 +98,9 @@ class Store:
             return col.find_one({"_id": matches[0]["_id"]})
         if not matches:
             raise NotFound(f"no run {prefix!r}; `assay runs` lists them")
-        raise NotFound(f"run prefix {prefix!r} is ambiguous ({len(matches)} runs)")
+        ids = sorted(str(d["_id"]) for d in matches)
+        shown = ", ".join(i[:max(len(prefix) + 4, 8)] for i in ids[:5]) + (", ..." if len(ids) > 5 else "")
+        raise NotFound(f"run prefix {prefix!r} is ambiguous ({len(matches)} runs: {shown})")
 
     def resolve_run_id(self, prefix: str) -> str:
         return self.get_run(prefix).id

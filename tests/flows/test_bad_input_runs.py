@@ -5,6 +5,7 @@ path (the traceback is in the log, not on the terminal); flow runs are named aft
 from __future__ import annotations
 
 import asyncio
+import json
 
 import duckdb
 from typer.testing import CliRunner
@@ -45,6 +46,23 @@ def test_missing_schema_is_a_failed_run_with_one_line(tmp_path):
     # the run's first line (which analyst), its error and its log: nothing of a result it does not have (the
     # session-16 new user read six lines, "No insights." and a report hint among them)
     assert len(r.output.strip().splitlines()) <= 4 and "No insights" not in r.output and "report" not in r.output
+    # afterwards, as a new user read it (session 21): the run stays in the phase it failed in, not "done"; `show`
+    # says it failed and why, not which analyst would have run or how to add an LLM; the report counts no
+    # re-derived numbers of no insights
+    assert run.phase.value == "schema", run.phase
+    runner = CliRunner()
+    listed = runner.invoke(app, ["runs", "--project", "noschema-run", "--json"], catch_exceptions=False).output
+    row = json.loads(listed.splitlines()[0])
+    assert row["phase"] == "schema" and row["steps"] == 0 and row["analyst"] == "statistical" and row["started_at"]
+    shown = " ".join(runner.invoke(app, ["show", run.id[:8]], catch_exceptions=False).output.split())
+    assert "error: warehouse.schemas: schema 'nope'" in shown and "No insights: the run failed" in shown, shown
+    assert "statistical analyst ran" not in shown and "LLM" not in shown, shown
+    from assay.report.markdown import render_markdown
+
+    md = render_markdown(store.get_result(run.id))
+    assert "Re-derived" not in md and "No insights: the run failed" in md, md
+    bad = runner.invoke(app, ["runs", "--project", "noschema-rnu"])
+    assert bad.exit_code != 0 and "no project 'noschema-rnu'" in bad.output, bad.output
 
 
 def test_empty_warehouse_is_a_failed_run(tmp_path):
