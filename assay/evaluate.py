@@ -140,6 +140,20 @@ def entities_agree(insight: Insight, pattern: dict) -> bool:
     return a is not None and a == b
 
 
+_TOP_LIST = re.compile(r"\btop\s+(\d+(?:\.\d+)?\s*%(?:\s*(?:,\s*and|,\s*or|,|and|or)\s*\d+(?:\.\d+)?\s*%)*)", re.I)
+
+
+def _lists_top_share(text: str, pattern: dict) -> bool:
+    """The text names the pattern's "top k%" group inside a list of groups: "the top 1%, 5% and 10% of payers
+    bring 20.4%, 64.9% and 70.3%" names the top 5% (round 21, gaming: the model's whale finding, its only mention
+    of the group, was scored as not naming it)."""
+    k = _top_fraction(pattern.get("segment") or "")
+    if pattern.get("kind") != "concentration" or k is None:
+        return False
+    return any(abs(float(v) / 100 - k) < 1e-9 for m in _TOP_LIST.finditer(text or "")
+               for v in re.findall(r"\d+(?:\.\d+)?", m.group(1)))
+
+
 def _names_top_group(insight: Insight, pattern: dict) -> bool:
     """A concentration's top group named by its size anywhere in the insight's words or its claims' segments ("the
     top 85 payers" for the top 5% of 1,700 payers), within the count tolerance of the truth's group."""
@@ -161,7 +175,7 @@ def matches(insight: Insight, pattern: dict) -> bool:
     text = _text(insight)
     folded = fold(text)
     if not any(names_value(n, folded) for n in pattern.get("names") or [pattern["segment"]]) \
-            and not _names_top_group(insight, pattern):
+            and not _names_top_group(insight, pattern) and not _lists_top_share(text, pattern):
         return False
     metric = pattern.get("metric") or []
     if metric and not any(_names(w, text) for w in metric):

@@ -237,6 +237,26 @@ def test_a_concentration_named_only_by_its_group_s_size_is_found():
     assert not matches(i, whales)
 
 
+def test_a_concentration_named_in_a_list_of_top_groups_is_found():
+    """Round 21 (gaming): "Revenue is concentrated in a few whales": "The top 1%, 5% and 10% of payers bring 20.4%,
+    64.9% and 70.3% of it ... 73 payers with lifetime spend of $200 or more bring 64.0%", its count of players near
+    the truth's 78, was scored as not naming the top 5%: a list of top groups names each of them. Another list
+    (the top 1% and 10%) does not, nor does a list of shares that are not groups."""
+    whales = {"id": "whale_concentration", "kind": "concentration", "segment": "top 5% payers", "names": ["top 5%"],
+              "entity": "players", "metric": ["revenue", "price_usd", "spend"], "affected_count": 78}
+    i = unit("Revenue is concentrated in a few whales, and increasingly so", 73, "players")
+    i.description = ("Succeeded revenue totals $78,864.00 from 1,549 payers. The top 1%, 5% and 10% of payers bring "
+                     "20.4%, 64.9% and 70.3% of it.")
+    assert matches(i, whales)
+    for other in ("The top 1% and 10% of payers bring 20.4% and 70.3% of it.",
+                  "The top 1% of payers bring 20.4% of it; 5% and 10% of payers are whales."):
+        i.description = other
+        assert not matches(i, whales), other
+    i.description = "The top 1%, 5%, and 10% of payers bring 20.4%, 64.9% and 70.3% of it."
+    assert matches(i, whales)
+    assert not matches(i, {**whales, "kind": "outlier_segment"})
+
+
 def test_eval_demo_leaves_no_project_or_run_in_the_users_store(tmp_path, monkeypatch):
     """`assay eval demo` ran its discoveries in the user's store: eval-ecommerce and eval-gaming showed in
     `assay project list` and `assay runs` afterwards. It runs them in a temporary store, removed when it ends."""

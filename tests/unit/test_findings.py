@@ -420,6 +420,41 @@ def test_a_lead_close_in_meaning_is_covered_only_by_an_insight_stating_its_figur
     assert stated_numbers("ranks 1,2,3 of 24,093 and 412") == [24093.0, 412.0]  # a list is no 123
 
 
+def test_a_lead_in_column_names_is_covered_by_an_insight_that_measures_those_columns_and_states_its_figure():
+    """Round 21 (gaming): the scan's "Top 5% of player_id (80) bring 66.0% of price_usd" scored 0.41 in meaning
+    against the model's "Revenue is concentrated in a few whales", which summed price_usd by player_id and said the
+    top 5% bring 64.9%: the lead was adopted as a second insight of the same finding. An insight whose claims read
+    every column the lead's headline names, and that states the headline's figure (within 5%), covers it; either
+    alone does not, and a column named only in prose ("price usd") is left to the meaning."""
+    import numpy as np
+
+    from assay.findings import uncovered_leads
+
+    seen: dict[str, int] = {}
+
+    def apart(texts):  # every text its own direction: nothing close in meaning, only the columns and figures decide
+        return np.stack([np.eye(64)[seen.setdefault(t, len(seen))] for t in texts])
+
+    lead = ("Top 5% of player_id (80) bring 66.0% of price_usd: In purchases, the top 5% of 1,591 player_id values "
+            "(80) account for 66.0% of total price_usd (89,321)")
+    whales = "pu.player_id IN (SELECT player_id FROM main.purchases GROUP BY player_id HAVING sum(price_usd) >= 200)"
+    model = Insight(id="monetization-2", area="monetization", name="Revenue is concentrated in a few whales",
+                    description="The top 1%, 5% and 10% of payers bring 20.4%, 64.9% and 70.3% of it.",
+                    claims=[Claim(metric="share", measure="share of succeeded revenue", entity="purchases",
+                                  sum_sql="pu.price_usd", segment="whales", segment_sql=whales, value=0.64)])
+    cols = ["player_id", "price_usd", "purchase_id", "status", "level"]
+    assert uncovered_leads([lead], [model], apart) == [lead]  # without the warehouse's columns: the meaning alone
+    assert uncovered_leads([lead], [model], apart, columns=cols) == []
+    other_figure = model.model_copy(update={"description": "The top 5% of payers bring 41.0% of it.", "claims": [
+        model.claims[0].model_copy(update={"value": 0.41})]})
+    assert uncovered_leads([lead], [other_figure], apart, columns=cols) == [lead]
+    other_measure = model.model_copy(update={"claims": [model.claims[0].model_copy(update={
+        "sum_sql": "s.duration_s", "segment_sql": "s.player_id IN (1, 2)"})]})
+    assert uncovered_leads([lead], [other_measure], apart, columns=cols) == [lead]  # the same figure, not price_usd
+    prose = "The monthly total price usd rose 66.0% from 2026-03-01: from 5,000 to 8,300"
+    assert uncovered_leads([prose], [model], apart, columns=cols) == [prose]
+
+
 def test_a_fit_over_the_whole_data_is_a_finding_not_the_datas_shape():
     """The contract's own fit example (R² of closed_at on opened_at over all incidents, no baseline) was filed as
     "a fact of the data's shape" and left the insights (the reviewer's finding): a fit states a relation."""
