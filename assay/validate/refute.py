@@ -106,10 +106,14 @@ def _fmt(x: float | None, kind: MetricKind) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def _difference(x: float | None, kind: MetricKind) -> str:
-    """A segment-minus-baseline difference, signed, in the measure's units (points for a proportion)."""
+def _difference(x: float | None, kind: MetricKind, scale: float | None = None) -> str:
+    """A segment-minus-baseline difference, signed, in the measure's units (points for a proportion). Against
+    ``scale`` (the total difference it is weighed with), a difference a millionth of it is float noise: 0 (a new
+    user read "-1.2e-14 within its levels against +1.49 in total")."""
     if x is None:
         return ""
+    if scale and abs(x) < 1e-6 * abs(scale):
+        return "0"
     if kind in (MetricKind.rate, MetricKind.share) and abs(x) <= 1:
         return f"{x * 100:+.1f} points"
     return f"{x:+,.0f}" if abs(x) >= 100 else f"{x:+.3g}"
@@ -517,7 +521,8 @@ class Refuter:
         what = "reverses" if verdict == "reverses" else "mostly vanishes"
         pooled, _ = pooled_difference(strata)
         total = _difference(overall_of(claim), k)
-        weighed = f"{_difference(pooled, k)} within its levels against {total} in total; " if total else ""
+        weighed = (f"{_difference(pooled, k, overall_of(claim))} within its levels against {total} in total; "
+                   if total else "")
         return (f"{MIX_START} {dim} the difference {what} ({weighed}{parts}): it comes from the mix of {dim} "
                 "between segment and baseline")
 

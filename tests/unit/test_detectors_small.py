@@ -355,3 +355,22 @@ def test_a_table_of_acts_beside_one_of_presence_judges_only_whether_the_act_was_
     [gap] = D.retention_outliers(df, meta, 1, "players", '"main"."players"')
     assert gap.segment == "channel=tiktok" and "return after their first day" in gap.name
     assert D.retention_outliers(df, {**meta, "returns": False}, 1, "players", '"main"."players"') == []
+
+
+def test_what_a_new_user_read_is_worded_as_a_reader_names_it():
+    """Session 21's new user, on the gaming demo with a goal: "2 has the highest median moves left (3) and 42 the
+    lowest (0) across level values", "p = 0", and "-1.2e-14 within its levels against +1.49 in total". A numeric
+    group carries its dimension, an underflowed p-value is a bound, and float noise beside a total is 0."""
+    from assay.models import MetricKind
+    from assay.stats.detectors.wording import group_label, p_eq
+    from assay.validate.refute import _difference
+
+    assert group_label(2, None, "level") == "level 2" and group_label("42", None, "level") == "level 42"
+    assert group_label(2.5, None, "discount") == "discount 2.5"
+    assert group_label("furniture", None, "category") == "furniture"  # a name stays a name
+    assert group_label(7, "month", "month of year") == "July"  # a calendar value by its name
+    assert group_label(True, None, "won") == "True"
+    assert p_eq(0.0) == "p < 1e-300" and p_eq(6.9e-10) == "p = 6.9e-10" and p_eq(0.0093) == "p = 0.0093"
+    assert _difference(-1.2e-14, MetricKind.average, 1.49) == "0"
+    assert _difference(-0.4, MetricKind.average, 1.49) == "-0.4"
+    assert _difference(-1.2e-14, MetricKind.average) == "-1.2e-14"  # no total to weigh it against: as it is

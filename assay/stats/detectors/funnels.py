@@ -16,7 +16,7 @@ from .candidate import Candidate, Kind
 from .countsql import Source, eq, lit, since as since_sql
 from .significance import change_point, departs_in_its_direction, two_prop_p
 from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
-from .wording import fmt, pct, rates as same_unit, subject, words
+from .wording import fmt, p_eq, pct, rates as same_unit, subject, words
 
 NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
 # how a row ends well (a status value that is an outcome, not a stage on the way: pending, in progress, planned)
@@ -178,8 +178,8 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
                 kind=Kind.OUTLIER_SEGMENT, measure=f"{v}_rate",
                 name=f"{subject(dim, seg)} {table} have a significantly {word} {v} rate than other {words(dim)} values",
                 description=(f"{pct(r)} of the {int(n[i]):,} {table} with {words(dim)} {seg} are {v}, against "
-                             f"{pct(r_rest)} of the other {table} (two-proportion test p = {p:.2g}); the {v} rate "
-                             f"differs across {len(wide)} {words(dim)} values (chi-square p = {p_all:.2g}, "
+                             f"{pct(r_rest)} of the other {table} (two-proportion test {p_eq(p)}); the {v} rate "
+                             f"differs across {len(wide)} {words(dim)} values (chi-square {p_eq(p_all)}, "
                              f"Cramér's V = {v_eff:.2f})."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p,
                 count_sql=src.count(eq(src.dim(dim), seg), eq(src.fact(ev), v)),
@@ -299,7 +299,7 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
                     kind=Kind.CHANGE_POINT, measure=f"{to}_rate",
                     name=f"The {to} rate of {subject(dim, seg)} {table} {word} from {since}",
                     description=(f"In {table}, the share of those with {words(dim)} {seg} that are {to} {word} from "
-                                 f"{pct(before)} to {pct(after)} from {since} (Welch t-test p = {p:.2g}); for the other "
+                                 f"{pct(before)} to {pct(after)} from {since} (Welch t-test {p_eq(p)}); for the other "
                                  f"{words(dim)} values it went from {pct(sh.rest_before)} to {pct(sh.rest_after)} "
                                  f"over the same months."),
                     table=table, step=step, effect=min(1.0, math.expm1(abs(sh.log_odds))), p_value=p,  # odds ratio - 1
@@ -317,7 +317,7 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
                 kind=Kind.CHANGE_POINT,
                 name=f"The rate of {to} per {frm} for {seg} {table} {word} from {since}",
                 description=(f"In {table}, {to} per {frm} for {dim} = {seg} {word} from {was} to {now} from {since} "
-                             f"(Welch t-test p = {p:.2g}); across other values of {dim} it changed by {pct(typical)} "
+                             f"(Welch t-test {p_eq(p)}); across other values of {dim} it changed by {pct(typical)} "
                              f"(relative)."),
                 table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
                 segment=f"{dim}={seg}",

@@ -13,7 +13,7 @@ from .candidate import Candidate, Kind
 from .countsql import Source, lit, quote
 from .significance import correlation_p, gini_from_ranks, two_prop_p
 from .thresholds import MIN_REL_GAP, MIN_SEGMENT_N
-from .wording import fmt, pct, words
+from .wording import fmt, p_eq, pct, words
 
 MIN_CORRELATION = 0.3
 
@@ -26,7 +26,7 @@ def correlation_candidate(a: str, b: str, r: float, n: float, p: float, table: s
         kind=Kind.CORRELATION,
         name=f"There is a {sign} correlation between {words(a)} and {words(b)}",
         description=(f"There is a {strength} {sign} correlation between {words(a)} and {words(b)} in {table} "
-                     f"(r = {r:.2f} over {int(n):,} {unit}, p = {p:.2g}): higher {words(a)} goes with "
+                     f"(r = {r:.2f} over {int(n):,} {unit}, {p_eq(p)}): higher {words(a)} goes with "
                      f"{'higher' if r > 0 else 'lower'} {words(b)}."),
         table=table, step=step, effect=min(1.0, abs(r)), p_value=p, count_sql=None, segment=f"{a}~{b}",
         indicators=[f"pearson r = {r:.2f}", f"n = {int(n):,}"], area_text=f"{table} {a} {b} correlation relationship",

@@ -14,7 +14,7 @@ from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, lit, quote
 from .significance import anova_effect, anova_p, cramers_v, robust_z, two_prop_p
 from .thresholds import MIN_BEHAVIOUR_ROWS, MIN_REL_GAP, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import calendar_label, fmt, is_rate, pct, rate, subject, words
+from .wording import fmt, group_label, is_rate, p_eq, pct, rate, subject, words
 
 ROBUST_Z = 3.5
 MIN_EFFECT_GROUP_N = 5
@@ -137,7 +137,7 @@ def group_effects(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: int,
             if not meta.small:
                 out.append(_with_measure(m, no_effect(f"The {label} is uniform across {dim_words} values",
                                      f"The {label} of {table} ranges only from {fmt(mean.min())} to "
-                                     f"{fmt(mean.max())} over {len(d)} {dim_words} values (ANOVA p = {p:.2g}, "
+                                     f"{fmt(mean.max())} over {len(d)} {dim_words} values (ANOVA {p_eq(p)}, "
                                      f"eta\u00b2 = {eta2:.3f}).", table, step, p, f"{dim} {base} uniform",
                                      f"{table} {dim} {base} uniform")))
             continue
@@ -148,11 +148,11 @@ def group_effects(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: int,
         if sd[hi] == 0 or sd[lo] == 0 or eta2 >= DEFINITION_ETA2:
             continue  # every row of a group holds one value: the dimension defines the measure (a price list)
         hi_v, lo_v = d[dim].iloc[hi], d[dim].iloc[lo]
-        hi_l, lo_l = calendar_label(hi_v, cal), calendar_label(lo_v, cal)
+        hi_l, lo_l = group_label(hi_v, cal, dim_words), group_label(lo_v, cal, dim_words)
         gap = (mean[hi] - mean[lo]) / abs(grand) if grand else 0.0
         effect = min(1.0, 0.6 * min(1.0, math.sqrt(omega2) / 0.5) + 0.4 * min(1.0, abs(gap) / 2))
         share = total / rows_all if rows_all else 1.0
-        top = [calendar_label(d[dim].iloc[i], cal) for i in order[::-1][:3]]
+        top = [group_label(d[dim].iloc[i], cal, dim_words) for i in order[::-1][:3]]
         caveat = ""
         if share < 0.5:
             caveat = f" Only {pct(share)} of the rows have a {words(base)}: the rest are not counted."
@@ -169,7 +169,7 @@ def group_effects(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: int,
         out.append(Candidate(
             kind=Kind.GROUP_EFFECT, measure=m,
             name=name,
-            description=(f"In {table}, the {label} differs by {dim_words} (ANOVA p = {p:.2g}, eta\u00b2 = {eta2:.3f}, "
+            description=(f"In {table}, the {label} differs by {dim_words} (ANOVA {p_eq(p)}, eta\u00b2 = {eta2:.3f}, "
                          f"omega\u00b2 = {omega2:.3f} over {len(d)} values and {int(total):,} rows): highest for "
                          f"{', '.join(top)} ({fmt(mean[hi])} for {hi_l}, n = {int(n[hi]):,}), lowest for {lo_l} "
                          f"({fmt(mean[lo])}, n = {int(n[lo]):,}), against {fmt(grand)} overall.{caveat}"),
@@ -215,7 +215,7 @@ def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: s
         if p_all >= NO_EFFECT_P:
             return [no_effect(f"The average {label} is uniform across {words(dim)} values",
                               f"The average {label} of {table} ranges only from {fmt(mean.min())}{unit} to "
-                              f"{fmt(mean.max())}{unit} over {len(d)} {words(dim)} values (ANOVA p = {p_all:.2g}).",
+                              f"{fmt(mean.max())}{unit} over {len(d)} {words(dim)} values (ANOVA {p_eq(p_all)}).",
                               table, step, p_all, f"{dim} {label} uniform", f"{table} {dim} {label} uniform")]
     out = []
     for i in range(len(d)):
@@ -242,7 +242,7 @@ def mean_outliers(df: pd.DataFrame, dim: str | None, m: str, label: str, unit: s
             kind=Kind.MEAN_OUTLIER, measure=m,
             name=f"{subject(dim, seg)} has a significantly {word} average {label} than other {words(dim)} values",
             description=(f"{table[:1].upper() + table[1:]} with {words(dim)} {seg} average {fmt(mean[i])}{unit} of {label}, against "
-                         f"{fmt(mean_r)}{unit} for the rest ({pct(abs(rel))} {word}; Welch t-test p = {p:.2g}, "
+                         f"{fmt(mean_r)}{unit} for the rest ({pct(abs(rel))} {word}; Welch t-test {p_eq(p)}, "
                          f"n = {int(n[i]):,})."),
             table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
             count_sql=Source(ref).count(cond),
@@ -278,7 +278,7 @@ def dominant_segment(df: pd.DataFrame, dim: str, meta, step: int, table: str, re
         if p_even >= NO_EFFECT_P:
             return [no_effect(f"The distribution of {table} across {words(dim)} values is uniform",
                               f"{table} spread evenly over {k} {words(dim)} values: {int(n.min()):,} to "
-                              f"{int(n.max()):,} each (chi-square p = {p_even:.2g}).", table, step, p_even,
+                              f"{int(n.max()):,} each (chi-square {p_eq(p_even)}).", table, step, p_even,
                               f"{dim} uniform", f"{table} {dim} distribution uniform")]
     out = []
     for rank, i in enumerate(order):
@@ -300,7 +300,7 @@ def dominant_segment(df: pd.DataFrame, dim: str, meta, step: int, table: str, re
                        "values"),
             description=(f"{int(top):,} of {int(total):,} {table} ({pct(share)}) have {words(dim)} {seg}, against "
                          f"{fmt(typical)} for the typical one of the other {k - 1} values "
-                         f"({'chi-square' if dominant else 'binomial'} test p = {p:.2g})."),
+                         f"({'chi-square' if dominant else 'binomial'} test {p_eq(p)})."),
             table=table, step=step, effect=min(1.0, effect), p_value=p,
             count_sql=Source(ref).count(eq(quote(dim), seg)),
             segment=f"{dim}={seg}", indicators=[f"share of {seg} = {pct(share)}", f"values of {dim} = {k}"],
@@ -426,7 +426,7 @@ def kruskal_effects(df: pd.DataFrame, meta: RankBreakdownMeta | dict, step: int,
         return [_with_measure("avg_" + m, no_effect(
             f"The {label} is uniform across {dim_words} values",
             f"The {label} of {table} ranges only from {fmt(median.min())} to {fmt(median.max())} over {len(d)} "
-            f"{dim_words} values (Kruskal-Wallis p = {p:.2g}; the measure is skewed, so ranks rather than means "
+            f"{dim_words} values (Kruskal-Wallis {p_eq(p)}; the measure is skewed, so ranks rather than means "
             f"are compared).", table, step, p, f"{m} by {dim} uniform", f"{table} {dim} {m} uniform median"))]
     mean_rank = d["rank_sum"].to_numpy(dtype=float) / n
     named = n >= max(MIN_EFFECT_GROUP_N, 0.005 * total)
@@ -434,11 +434,11 @@ def kruskal_effects(df: pd.DataFrame, meta: RankBreakdownMeta | dict, step: int,
     order = idx[np.argsort(mean_rank[idx])]
     hi, lo = int(order[-1]), int(order[0])
     hi_v, lo_v = d[dim].iloc[hi], d[dim].iloc[lo]
-    hi_l, lo_l = calendar_label(hi_v, cal), calendar_label(lo_v, cal)
+    hi_l, lo_l = group_label(hi_v, cal, dim_words), group_label(lo_v, cal, dim_words)
     grand = float(np.average(median, weights=n))
     gap = (median[hi] - median[lo]) / abs(grand) if grand else 0.0
     effect = min(1.0, 0.6 * min(1.0, math.sqrt(eps2) / 0.5) + 0.4 * min(1.0, abs(gap) / 2))
-    top = [calendar_label(d[dim].iloc[i], cal) for i in order[::-1][:3]]
+    top = [group_label(d[dim].iloc[i], cal, dim_words) for i in order[::-1][:3]]
     src = Source(ref, meta.join)
     col = src.dim(dim) if meta.join else (meta.expr or quote(dim))
     caveat = f" Low support: {int(total)} rows." if total < 100 else ""
@@ -447,7 +447,7 @@ def kruskal_effects(df: pd.DataFrame, meta: RankBreakdownMeta | dict, step: int,
         name=(f"{hi_l} has the highest {label} ({fmt(median[hi])}) and {lo_l} the lowest ({fmt(median[lo])}) "
               f"across {dim_words} values"),
         description=(f"In {table}, the typical {words(m)} differs by {dim_words} (Kruskal-Wallis H = {h:.1f}, "
-                     f"p = {p:.2g}, epsilon\u00b2 = {eps2:.3f} over {len(d)} values and {int(total):,} rows): the "
+                     f"{p_eq(p)}, epsilon\u00b2 = {eps2:.3f} over {len(d)} values and {int(total):,} rows): the "
                      f"median is highest for {', '.join(top)} ({fmt(median[hi])} for {hi_l}, n = {int(n[hi]):,}) and "
                      f"lowest for {lo_l} ({fmt(median[lo])}, n = {int(n[lo]):,}). The {words(m)} is skewed (mean "
                      f"{fmt(float(np.average(mean, weights=n)))} against a typical median of {fmt(grand)}), so ranks "
@@ -485,7 +485,7 @@ def bracket_effects(df: pd.DataFrame, meta: BracketMeta | dict, step: int, table
     if p >= NO_EFFECT_P:
         return [_with_measure("avg_" + meta.measure, no_effect(
             f"The average {label} is uniform across {by} brackets",
-            f"The average {label} of {table} by quarter of {meta.by} ({ranges}) does not differ (ANOVA p = {p:.2g}, "
+            f"The average {label} of {table} by quarter of {meta.by} ({ranges}) does not differ (ANOVA {p_eq(p)}, "
             f"eta\u00b2 = {eta2:.3f}).", table, step, p, f"{meta.measure} by {meta.by} bracket uniform",
             f"{table} {meta.by} bracket {label} uniform"))]
     steps = np.diff(mean)
@@ -502,7 +502,7 @@ def bracket_effects(df: pd.DataFrame, meta: BracketMeta | dict, step: int, table
         kind=Kind.GROUP_EFFECT, measure="avg_" + meta.measure,
         name=f"The average {label} {'rises' if up else 'falls'} across {by} brackets",
         description=(f"In {table}, the average {label} {'rises' if up else 'falls'} with {by}: by quarter of the rows "
-                     f"ranked by {meta.by}, {ranges} (ANOVA p = {p:.2g}, eta\u00b2 = {eta2:.3f}, omega\u00b2 = "
+                     f"ranked by {meta.by}, {ranges} (ANOVA {p_eq(p)}, eta\u00b2 = {eta2:.3f}, omega\u00b2 = "
                      f"{omega2:.3f} over {int(total):,} rows)."),
         table=table, step=step, effect=round(effect, 4), p_value=p,
         count_sql=f"SELECT count(*) AS count FROM {ref} WHERE {cond}",

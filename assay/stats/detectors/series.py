@@ -14,7 +14,7 @@ from .relations import MIN_CORRELATION, correlation_candidate
 from .significance import (change_point, common_trend, correlation_p, departs_in_its_direction, spike, step_beats_line,
                            trend)
 from .thresholds import CHANGE_MIN_REL, MATERIAL_REL, MIN_SEGMENT_N, NO_EFFECT_P
-from .wording import fmt, grain_word, is_rate, measure_words, pct, rate, words
+from .wording import fmt, grain_word, is_rate, measure_words, p_eq, pct, rate, words
 
 PERIOD_MIN_REL = 0.10  # a goal asking what changed: a steady change of a tenth of the average over the period
 SPIKE_MIN_REL = 0.5    # a burst: its periods at least half again above the series' level...
@@ -66,11 +66,11 @@ def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step
         name=f"The {subject} spiked {window}",
         description=(f"The {grain_word(grain)} {what} for {seg}{where} was {value(peak)} {window}, against a typical "
                      f"{value(level)} in the other {grain}s ({fmt(peak / level) if level else 'n/a'} times; robust z = "
-                     f"{z:.1f}, p = {p:.2g}), and back at that level afterwards."
+                     f"{z:.1f}, {p_eq(p)}), and back at that level afterwards."
                      if seg is not None else
                      f"The {grain_word(grain)} {what} was {value(peak)} {window}, against a typical {value(level)} in "
                      f"the other {grain}s ({fmt(peak / level) if level else 'n/a'} times; robust z = {z:.1f}, "
-                     f"p = {p:.2g}), and back at that level afterwards."),
+                     f"{p_eq(p)}), and back at that level afterwards."),
         table=table, step=step, effect=min(1.0, rel / 2), p_value=p,
         count_sql=src.count(*conds) if time_sql and counts else None,
         segment=f"{dim}={seg}" if seg is not None and dim else f"spike {start}",
@@ -125,7 +125,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
                     kind=Kind.CHANGE_POINT,
                     name=f"The {grain_word(grain)} {what} {word} {pct(abs(rel))} from {since}",
                     description=(f"The {grain_word(grain)} {what} {word} from an average of "
-                                 f"{value(before)} before {since} to {value(after)} after (Welch t-test p = {p:.2g})."),
+                                 f"{value(before)} before {since} to {value(after)} after (Welch t-test {p_eq(p)})."),
                     table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
                     count_sql=Source(ref).count(since_sql(tsql, since)) if tsql else None,
                     segment=f"since {since}", indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}"],
@@ -147,7 +147,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
                     kind=Kind.TREND, measure=m, name=(f"The {grain_word(grain)} {what} is "
                                            f"{'increasing' if slope > 0 else 'decreasing'} over time"),
                     description=(f"The {grain_word(grain)} {what} {word} by {fmt(slope)} per {grain}, "
-                                 f"{pct(abs(rel))} of its average over {len(y)} {grain}s (p = {p:.2g})."),
+                                 f"{pct(abs(rel))} of its average over {len(y)} {grain}s ({p_eq(p)})."),
                     # steady drift is usually the business growing: worth a line, rarely a headline
                     table=table, step=step, effect=0.4 * min(1.0, abs(rel)), p_value=p, count_sql=None,
                     indicators=[f"slope = {fmt(slope)} per {grain}"], area_text=f"{table} {m} trend",
@@ -162,7 +162,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
                     name=f"The {what} {word} from {fmt(y[0])} in {first:{tf}} to {fmt(y[-1])} in {last:{tf}}",
                     description=(f"The {what} {word} steadily over {len(y)} {grain}s, from {fmt(y[0])} in "
                                  f"{first:{tf}} to {fmt(y[-1])} in {last:{tf}} ({'+' if slope > 0 else ''}"
-                                 f"{fmt(slope)} per {grain}, linear trend p = {p:.2g})."),
+                                 f"{fmt(slope)} per {grain}, linear trend {p_eq(p)})."),
                     table=table, step=step, effect=min(1.0, 0.3 + abs(rel)), p_value=p, count_sql=None,
                     indicators=[f"slope = {fmt(slope)} per {grain}"], area_text=f"{table} {m} change over time",
                 ))
@@ -195,7 +195,7 @@ def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int
         dim = words(meta.dim or "")
         out.append(no_effect(f"The {what} for each {dim} value remains uniform over time",
                              f"None of the {len(fits)} {dim} values shows a trend in its monthly {what} "
-                             f"(smallest p = {min(v[2] for v in fits.values()):.2g}).", table, step,
+                             f"(smallest {p_eq(min(v[2] for v in fits.values()))}).", table, step,
                              min(v[2] for v in fits.values()), f"{meta.dim} {measure} over time",
                              f"{table} {dim} {what} uniform over time"))
     departed = False
@@ -215,7 +215,7 @@ def segment_trends(wide: pd.DataFrame, meta: SegmentSeriesMeta | dict, step: int
             name=f"The {what} for {seg} is {word} over time",
             description=(f"The monthly {what} for {seg} ({words(meta.dim or '')}) went from "
                          f"{fmt(float(col.iloc[0]))} in {first} to {fmt(float(col.iloc[-1]))} in {last} "
-                         f"({'+' if slope > 0 else ''}{fmt(slope)} per month, p = {p:.2g}), while for the typical "
+                         f"({'+' if slope > 0 else ''}{fmt(slope)} per month, {p_eq(p)}), while for the typical "
                          f"other value it changed {pct(typical)} over the window."),
             table=table, step=step, effect=min(1.0, abs(rel - typical) / 2), p_value=p, count_sql=None,
             segment=f"{meta.dim}={seg}", indicators=[f"slope = {fmt(slope)} per month"],
@@ -241,8 +241,8 @@ def _shared_trend(wide: pd.DataFrame, meta: SegmentSeriesMeta, step: int, table:
     word, dim = ("increase" if pooled > 0 else "decrease"), words(meta.dim or "")
     return [no_effect(f"The {word} in the {what} is uniform across {dim} values",
                       f"The monthly {what} {'rises' if pooled > 0 else 'falls'} by about {pct(abs(pooled))} of its "
-                      f"level a month in each of the {len(ys)} {dim} values alike (pooled trend p = {p_pooled:.2g}; "
-                      f"the slopes do not differ, Cochran's Q p = {p_het:.2g}).", table, step, p_het,
+                      f"level a month in each of the {len(ys)} {dim} values alike (pooled trend {p_eq(p_pooled)}; "
+                      f"the slopes do not differ, Cochran's Q {p_eq(p_het)}).", table, step, p_het,
                       f"{meta.dim} {meta.measure or 'n'} shared trend", f"{table} {dim} {what} {word} uniform")]
 
 
@@ -326,7 +326,7 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
             kind=Kind.CHANGE_POINT,
             name=f"The {what} for {seg} {'increased' if rel > 0 else 'decreased'} from {since}",
             description=(f"The monthly {what} for {seg} ({words(dim)}) {word} from {fmt(before)} to "
-                         f"{fmt(after)} from {since} (p = {p:.2g}), while for the other {words(dim)} values it "
+                         f"{fmt(after)} from {since} ({p_eq(p)}), while for the other {words(dim)} values it "
                          f"changed {pct(typical)}."),
             table=table, step=step, effect=min(1.0, abs(rel - typical)), p_value=p, count_sql=count_sql,
             segment=f"{dim}={seg}", indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}",
@@ -356,7 +356,7 @@ def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int
     if tr and tr[2] >= NO_EFFECT_P:
         out.append(no_effect(f"The average {label} of {table} is uniform over time",
                              f"The average {label} of {table} stays between {fmt(y.min())} and {fmt(y.max())} {unit} "
-                             f"a month from {first} to {last}, with no significant trend (p = {tr[2]:.2g}).",
+                             f"a month from {first} to {last}, with no significant trend ({p_eq(tr[2])}).",
                              table, step, tr[2], f"{label} over time", f"{table} {label} uniform over time"))
     if tr:
         slope, rel, p = tr
@@ -366,7 +366,7 @@ def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int
                 kind=Kind.TREND, name=f"The average {label} of {table} is {word} over time",
                 description=(f"The average {label} of {table} is {word} over time: from {fmt(y[0])} {unit} in "
                              f"{first} to {fmt(y[-1])} {unit} in {last} ({'+' if slope > 0 else ''}{fmt(slope)} {unit} per "
-                             f"month, p = {p:.2g})."),
+                             f"month, {p_eq(p)})."),
                 table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
                 count_sql=None, segment=f"{label} trend", indicators=[f"slope = {fmt(slope)} {unit} per month"],
                 area_text=f"{table} {label} trend over time",
@@ -377,7 +377,7 @@ def duration_series(df: pd.DataFrame, meta: DurationSeriesMeta | dict, step: int
         if abs(r) < MIN_CORRELATION and p_r >= NO_EFFECT_P:
             out.append(no_effect(f"There is no correlation between the number of {table} and the average {label}",
                                  f"Month by month, the number of {table} and their average {label} do not move "
-                                 f"together (r = {r:.2f} over {len(y)} months, p = {p_r:.2g}).", table, step, p_r,
+                                 f"together (r = {r:.2f} over {len(y)} months, {p_eq(p_r)}).", table, step, p_r,
                                  f"volume~{label}", f"{table} volume {label} correlation"))
         # material too: along the months' range of volume the fitted average moves by MATERIAL_REL of its mean at
         # least (twelve monthly averages within 2% of each other correlate "strongly" with volume when the launch

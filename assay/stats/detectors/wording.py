@@ -79,6 +79,24 @@ def measure_words(measure: str, table: str, label: str | None = None, label_of: 
     return words(measure)
 
 
+def p_eq(p: float) -> str:
+    """"p = 6.9e-10"; a p-value that underflowed to 0 is "p < 1e-300" (a new user read "p = 0")."""
+    return f"p = {p:.2g}" if p > 0 else "p < 1e-300"
+
+
+def group_label(value, calendar: str | None, dim_words: str) -> str:
+    """A group of a dimension as a reader names it: a calendar value by its name (``calendar_label``), a number with
+    its dimension ("level 2": a new user read "2 has the highest median moves left (3) and 42 the lowest (0)"), any
+    other value as it is ("furniture")."""
+    if calendar is None and not isinstance(value, bool):
+        try:
+            float(str(value))
+        except ValueError:
+            return str(value)
+        return f"{dim_words} {value}"
+    return calendar_label(value, calendar)
+
+
 def calendar_label(value, calendar: str | None) -> str:
     """7 -> July (month of year), 0 -> Sunday (day of week), 17 -> 17:00 (hour of day)."""
     try:
