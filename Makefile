@@ -21,9 +21,10 @@ $(STAMP):
 	@$(PY) -c 'import sys; assert sys.version_info[:2] == (3, 11), "assay needs Python 3.11, found " + sys.version.split()[0]'
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# the CPU build of torch first, then a constraint holding it: nothing installed later replaces it
+	# the CPU build of torch first, then a constraint holding it: nothing installed later replaces it (-W ignore: torch
+	# warns here that numpy is not installed yet, which it is next)
 	$(BIN)/python -m pip install -q "$(TORCH_CPU)" || { echo "warning: no $(TORCH_CPU) wheel found; installing $(TORCH_PIN) (may be a CUDA build)" >&2; $(BIN)/python -m pip install -q "$(TORCH_PIN)"; }
-	$(BIN)/python -c 'import torch; print("torch==" + torch.__version__)' > $(VENV)/constraints.txt
+	$(BIN)/python -W ignore -c 'import torch; print("torch==" + torch.__version__)' > $(VENV)/constraints.txt
 	$(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[dev]"
 	# the local Prefect server's template database for this Prefect (a fresh home then skips its migrations)
 	$(BIN)/python -m assay_flows.local_server --prepare || echo "warning: no Prefect database template built" >&2

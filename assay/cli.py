@@ -210,6 +210,7 @@ def project_apply(file: Path = typer.Option(..., "-f", "--file", help="project Y
 @project_app.command("list")
 @_guarded
 def project_list() -> None:
+    """List the registered projects: pack, warehouse, analyst, state and schedule."""
     t = Table(title="Projects")
     for c in ("id", "pack", "warehouse", "analyst", "state", "schedule"):
         t.add_column(c)
@@ -789,7 +790,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
 
 @app.command()
 @_guarded
-def show(run: str, as_json: bool = typer.Option(False, "--json", help="the whole discovery as JSON")) -> None:
+def show(run: str = typer.Argument(..., help="a run id, or a unique prefix of one (`assay runs` lists them)"), as_json: bool = typer.Option(False, "--json", help="the whole discovery as JSON")) -> None:
     """Show a run's insights, their validation, and recommendations."""
     store = _store()
     rid = store.resolve_run_id(run)
@@ -884,7 +885,7 @@ def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="lik
 
 @app.command()
 @_guarded
-def report(run: str, output: Optional[Path] = typer.Option(
+def report(run: str = typer.Argument(..., help="a run id, or a unique prefix of one (`assay runs` lists them)"), output: Optional[Path] = typer.Option(
         None, "-o", "--output", help="the HTML file (the Markdown is written beside it, .md)")) -> None:
     """Write the run's report: a self-contained HTML page with charts, and the same in Markdown."""
     from .report.html import render_html
@@ -1129,7 +1130,8 @@ def local_server_cmd(action: str = typer.Argument("status", help="status | stop"
 
 @app.command()
 @_guarded
-def ask(project: str, question: str,
+def ask(project: str = typer.Argument(..., help="a project id (`assay project list`)"),
+        question: str = typer.Argument(..., help="the question, in quotes"),
         turns: Optional[int] = typer.Option(None, "--turns", min=1, max=50,
                                             help="at most this many turns (queries) for the answer; default: by "
                                             "the question")) -> None:

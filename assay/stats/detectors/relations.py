@@ -138,7 +138,7 @@ def retention_outliers(df: pd.DataFrame, meta: RetentionMeta | dict, step: int, 
                 name=f"Only {pct(v)} of {seg} {table} {what}, against {pct(rest_rate)} for other {words(dim)} values",
                 description=(f"Of {int(n):,} {of}, {pct(v)} {what} (judged by their rows in {meta.activity_table}), "
                              f"against {pct(rest_rate)} for other values of {dim}: a churn gap of "
-                             f"{pct(rest_rate - v)} points."),
+                             f"{round(100 * rest_rate, 1) - round(100 * v, 1):.1f} percentage points."),
                 table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql, segment=f"{dim}={seg}",
                 indicators=[f"{m}[{seg}] = {pct(v)}", f"{m}[others] = {pct(rest_rate)}"],
                 area_text=f"{table} {dim} {seg} retention churn cohort returning repeat",
