@@ -213,11 +213,11 @@ def project_list() -> None:
     """List the registered projects: pack, warehouse, analyst, state and schedule."""
     t = Table(title="Projects")
     for c in ("id", "pack", "warehouse", "analyst", "state", "schedule"):
-        t.add_column(c)
+        t.add_column(c, no_wrap=c == "id")
     for p in _store().list_projects():
         t.add_row(p.id, f"{p.pack}/{p.category or '-'}", p.warehouse.kind, p.analyst, p.state.value,
                   p.schedule or "-")
-    out.print(t)
+    _table_console().print(t)  # an id cut to "goal-7e79d752…" is no longer one to copy
 
 
 # ---------------------------------------------------------------------------- schema
@@ -280,14 +280,14 @@ def schema_search(
         return
     t = Table(title=f"search_tables {query!r} in {p.id}")
     for c, kw in (("#", {"justify": "right"}), ("table", {}), ("score", {"justify": "right"}),
-                  ("rows", {"justify": "right"}), ("description / columns", {"overflow": "fold"}),
+                  ("rows", {"justify": "right"}), ("description / columns", {}),  # wrapped at words
                   ("folded copies", {"justify": "right"})):
         t.add_column(c, **kw)
     for i, h in enumerate(hits, 1):
         cols = ", ".join(h["columns"])
         t.add_row(str(i), h["table"], f"{h['score']:.3f}", f"{h['rows']:,}",
                   h.get("description") or cols, str(len(h.get("similar", [])) + h.get("more_similar", 0) or ""))
-    out.print(t)
+    _table_console().print(t)
 
 
 # ---------------------------------------------------------------------------- discover
@@ -757,6 +757,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                 check += f" (warehouse: {v.verified_count:,})"
             count = f"{i.affected_count:,} affected · " if i.affected_count is not None else ""
             dup = f" · [dim]repeats {i.duplicate_of}[/]" if i.duplicate_of else ""
+            if i.merged_from:  # the ids a reader finds missing from the run (conversion-1, -2, -4)
+                dup += f" · [dim]merged {', '.join(i.merged_from)} into it[/]"
             if v and v.refutation and v.status in (ValidationStatus.confirmed, ValidationStatus.adjusted):
                 check += f", [dim]{escape(v.refutation)}[/]" if v.refutation.startswith("survives") else \
                     f", [yellow]{escape(v.refutation)}[/]"

@@ -198,6 +198,9 @@ def test_feedback_on_a_merged_insight_names_the_one_that_stands_for_it():
                                                                     "conversion-2 (the same finding)")
     one_line_error(invoke("feedback", rid, "conversion-9", "like"), "has no insight 'conversion-9' (ids: conversion-2)")
     assert invoke("feedback", rid, "conversion-2", "like").exit_code == 0
+    # and `show` says where conversion-3 went (session 21's new user saw the gap and no reason for it)
+    shown = " ".join(invoke("show", rid).output.split())
+    assert "conversion-2" in shown and "merged conversion-3 into it" in shown, shown
 
 
 def test_estimate_of_a_statistical_project_prices_the_llm_analyst(tmp_path):
