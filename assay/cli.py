@@ -711,8 +711,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     ran and why (`assay discover`), so it is not said twice."""
     from rich.markup import escape
 
-    from .models import ValidationStatus
     from .llm.resolve import HOW_TO_ADD_AN_LLM
+    from .models import ValidationStatus
     from .report.claims import checked_summary, claim_line, insight_notes
 
     store = _store()
@@ -790,9 +790,13 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     out.print(f"[dim]details: assay show {result.run_id[:8]} --json · report: assay report {result.run_id[:8]}[/]")
 
 
+RUN_ARG = typer.Argument(..., help="a run id, or a unique prefix of one (`assay runs` lists them)")
+
+
 @app.command()
 @_guarded
-def show(run: str = typer.Argument(..., help="a run id, or a unique prefix of one (`assay runs` lists them)"), as_json: bool = typer.Option(False, "--json", help="the whole discovery as JSON")) -> None:
+def show(run: str = RUN_ARG,
+         as_json: bool = typer.Option(False, "--json", help="the whole discovery as JSON")) -> None:
     """Show a run's insights, their validation, and recommendations."""
     store = _store()
     rid = store.resolve_run_id(run)
@@ -887,7 +891,7 @@ def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="lik
 
 @app.command()
 @_guarded
-def report(run: str = typer.Argument(..., help="a run id, or a unique prefix of one (`assay runs` lists them)"), output: Optional[Path] = typer.Option(
+def report(run: str = RUN_ARG, output: Optional[Path] = typer.Option(
         None, "-o", "--output", help="the HTML file (the Markdown is written beside it, .md)")) -> None:
     """Write the run's report: a self-contained HTML page with charts, and the same in Markdown."""
     from .report.html import render_html

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from ..errors import MissingKey
-from ..models import Project
-
 from ..llm.resolve import HOW_TO_ADD_AN_LLM
+from ..models import Project
 
 NO_RECOMMENDATIONS = "Recommendations need an LLM and were not generated."
 
