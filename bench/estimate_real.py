@@ -65,7 +65,10 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                # round 18 (session 14): round 17's code with a priority of 1 to 5
                "demo-ecommerce-30-steps-r18": "ecommerce", "demo-gaming-30-steps-r18": "gaming",
                # round 19 (session 16): round 18's code (main at 4b69678)
-               "demo-ecommerce-30-steps-r19": "ecommerce", "demo-gaming-30-steps-r19": "gaming"}
+               "demo-ecommerce-30-steps-r19": "ecommerce", "demo-gaming-30-steps-r19": "gaming",
+               # round 20 (session 20): the gaming demo in time order; round 21 (session 21): both demos
+               "demo-gaming-30-steps-r20": "gaming",
+               "demo-ecommerce-30-steps-r21": "ecommerce", "demo-gaming-30-steps-r21": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -78,7 +81,8 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
              "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16",
              "demo-gaming-30-steps-r17", "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18",
-             "demo-ecommerce-30-steps-r19", "demo-gaming-30-steps-r19"}
+             "demo-ecommerce-30-steps-r19", "demo-gaming-30-steps-r19", "demo-gaming-30-steps-r20",
+             "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
@@ -92,7 +96,8 @@ ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ec
          "demo-ecommerce-30-steps-r16": "r16", "demo-gaming-30-steps-r16": "r16",
          "demo-gaming-30-steps-r17": "r17",
          "demo-ecommerce-30-steps-r18": "r18", "demo-gaming-30-steps-r18": "r18",
-         "demo-ecommerce-30-steps-r19": "r19", "demo-gaming-30-steps-r19": "r19"}
+         "demo-ecommerce-30-steps-r19": "r19", "demo-gaming-30-steps-r19": "r19", "demo-gaming-30-steps-r20": "r20",
+         "demo-ecommerce-30-steps-r21": "r21", "demo-gaming-30-steps-r21": "r21"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it
