@@ -409,8 +409,8 @@ def len_verify_prompt(catalog_chars: int) -> int:
 
 def render_estimate(est: Estimate) -> str:
     """Markdown (the CLI prints it; the flow stores it as an artifact)."""
-    def money(x):
-        return "n/a" if x is None else f"${x:,.4f}" if x < 1 else f"${x:,.2f}"
+    def money(x):  # cents, as the total (a new user read "$0.4150" above "$1.36"); below a cent, to 4 places
+        return "n/a" if x is None else f"${x:.4f}" if 0 < x < 0.01 else f"${x:,.2f}"
 
     lines = [f"# Cost estimate · {est.project}", ""] + ([est.lead, ""] if est.lead else []) + [
              f"model **{est.model}** · analyst **{est.analyst}** · {est.max_steps} exploration steps · "

@@ -102,6 +102,21 @@ def test_prices_and_cost():
     assert cost(p, {"input": 3.0, "output": 15.0, "cache_read": 0.3}) == pytest.approx(3.0 + 0.3 + 1.5)
 
 
+def test_costs_are_in_cents_as_the_total_is():
+    """A new user read "$0.4150" above a total of "$1.36": every cost is in cents; one below a cent keeps 4 places."""
+    from assay.estimate import render_estimate
+
+    p = Project(id="p", llm=LLMConfig(provider="anthropic", model="claude-sonnet-4-5"))
+    est = estimate(p, system_chars=5000, catalog_chars=800, area_prompt_chars=[3000, 3000], recommend_prompt_chars=2000,
+                   max_steps=20, analyst="llm")
+    rows = [line for line in render_estimate(est).splitlines() if line.startswith("| ") and "$" in line]
+    assert len(rows) == len(est.phases) + 1, rows
+    for line in rows:
+        money = line.rstrip(" |").rsplit("| ", 1)[1]
+        whole, cents = money.lstrip("$").replace(",", "").split(".")
+        assert len(cents) == 2 or (whole == "0" and cents.startswith("00") and len(cents) == 4), line
+
+
 def test_statistical_analyst_costs_no_tokens_and_unknown_models_say_so():
     p = Project(id="p", llm=LLMConfig(provider="openai", model="my-local-model"))
     est = estimate(p, system_chars=5000, catalog_chars=800, area_prompt_chars=[3000, 3000], recommend_prompt_chars=2000,
