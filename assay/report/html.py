@@ -237,21 +237,28 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
             cats = [x for x in cats if x != c]
             break
     title = measure.replace("_", " ")
+    as_rate = ratio is not None or (head is not None and head.metric.value in ("rate", "share"))
+
+    def axis(frame) -> tuple[alt.Axis, str]:
+        """A rate's axis in percent, as the text writes it (a new user read 0-0.6 beside "55.6%")."""
+        v = frame[measure].dropna()
+        pct = as_rate and len(v) > 0 and bool(v.between(0, 1).all())
+        return (alt.Axis(format="%") if pct else alt.Axis()), (".1%" if pct else ",.4~g")
+
     if times:
         t = times[0]
         df[t] = pd.to_datetime(df[t], errors="coerce", utc=True).dt.tz_localize(None)
         series = [c for c in cats if df[c].nunique() <= 10]
-        enc = dict(x=alt.X(f"{t}:T", title=t), y=alt.Y(f"{measure}:Q", title=title),
-                   tooltip=[f"{t}:T", f"{measure}:Q"] + [f"{c}:N" for c in series[:1]])
+        df = (df.groupby([t, series[0]], as_index=False) if series else df.groupby(t, as_index=False))[measure].sum()
+        ax, fmt = axis(df)
+        enc = dict(x=alt.X(f"{t}:T", title=t.replace("_", " ")), y=alt.Y(f"{measure}:Q", title=title, axis=ax),
+                   tooltip=[f"{t}:T", alt.Tooltip(f"{measure}:Q", format=fmt)] + [f"{c}:N" for c in series[:1]])
         if series:
             s = series[0]
             if value is not None and s == dim:
                 enc["strokeWidth"] = alt.condition(f"datum['{s}'] == {json.dumps(value)}", alt.value(3.5),
                                                    alt.value(1.2))
-            enc["color"] = alt.Color(f"{s}:N", title=s)
-            df = df.groupby([t, s], as_index=False)[measure].sum()
-        else:
-            df = df.groupby(t, as_index=False)[measure].sum()
+            enc["color"] = alt.Color(f"{s}:N", title=s.replace("_", " "))
         chart = alt.Chart(df).mark_line(point=True).encode(**enc)
         when = _change_date(insight)
         if when is not None:  # the change marked where it begins
@@ -266,12 +273,13 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
         df[c] = df[c].astype(str)
         colour = (alt.condition(f"datum['{c}'] == {json.dumps(value)}", alt.value("#d6604d"), alt.value("#7a8fa6"))
                   if value is not None and c == dim else alt.value("#7a8fa6"))
-        tooltip = [f"{c}:N", alt.Tooltip(f"{measure}:Q", format=",.4~g")]
+        ax, fmt = axis(df)
+        tooltip = [f"{c}:N", alt.Tooltip(f"{measure}:Q", format=fmt)]
         if ordinal:
             order = sorted(df[c], key=float)
             chart = alt.Chart(df).mark_bar().encode(
-                x=alt.X(f"{c}:O", sort=order, title=c), y=alt.Y(f"{measure}:Q", title=title), color=colour,
-                tooltip=tooltip)
+                x=alt.X(f"{c}:O", sort=order, title=c.replace("_", " ")), y=alt.Y(f"{measure}:Q", title=title, axis=ax),
+                color=colour, tooltip=tooltip)
             height = 220
         else:
             top = df.sort_values(measure, ascending=False)
@@ -280,8 +288,8 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
                 keep = pd.concat([keep.head(MAX_BARS - 1), top[top[c] == value]])  # the segment is always shown
             df = keep
             chart = alt.Chart(df).mark_bar().encode(
-                y=alt.Y(f"{c}:N", sort="-x", title=c), x=alt.X(f"{measure}:Q", title=title), color=colour,
-                tooltip=tooltip)
+                y=alt.Y(f"{c}:N", sort="-x", title=c.replace("_", " ")), x=alt.X(f"{measure}:Q", title=title, axis=ax),
+                color=colour, tooltip=tooltip)
             height = max(80, len(df) * 18)
     else:
         return None

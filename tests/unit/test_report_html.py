@@ -107,6 +107,14 @@ def test_the_claim_decides_what_is_plotted():
         spec = chart_spec(i, df)
     assert spec["encoding"]["x"]["field"] == "conversion"  # the claim's metric, not the first number named
     assert "android" in spec["encoding"]["color"]["condition"]["test"]  # the segment against the rest
+    # a rate's axis and tooltip in percent, as the text writes it (a new user read 0-0.6 beside "55.6%"); the
+    # dimension's title in words
+    assert spec["encoding"]["x"]["axis"]["format"] == "%" and spec["encoding"]["tooltip"][1]["format"] == ".1%"
+    assert spec["encoding"]["y"]["title"] == "platform"
+    spec = chart_spec(insight("BR has a much lower average duration_s than other country values", "320",
+                              segment="country=BR"),
+                      pd.DataFrame({"country": ["US", "BR"], "avg_duration_s": [600.0, 320.0]}))
+    assert "format" not in (spec["encoding"]["x"].get("axis") or {})  # not a rate: as it is
     other = Claim(metric="rate", measure="conversion", segment="tablet", segment_sql="device = 'tablet'", value=0.1)
     assert chart_spec(insight("Tablets convert less", "conversion", claims=[other]), df) is None  # not shown there
 
