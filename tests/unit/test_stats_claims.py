@@ -299,7 +299,8 @@ def test_a_rate_reads_in_the_description_as_its_claim_line_writes_it(world):
         (claim,) = candidate_claims(c, st, frame, "duckdb")
         written = [fmt(claim.value, claim.metric), fmt(claim.baseline_value, claim.metric)]
         assert all(w.endswith("%") and w in c.description for w in written), (written, c.description)
-    assert "a won rate of 5.0%, 91.7% below the median of 60.0%" in found[0][0].description
+    # the median first and the relative gap after it: "5.0%, 91.7% below the median of 60.0%" read as points
+    assert "a won rate of 5.0%, against a median of 60.0% across 6 segments (91.7% lower; " in found[0][0].description
     assert "is 30.0%, against a typical 50.0%" in found[1][0].description
     items = pd.DataFrame({"shop": list("abcdefghij"), "n": [1000] * 10, "avg_items": [0.5] * 9 + [0.05],
                           "sd_items": [0.2] * 10})
