@@ -80,8 +80,9 @@ def seeded_vectors(folder: Path):
     finally:  # a replay that fails on purpose (a mismatch) asked for its texts too
         E.CachedEmbedder._get = real_get
         E.CachedEmbedder._key = staticmethod(real_key)
-        if goldens.updating():  # merged into what the file holds: the step index embeds on a background thread,
-            # so a run may ask for a step's text or not (CI warned of two of round 17's, the update had missed)
+        if goldens.updating():  # merged into what the file holds: the step index (most likely) embeds on a
+            # background thread, so a run may ask for a step's text or not (CI warned of two of round 17's, the
+            # update had missed)
             found = {model: {**fixture.get(model, {}), **real_get(E._embedder(model), sorted(keys))}
                      for model, keys in asked.items()}
             _write(path, {m: v for m, v in found.items() if v})
