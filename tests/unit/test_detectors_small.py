@@ -371,6 +371,7 @@ def test_what_a_new_user_read_is_worded_as_a_reader_names_it():
     assert group_label(7, "month", "month of year") == "July"  # a calendar value by its name
     assert group_label(True, None, "won") == "True"
     assert p_eq(0.0) == "p < 1e-300" and p_eq(6.9e-10) == "p = 6.9e-10" and p_eq(0.0093) == "p = 0.0093"
+    assert p_eq(float("nan")) == "p = nan"
     assert _difference(-1.2e-14, MetricKind.average, 1.49) == "0"
     assert _difference(-0.4, MetricKind.average, 1.49) == "-0.4"
     assert _difference(-1.2e-14, MetricKind.average) == "-1.2e-14"  # no total to weigh it against: as it is

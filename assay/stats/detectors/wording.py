@@ -81,7 +81,7 @@ def measure_words(measure: str, table: str, label: str | None = None, label_of: 
 
 def p_eq(p: float) -> str:
     """"p = 6.9e-10"; a p-value that underflowed to 0 is "p < 1e-300" (a new user read "p = 0")."""
-    return f"p = {p:.2g}" if p > 0 else "p < 1e-300"
+    return "p < 1e-300" if p == 0 else f"p = {p:.2g}"  # only an underflow: a NaN stays as it is
 
 
 def group_label(value, calendar: str | None, dim_words: str) -> str:
