@@ -806,11 +806,6 @@ def show(run: str = RUN_ARG,
     show_result(rid)
 
 
-def _cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, with an ellipsis when cut."""
-    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
-
-
 @app.command()
 @_guarded
 def runs(project: Optional[str] = typer.Option(None, "--project", help="only this project's runs"),
@@ -819,6 +814,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
          as_json: bool = typer.Option(False, "--json", help="the runs as JSON lines")) -> None:
     """List recent runs (live progress with --watch). A run's id is its Prefect flow run's id, and its state
     is the one its flow run shows (Running, Completed, Partial, Failed, Crashed, Cancelled)."""
+    from .explore.leads import _one_line
     from .liveness import state_name
 
     store = _store()
@@ -840,7 +836,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
         t.add_column("error", overflow="fold")
         for r in store.list_runs(project, limit):
             t.add_row(r.id[:8], r.project_id, state_name(r), r.phase.value, f"{r.steps_done}/{r.max_steps}",
-                      r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), _cut(r.error or "", 60))
+                      r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), _one_line(r.error or "", 60))
         return t
 
     if project is not None and not store.list_runs(project, 1):

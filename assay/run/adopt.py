@@ -101,12 +101,12 @@ def adopt_scan_findings(s) -> int:
     verifier = Verifier(llm=None, executor=ex, steps=by_no, catalog=s.run.catalog, provider=s.provider())
     refuter = Refuter(ex, s.tables)
     adopted: dict[str, list[Insight]] = {}
-    columns = {c.name for t in s.tables for c in t.columns}
     for area in areas:
         found = analyze_area_statistically(ss, area, [])
         if not found:
             continue
-        left = set(uncovered_leads([lead_line(i) for i in found], reported, s.embedder.embed, columns=columns))
+        left = set(uncovered_leads([lead_line(i) for i in found], reported, s.embedder.embed,
+                                    columns=s.column_names))
         mine = []
         for i in found:
             if lead_line(i) not in left:

@@ -250,10 +250,6 @@ def collect_insights(s: RunSession, context: list[Insight] | None = None) -> tup
     return insights, logs
 
 
-def _column_names(s: RunSession) -> set[str]:
-    return {c.name for t in s.tables for c in t.columns}
-
-
 def _uncovered_leads(s: RunSession, reported: list[Insight]) -> list[str]:
     """The scan's leads that no insight or context note covers (an LLM run with leads only); never fails a run."""
     from ..explore.leads import headlines
@@ -263,7 +259,7 @@ def _uncovered_leads(s: RunSession, reported: list[Insight]) -> list[str]:
     if not leads or s.llm is None:
         return []
     try:
-        return uncovered_leads(leads, reported, s.embedder.embed, columns=_column_names(s))
+        return uncovered_leads(leads, reported, s.embedder.embed, columns=s.column_names)
     except Exception as exc:  # a listing for the reader: the run's result stands without it
         log.warning("leads: could not match the scan's leads to the insights (%s)", exc)
         return []
@@ -313,9 +309,9 @@ def recommendations_phase(s: RunSession) -> dict:
 def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
     from ..models import Recommendation
 
-    stopped = s.refresh().phase  # where a failed run stopped: the phase it keeps
-    s.store.update_run(s.run_id, phase=Phase.save)
     run = s.refresh()
+    stopped = run.phase  # where a failed run stopped: the phase it keeps (nothing below reads the run's phase)
+    s.store.update_run(s.run_id, phase=Phase.save)
     notes: list[Insight] = []
     insights, logs = collect_insights(s, notes)
     rec_doc = s.store.get_recommendations(s.run_id)

@@ -67,6 +67,11 @@ class RunSession:
                                warn=False)  # the schema phase warned
 
     @cached_property
+    def column_names(self) -> set[str]:
+        """Every column name of the run's tables (a scan lead's headline names them as they are)."""
+        return {c.name for t in self.tables for c in t.columns}
+
+    @cached_property
     def llm(self) -> LLM | None:
         if self.run.analyst == "statistical":
             return None
