@@ -344,6 +344,7 @@ def merge_findings(insights: list[Insight], areas: list[AnalysisArea], embed: Ca
         k.severity = min([k.severity] + [o.severity for o in others], key=list(Severity).index)
         k.also_relevant_to = list(dict.fromkeys(k.also_relevant_to + [o.area for o in others if o.area != k.area]))
         k.merged_from = list(dict.fromkeys(k.merged_from + [o.id for o in others]))
+        k.leads = list(dict.fromkeys(k.leads + [h for o in others for h in o.leads]))
         keep[best] = k
     return [keep[n] for n in sorted(keep)]
 
@@ -439,12 +440,19 @@ def measures_the_same(lead: str, insight: Insight, columns: set[str]) -> bool:
 def uncovered_leads(leads: list[str], reported: list[Insight], embed: Callable[[list[str]], np.ndarray],
                     threshold: float = LEAD_COVERED_COSINE, *, columns: Iterable[str] = ()) -> list[str]:
     """The leads of the statistical scan (``explore.leads.headlines``) that no reported insight or context note
-    covers: none names the lead's segment, none is close to it in meaning while stating one of the numbers of
+    covers: none lists it among the leads it reports (``Insight.leads``), none names the lead's segment, none is close to it in meaning while stating one of the numbers of
     its headline, and none measures the columns its headline names (``columns``: the warehouse's column names)
     while stating one of those numbers. The report lists them, so that a
     statistically flagged candidate the analysis did not take up is not lost (issue #15, item 4)."""
     if not leads:
         return []
+    # the leads an insight says it reports (the analysis prompt's "leads": the model's own judgement, whatever its
+    # words and figures; round 21, gaming: "So the revenue growth and the higher average price come mostly from a
+    # small group of heavy coins_large buyers" explained the scan's two leads with figures of its own window, and
+    # both were adopted beside it)
+    listed = {fold(h).strip() for i in reported for h in i.leads}
+    if listed:
+        leads = [lead for lead in leads if fold(lead.split(": ", 1)[0]).strip() not in listed]
     cols = {c.lower() for c in columns if len(c) > 2 and "_" in c}  # "price_usd", "player_id": not "level"
     if cols:
         leads = [lead for lead in leads  # a figure of its own in the headline: a column read is not enough alone

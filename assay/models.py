@@ -478,8 +478,21 @@ class InsightDraft(_Model):
     # what affected_count counts (customers, orders, order items, events, players, sessions); None: unknown
     affected_entity: str | None = None
     claims: list[Claim] = Field(default_factory=list)
+    # the statistical scan's leads this insight reports, as the analysis prompt numbers them ("L2"); stored as
+    # the leads' headlines (analysis/analyze.py), so that the scan never adopts a finding the model reported in
+    # its own words and figures (run/adopt.py, findings.uncovered_leads)
+    leads: list[str] = Field(default_factory=list)
     # set only by the statistical analyst (generated SQL); dropped from any LLM answer
     verification_sql: str | None = None
+
+    @field_validator("leads", mode="before")
+    @classmethod
+    def _leads(cls, v: Any) -> Any:
+        if v is None or v == "":
+            return []
+        if isinstance(v, (str, int)):
+            v = [v]
+        return [str(x) for x in v] if isinstance(v, list) else v
 
     @field_validator("affected_count", mode="before")
     @classmethod

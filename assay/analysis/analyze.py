@@ -22,18 +22,40 @@ class AreaAnswer:
     prompt_chars: int
 
 
-def leads_section(leads: str) -> str:
-    """The statistical scan's leads, as the analysis reads them: headlines and numbers, no SQL (``explore.leads``)."""
+def lead_items(leads: str) -> list[str]:
+    """The scan's leads as the analysis numbers them (L1, L2, ...): "headline: numbers" lines."""
     from ..explore.leads import headlines
 
-    items = headlines(leads or "")
+    return headlines(leads or "")
+
+
+def leads_section(leads: str) -> str:
+    """The statistical scan's leads, as the analysis reads them: headlines and numbers, no SQL (``explore.leads``)."""
+    items = lead_items(leads)
     if not items:
         return ""
     return ("## Leads of the statistical scan (to check against the results above)\n"
             "Before exploring, a statistical scan flagged these candidates. Its probes are not steps: cite only the "
             "results above. A lead that a result above shows, and that belongs to this area, is a finding to report "
             "like any other, ranked by how material it is (unless another insight already reports it); a lead no "
-            "result above shows is not reported.\n" + "\n".join(f"- {h}" for h in items))
+            "result above shows is not reported. An insight that reports a lead's finding, in its own words and "
+            "figures or as the explanation of it, lists the lead's label in its \"leads\" field (\"leads\": [\"L2\"]); list a lead "
+            "only where the insight states that finding. The scan's findings that no insight of the run lists or "
+            "states are added to the report as the scan's own insights.\n"
+            + "\n".join(f"L{n}. {h}" for n, h in enumerate(items, start=1)))
+
+
+def resolve_leads(labels: list[str], leads: str) -> list[str]:
+    """The headlines of the leads an insight lists ("L2", "2"); a label of no lead is dropped."""
+    import re
+
+    heads = [h.split(": ", 1)[0] for h in lead_items(leads)]
+    out = []
+    for label in labels:
+        m = re.fullmatch(r"\s*L?\s*(\d+)\s*\.?\s*", str(label), re.I)
+        if m and 1 <= int(m.group(1)) <= len(heads):
+            out.append(heads[int(m.group(1)) - 1])
+    return list(dict.fromkeys(out))
 
 
 def build_area_prompt(pack: DomainPack, area: AnalysisArea, steps: list[ExplorationStep], *,
@@ -72,5 +94,6 @@ def analyze_area(llm: LLM, pack: DomainPack, area: AnalysisArea, steps: list[Exp
         data["verification_sql"] = None  # the verifier writes its own grounded query: a model cannot grade itself
         claims = [dict(c, source_steps=resolve(c.get("source_steps") or [], steps)) for c in data.get("claims") or []]
         data["claims"] = as_drafted(claims, known)
+        data["leads"] = resolve_leads(d.leads, leads)
         insights.append(Insight(id=f"{area.id}-{i}", area=area.id, **data))
     return AreaAnswer(insights, usage, dialog, len(prompt))

@@ -185,7 +185,7 @@ def test_the_analysis_reads_the_scan_s_leads_without_their_sql():
                                 "duration_s < 0 in 412 rows: 412 of 462,777"]
     pack = load_pack("generic")
     text = build_area_prompt(pack, pack.areas[0], [], previous_context="", profile="", dataset="d", leads=leads)
-    assert "## Leads of the statistical scan" in text and "- churn of channel (tiktok_ads) is 3.2x the rest" in text
+    assert "## Leads of the statistical scan" in text and "L1. churn of channel (tiktok_ads) is 3.2x the rest" in text
     assert "avg(churned)" not in text
     assert "## Leads of the statistical scan" not in build_area_prompt(pack, pack.areas[0], [], previous_context="",
                                                                         profile="", dataset="d")

@@ -613,3 +613,35 @@ def test_a_level_confined_to_the_later_half_folds_into_that_segment_s_change():
                         baseline_sql="\"platform\" = 'ios' AND month < TIMESTAMP '2026-06-01'")
     assert level_of_its_change(failed, rising) and not level_of_its_change(failed, change)
 
+
+
+def test_a_lead_an_insight_lists_is_covered_whatever_its_words_and_figures():
+    import numpy as np
+
+    from assay.analysis.analyze import leads_section, resolve_leads
+    from assay.findings import uncovered_leads
+    from assay.models import Insight
+
+    section = ("## Leads from a statistical scan (unverified)\nintro\n"
+               "1. The monthly total price usd is increasing over time (trend, score 0.91)\n"
+               "   numbers: The monthly total price usd grew by 593.8 per month\n   probe SQL: SELECT 1\n"
+               "2. The monthly average price usd rose 31.5% from 2026-02-01 (change point, score 0.80)\n"
+               "   numbers: from an average of 9.45 before 2026-02-01 to 12.4 after\n   probe SQL: SELECT 2")
+    text = leads_section(section)
+    assert "L1. The monthly total price usd is increasing over time: " in text
+    assert "L2. The monthly average price usd rose 31.5% from 2026-02-01: " in text and '"leads"' in text
+    assert resolve_leads(["L2", "l1", "2", "L3", "x"], section) == [
+        "The monthly average price usd rose 31.5% from 2026-02-01", "The monthly total price usd is increasing over time"]
+    explained = Insight(id="monetization-2", area="monetization", name="Revenue is concentrated in a few whales",
+                        description="So the revenue growth and the higher average price come from coins_large "
+                                    "buyers: the average purchase price rose from $8.53 to $11.96.",
+                        leads=resolve_leads(["L2"], section))
+    leads = [f"{h}: n" for h in ("The monthly total price usd is increasing over time",
+                                 "The monthly average price usd rose 31.5% from 2026-02-01")]
+    basis: dict[str, int] = {}
+
+    def far(texts):  # nothing is close in meaning: only the list decides
+        return np.array([np.eye(64)[basis.setdefault(t, len(basis))] for t in texts])
+
+    assert uncovered_leads(leads, [explained], far) == leads[:1]
+    assert uncovered_leads(leads, [explained.model_copy(update={"leads": []})], far) == leads

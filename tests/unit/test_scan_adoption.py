@@ -218,3 +218,49 @@ def test_turned_off_after_an_adoption_the_adopted_insights_go(demo_dir):
     left = [i for ins, _ in store.area_results(result.run_id).values() for i in ins]
     assert left and not any(i.origin == ORIGIN for i in left)
     assert store.get_run(result.run_id).telemetry.scan_adopted == 0
+
+
+LISTED: list = []
+
+
+def listing_handler(req):
+    """The model reports android's fall in its own words and figures (none of the scan's), and lists the lead."""
+    import re
+
+    LISTED.append(req)
+    if req.purpose.startswith("analyze:") and sum(1 for r in LISTED if r.purpose.startswith("analyze:")) == 1:
+        prompt = " ".join(b.text for b in req.system)
+        labels = dict((h.lower(), f"L{n}") for n, h in re.findall(r"^L(\d+)\. (.+)$", prompt, re.M))
+        android = [label for h, label in labels.items() if "android" in h]
+        assert android, prompt[-3000:]
+        mine = {"name": "Fewer orders come from phones of one platform",
+                "description": "Mobile ordering on that platform has been sliding for months; see the channel mix.",
+                "severity": "medium", "source_steps": [1], "leads": android + ["L99", "not a label"]}
+        return json.dumps({"insights": [PAID_SOCIAL, mine]})
+    return handler(req)
+
+
+register_scripted("adopttest-listed", lambda cfg: ScriptedLLM(listing_handler))
+
+
+def test_a_lead_the_model_lists_as_reported_is_not_adopted(demo_dir, adopted_run):
+    """Round 21 (gaming): the model explained the revenue growth and the rise in average price by its whales, in
+    figures of its own window; neither its words nor its numbers tied its insight to the scan's two leads, which were
+    adopted beside it. The analysis prompt numbers the leads (L1, L2, ...) and an insight lists those it reports:
+    a listed lead is covered whatever the insight's words and figures; the same run without the list adopts it."""
+    without, _, _ = adopted_run
+    assert _android([i for i in without.insights if i.origin == ORIGIN])
+    LISTED.clear()
+    truth = json.loads((demo_dir / "ecommerce_truth.json").read_text())
+    p = Project(id="adopt-listed", pack=truth["pack"], category=truth["category"], analyst="llm", max_steps=4,
+                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(demo_dir / "ecommerce.duckdb"),
+                                                                   "llm_descriptions": False}),
+                llm=LLMConfig(provider="scripted", model="adopttest-listed"), analysis={"leads_probes": 40})
+    store = open_store(load_settings())
+    store.save_project(p)
+    result = run_discovery_inline(p.id, new_run_id())
+    mine = next(i for i in result.insights if i.name.startswith("Fewer orders"))
+    # the labels resolved to the leads' headlines; unknown ones dropped
+    assert mine.leads and all("android" in h.lower() for h in mine.leads), mine.leads
+    assert not _android([i for i in result.insights if i.origin == ORIGIN]), [i.name for i in result.insights]
+    assert not [lead for lead in result.uncovered_leads if "android" in lead.lower()]
