@@ -118,6 +118,8 @@ def insight_notes(i: Insight) -> list[str]:
     if i.origin:
         notes.append(f"origin: {i.origin} (a finding of the statistical scan that no LLM insight covered; built "
                      "and verified as the statistical analyst's)")
+    if i.leads:  # why the scan's finding of it is not listed again beside it
+        notes.append(f"reports the statistical scan's lead{'s' if len(i.leads) > 1 else ''}: {'; '.join(i.leads)}")
     if not any(c.verdict in CHECKED for c in i.claims):
         notes.append("no number of this insight was re-derived in the warehouse")
     elif rest := unchecked_numbers(i):

@@ -264,3 +264,5 @@ def test_a_lead_the_model_lists_as_reported_is_not_adopted(demo_dir, adopted_run
     assert mine.leads and all("android" in h.lower() for h in mine.leads), mine.leads
     assert not _android([i for i in result.insights if i.origin == ORIGIN]), [i.name for i in result.insights]
     assert not [lead for lead in result.uncovered_leads if "android" in lead.lower()]
+    assert f"reports the statistical scan's lead{'s' if len(mine.leads) > 1 else ''}: {mine.leads[0]}" \
+        in render_markdown(result)  # the report says why the scan's finding is not listed beside it
