@@ -440,10 +440,10 @@ def measures_the_same(lead: str, insight: Insight, columns: set[str]) -> bool:
 def uncovered_leads(leads: list[str], reported: list[Insight], embed: Callable[[list[str]], np.ndarray],
                     threshold: float = LEAD_COVERED_COSINE, *, columns: Iterable[str] = ()) -> list[str]:
     """The leads of the statistical scan (``explore.leads.headlines``) that no reported insight or context note
-    covers: none lists it among the leads it reports (``Insight.leads``), none names the lead's segment, none is close to it in meaning while stating one of the numbers of
-    its headline, and none measures the columns its headline names (``columns``: the warehouse's column names)
-    while stating one of those numbers. The report lists them, so that a
-    statistically flagged candidate the analysis did not take up is not lost (issue #15, item 4)."""
+    covers: none lists it among the leads it reports (``Insight.leads``), none names the lead's segment, none is
+    close to it in meaning while stating one of the numbers of its headline, and none measures the columns its
+    headline names (``columns``: the warehouse's column names) while stating one of those numbers. The report lists
+    them, so that a statistically flagged candidate the analysis did not take up is not lost (issue #15, item 4)."""
     if not leads:
         return []
     # the leads an insight says it reports (the analysis prompt's "leads": the model's own judgement, whatever its

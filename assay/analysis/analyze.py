@@ -39,9 +39,9 @@ def leads_section(leads: str) -> str:
             "results above. A lead that a result above shows, and that belongs to this area, is a finding to report "
             "like any other, ranked by how material it is (unless another insight already reports it); a lead no "
             "result above shows is not reported. An insight that reports a lead's finding, in its own words and "
-            "figures or as the explanation of it, lists the lead's label in its \"leads\" field (\"leads\": [\"L2\"]); list a lead "
-            "only where the insight states that finding. The scan's findings that no insight of the run lists or "
-            "states are added to the report as the scan's own insights.\n"
+            "figures or as the explanation of it, lists the lead's label in its \"leads\" field "
+            "(\"leads\": [\"L2\"]); list a lead only where the insight states that finding. The scan's findings "
+            "that no insight of the run lists or states are added to the report as the scan's own insights.\n"
             + "\n".join(f"L{n}. {h}" for n, h in enumerate(items, start=1)))
 
 
