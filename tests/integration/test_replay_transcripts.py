@@ -138,16 +138,21 @@ REAL_MODEL = {
     # test_a_share_of_a_total_is_no_longer_sent_back below: today's verifier accepts its first answer)
     "demo-gaming-30-steps-r19": ("gaming", ["Level 42 is a difficulty wall",
                                             "iOS purchases fail far more often than android since May"]),
-    # Round 20 (session 20): session 20's code on the realistic gaming demo (precision 10/13 by the scorer; the three
-    # others true findings that were not planted)
-    "demo-gaming-30-steps-r20": ("gaming", ["Level 42 is a difficulty wall far harder than every other level",
-                                            "iOS purchase failure rate jumped from May 2026"]),
+    # (round 20, the first on the realistic gaming demo, is retired from the replays in session 22, its fixtures kept
+    # for bench/estimate_real.py: rounds 21 and 22 replay that demo on today's code)
     # Round 21 (session 21): both demos on session 20's code (main at 8a68823); figures in bench/README.md
     "demo-ecommerce-30-steps-r21": ("ecommerce", ["Android purchase per add-to-cart collapsed from 1 July 2026",
                                                   "A tenth of products and revenue have no category"]),
     "demo-gaming-30-steps-r21": ("gaming", ["Level 42 win rate is far below its neighbouring levels",
                                             "Failed purchase rate on iOS jumped and stayed high since May 2026"]),
+    # Round 22 (session 22): gaming on session 21's code with the analysis prompt's numbered leads (L1, L2, ...): the
+    # model's insights list the leads they report, and the scan adopts none of them (round 21 adopted the revenue's
+    # growth and the rise in average price beside the insight that explained both)
+    "demo-gaming-30-steps-r22": ("gaming", ["Level 42 is a difficulty wall far harder than its neighbours",
+                                            "Revenue growth comes from top payers while other payers' spend stays"]),
 }
+# the rounds whose model listed the leads its insights report: every lead it listed stays unadopted
+LISTS_LEADS = {"demo-gaming-30-steps-r22"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -160,7 +165,8 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
              "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
              "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19",
-             "demo-gaming-30-steps-r20", "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21"}
+             "demo-gaming-30-steps-r20", "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21",
+             "demo-gaming-30-steps-r22"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
            "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
@@ -172,7 +178,8 @@ QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22
            "demo-ecommerce-30-steps-r16": 23, "demo-gaming-30-steps-r16": 29,
            "demo-gaming-30-steps-r17": 30, "demo-ecommerce-30-steps-r18": 27,
            "demo-gaming-30-steps-r18": 29, "demo-gaming-30-steps-r19": 29,
-           "demo-gaming-30-steps-r20": 28, "demo-ecommerce-30-steps-r21": 27, "demo-gaming-30-steps-r21": 28}  # as recorded (the model's done)
+           "demo-gaming-30-steps-r20": 28, "demo-ecommerce-30-steps-r21": 27, "demo-gaming-30-steps-r21": 28,
+           "demo-gaming-30-steps-r22": 28}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
@@ -188,7 +195,8 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r15", "demo-gaming-30-steps-r15",
                        "demo-ecommerce-30-steps-r16", "demo-gaming-30-steps-r16", "demo-gaming-30-steps-r17",
                        "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19",
-                       "demo-gaming-30-steps-r20", "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21"}
+                       "demo-gaming-30-steps-r20", "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21",
+                       "demo-gaming-30-steps-r22"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
@@ -219,6 +227,10 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     assert all(h in names for h in headlines), names
     assert all(i.validation is not None for i in result.insights)  # every insight went through verification
     assert result.recommendations
+    if name in LISTS_LEADS:
+        listed = {h for i in result.insights for h in i.leads}
+        assert listed and not any(i.origin and i.name in listed for i in result.insights), \
+            [(i.name, i.origin, i.leads) for i in result.insights]
 
 
 RETIRED = {"demo-ecommerce-30-steps-r4": 16, "demo-ecommerce-30-steps-r6": 15, "demo-gaming-30-steps-r6": 37,
