@@ -177,8 +177,7 @@ Write ONE SQL query that returns a single row with the columns:
 - baseline_value: the same metric computed on the baseline (leave this column out when there is no baseline).
 Apply the stated segment_sql, baseline_sql and period_sql conditions as they are written (table qualifiers may be
 added; a column you rename in a CTE or subquery counts as what it names). The check is literal: an equivalent form (a
-join instead of IN (SELECT ...), row_number() instead of LIMIT) is refused, so copy each condition's text (a table
-qualifier or a CTE's name for a column is the only change it accepts).
+join instead of IN (SELECT ...), row_number() instead of LIMIT) is refused, so copy each condition's text.
 The period bounds the whole computation (numerator and denominator, segment and baseline).
 For a rate, an average, a sum or a count, the segment's condition bounds all of segment_value (a rate's numerator and
 denominator) and the baseline's all of baseline_value. For a share, the condition selects the part only: its
