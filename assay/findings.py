@@ -437,6 +437,32 @@ def measures_the_same(lead: str, insight: Insight, columns: set[str]) -> bool:
     return all(re.search(rf"(?<![a-z0-9_]){re.escape(c)}(?![a-z0-9_])", sql) for c in named)
 
 
+_LINKS = {"has", "have", "is", "are", "and"}
+
+
+def _words(text: str) -> set[str]:
+    return set(fold(text).replace(",", " ").split()) - _LINKS
+
+
+def lists_lead(lead: str, listed: Iterable[str]) -> bool:
+    """Is the lead ("headline: numbers", as ``explore.leads.headlines`` or ``run.adopt.lead_line`` writes one) among
+    the listed headlines (``Insight.leads``, whole)? Its line starts with one of them; or its headline's words are all
+    in one of them: the scan merges segments apart in one direction across the warehouse ("furniture and
+    electronics have a much higher average unit_price ..."), the adoption per area ("furniture has ..."), and
+    the listed merged lead covers each of its members."""
+    line = fold(lead).strip()
+    # a member's headline is read only where the line holds one ": " (else where its headline ends is unknown)
+    head = _words(lead.split(": ", 1)[0]) if lead.count(": ") == 1 else set()
+    for h in listed:
+        fh = fold(h).strip()
+        if fh and (line == fh or line.startswith(fh + ":")):
+            return True
+        # a merged lead names its segments "a, b and c have ..." (stats.analyst.merge_segment_outliers)
+        if head and " and " in fh and " have " in fh and head <= _words(h):
+            return True
+    return False
+
+
 def uncovered_leads(leads: list[str], reported: list[Insight], embed: Callable[[list[str]], np.ndarray],
                     threshold: float = LEAD_COVERED_COSINE, *, columns: Iterable[str] = ()) -> list[str]:
     """The leads of the statistical scan (``explore.leads.headlines``) that no reported insight or context note
@@ -450,9 +476,11 @@ def uncovered_leads(leads: list[str], reported: list[Insight], embed: Callable[[
     # words and figures; round 21, gaming: "So the revenue growth and the higher average price come mostly from a
     # small group of heavy coins_large buyers" explained the scan's two leads with figures of its own window, and
     # both were adopted beside it)
-    listed = {fold(h).strip() for i in reported for h in i.leads}
+    # ... by an insight the warehouse did not reject (a rejected one's figures are wrong: its say covers nothing)
+    listed = [h for i in reported for h in i.leads
+              if not (i.validation and i.validation.status == ValidationStatus.rejected)]
     if listed:
-        leads = [lead for lead in leads if fold(lead.split(": ", 1)[0]).strip() not in listed]
+        leads = [lead for lead in leads if not lists_lead(lead, listed)]
     cols = {c.lower() for c in columns if len(c) > 2 and "_" in c}  # "price_usd", "player_id": not "level"
     if cols:
         leads = [lead for lead in leads  # a figure of its own in the headline: a column read is not enough alone

@@ -492,7 +492,9 @@ class InsightDraft(_Model):
             return []
         if isinstance(v, (str, int)):
             v = [v]
-        return [str(x) for x in v] if isinstance(v, list) else v
+        # a label the analysis cannot read is dropped there (analysis/analyze.py), never a failed answer
+        return [str(x) for x in v if isinstance(x, (str, int)) and not isinstance(x, bool)] if isinstance(v, list) \
+            else []
 
     @field_validator("affected_count", mode="before")
     @classmethod

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass
 
 from ..llm.base import LLM, LLMRequest, Message, SystemBlock
@@ -12,6 +14,8 @@ from ..explore.numbering import labels, resolve, resolve_text
 from ..validate.grounding import as_drafted
 from .discipline import CLAIM_DISCIPLINE, explorer_summary_section, goal_section, goal_text, insights_contract
 from .render import render_query_results
+
+log = logging.getLogger("assay")
 
 
 @dataclass
@@ -45,16 +49,24 @@ def leads_section(leads: str) -> str:
             + "\n".join(f"L{n}. {h}" for n, h in enumerate(items, start=1)))
 
 
-def resolve_leads(labels: list[str], leads: str) -> list[str]:
-    """The headlines of the leads an insight lists ("L2", "2"); a label of no lead is dropped."""
-    import re
+_LABEL = re.compile(r"\s*(?:L|lead|#)?\s*(\d+)\b", re.I)
 
-    heads = [h.split(": ", 1)[0] for h in lead_items(leads)]
-    out = []
+
+def resolve_leads(labels: list[str], leads: str) -> list[str]:
+    """The headlines (whole) of the leads an insight lists ("L2", "2", "Lead 2", "L2: ..."); a label of no lead is
+    dropped, and said in the log."""
+    from ..explore.leads import lead_titles
+
+    heads = lead_titles(leads)
+    out, dropped = [], []
     for label in labels:
-        m = re.fullmatch(r"\s*L?\s*(\d+)\s*\.?\s*", str(label), re.I)
+        m = _LABEL.match(str(label))
         if m and 1 <= int(m.group(1)) <= len(heads):
             out.append(heads[int(m.group(1)) - 1])
+        else:
+            dropped.append(str(label)[:40])
+    if dropped:
+        log.info("analysis: lead labels of no lead dropped: %s", ", ".join(dropped))
     return list(dict.fromkeys(out))
 
 

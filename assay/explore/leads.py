@@ -144,6 +144,11 @@ def headlines(text: str, numbers_chars: int = 200) -> list[str]:
     return [f"{h}: {_one_line(n, numbers_chars)}" for h, n in _ITEM.findall(text or "")]
 
 
+def lead_titles(text: str) -> list[str]:
+    """The leads' headlines alone, whole (a headline may hold ": " itself)."""
+    return [h for h, _ in _ITEM.findall(text or "")]
+
+
 def leads_section(s) -> str:
     """The run's leads section, scanned once per run (a resumed exploration reads the stored one).
     Off (``analysis.leads_probes: 0``): no scan, no section. A failed scan: no section, one log line."""

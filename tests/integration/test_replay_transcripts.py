@@ -228,10 +228,18 @@ def test_real_model_transcript_replays_end_to_end(demo_dir, name):
     assert all(h in names for h in headlines), names
     assert all(i.validation is not None for i in result.insights)  # every insight went through verification
     assert result.recommendations
-    if name in LISTS_LEADS:
-        listed = {h for i in result.insights for h in i.leads}
-        assert listed and not any(i.origin and i.name in listed for i in result.insights), \
+    if name in LISTS_LEADS:  # read as the adoption reads them (the scan's headline against the adopted finding's)
+        from assay.findings import lists_lead
+        from assay.run.adopt import lead_line
+
+        listed = [h for i in result.insights for h in i.leads]
+        assert listed and not any(i.origin and lists_lead(lead_line(i), listed) for i in result.insights), \
             [(i.name, i.origin, i.leads) for i in result.insights]
+        # every headline a model listed is one of the scan's leads of the run, whole
+        from assay.explore.leads import lead_titles
+
+        titles = lead_titles(store.get_run(result.run_id).leads or "")
+        assert set(listed) <= set(titles), sorted(set(listed) - set(titles))
 
 
 RETIRED = {"demo-ecommerce-30-steps-r4": 16, "demo-ecommerce-30-steps-r6": 15, "demo-gaming-30-steps-r6": 37,

@@ -645,3 +645,44 @@ def test_a_lead_an_insight_lists_is_covered_whatever_its_words_and_figures():
 
     assert uncovered_leads(leads, [explained], far) == leads[:1]
     assert uncovered_leads(leads, [explained.model_copy(update={"leads": []})], far) == leads
+
+
+def test_a_listed_lead_is_matched_whole_merged_or_not_and_only_from_an_insight_that_held():
+    """The review's cases: a headline holding ": " is matched whole (listing one such lead covers no other lead
+    that shares its first part); the scan merges segments apart in one direction across the warehouse, the adoption
+    per area, so a listed merged lead covers each of its members; a rejected insight's list covers nothing; labels
+    as models write them resolve, and a list the contract cannot read costs no correction round."""
+    import numpy as np
+
+    from assay.analysis.analyze import resolve_leads
+    from assay.findings import lists_lead, uncovered_leads
+    from assay.models import Insight, InsightDraft, Validation, ValidationStatus
+
+    section = ("intro\n1. Every row of orders has status = 'x': a data-generation or ETL pattern (artifact, score 0.9)\n"
+               "   numbers: 400 of 400 rows\n   probe SQL: SELECT 1\n"
+               "2. Every row of orders has status = 'x': a loading default (artifact, score 0.8)\n"
+               "   numbers: 12 of 400 rows\n   probe SQL: SELECT 2\n"
+               "3. furniture and electronics have a much higher average unit_price than other category values "
+               "(outlier segment, score 0.7)\n   numbers: 281.47 and 196.75 against 30.12\n   probe SQL: SELECT 3")
+    heads = resolve_leads(["Lead 1", "L3: the prices", "#9", "?"], section)
+    assert heads == ["Every row of orders has status = 'x': a data-generation or ETL pattern",
+                     "furniture and electronics have a much higher average unit_price than other category values"]
+    assert resolve_leads(["#2"], section) == ["Every row of orders has status = 'x': a loading default"]
+    first = "Every row of orders has status = 'x': a data-generation or ETL pattern: 400 of 400 rows"
+    second = "Every row of orders has status = 'x': a loading default: 12 of 400 rows"
+    member = "furniture has a much higher average unit_price than other category values: 281.47 against 30.12"
+    other = "toys have a much lower average unit_price than other category values: 8.10 against 30.12"
+    assert lists_lead(first, heads) and not lists_lead(second, heads)
+    assert lists_lead(member, heads) and not lists_lead(other, heads)
+    basis: dict[str, int] = {}
+
+    def far(texts):
+        return np.array([np.eye(64)[basis.setdefault(t, len(basis))] for t in texts])
+
+    held = Insight(id="a-1", area="a", name="Prices", description="Prices differ.", leads=heads)
+    rejected = held.model_copy(update={"validation": Validation(status=ValidationStatus.rejected)})
+    assert uncovered_leads([first, second, member], [held], far) == [second]
+    assert uncovered_leads([first, second, member], [rejected], far) == [first, second, member]
+    for bad in ({"L2": 1}, 2.0, [None, True, {"x": 1}]):
+        assert InsightDraft(name="abc", description="abc", leads=bad).leads == []
+    assert InsightDraft(name="abc", description="abc", leads=["L2", 3]).leads == ["L2", "3"]
