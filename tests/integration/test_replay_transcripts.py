@@ -144,9 +144,9 @@ REAL_MODEL = {
     # ecommerce run is retired from the replays in session 22, its fixtures kept: round 22 replays that demo)
     "demo-gaming-30-steps-r21": ("gaming", ["Level 42 win rate is far below its neighbouring levels",
                                             "Failed purchase rate on iOS jumped and stayed high since May 2026"]),
-    # Round 22 (session 22): gaming on session 21's code with the analysis prompt's numbered leads (L1, L2, ...): the
-    # model's insights list the leads they report, and the scan adopts none of them (round 21 adopted the revenue's
-    # growth and the rise in average price beside the insight that explained both)
+    # Round 22 (session 22): both demos on session 21's code with the analysis prompt's numbered leads (L1, L2, ...):
+    # the models' insights list the leads they report, and the scan adopts none of those (gaming round 21 adopted the
+    # revenue's growth and the rise in average price beside the insight that explained both)
     "demo-ecommerce-30-steps-r22": ("ecommerce", ["Android cart-to-purchase conversion collapsed from July onward",
                                                   "Paid social customers buy and come back far less than other"]),
     "demo-gaming-30-steps-r22": ("gaming", ["Level 42 is a difficulty wall far harder than its neighbours",

@@ -614,7 +614,6 @@ def test_a_level_confined_to_the_later_half_folds_into_that_segment_s_change():
     assert level_of_its_change(failed, rising) and not level_of_its_change(failed, change)
 
 
-
 def test_a_lead_an_insight_lists_is_covered_whatever_its_words_and_figures():
     import numpy as np
 
