@@ -26,16 +26,12 @@ class AreaAnswer:
     prompt_chars: int
 
 
-def lead_items(leads: str) -> list[str]:
-    """The scan's leads as the analysis numbers them (L1, L2, ...): "headline: numbers" lines."""
+def leads_section(leads: str) -> str:
+    """The statistical scan's leads, as the analysis reads them and numbers them (L1, L2, ...): headlines and
+    numbers, no SQL (``explore.leads``)."""
     from ..explore.leads import headlines
 
-    return headlines(leads or "")
-
-
-def leads_section(leads: str) -> str:
-    """The statistical scan's leads, as the analysis reads them: headlines and numbers, no SQL (``explore.leads``)."""
-    items = lead_items(leads)
+    items = headlines(leads or "")
     if not items:
         return ""
     return ("## Leads of the statistical scan (to check against the results above)\n"
