@@ -129,15 +129,10 @@ REAL_MODEL = {
     # and at most 12; its recommendations answer was refused once (a priority of 6) and answered again
     "demo-gaming-30-steps-r17": ("gaming", ["Level 42 is a difficulty wall",
                                             "iOS purchases fail far more often since May 2026"]),
-    # Round 18 (session 14): round 17's code (main at fc414a8: a priority is 1 to 5, not a rank)
-    "demo-ecommerce-30-steps-r18": ("ecommerce", ["Android purchase per add to cart collapsed from July 2026",
-                                                  "All furniture products are removed from cart far more"]),
-    "demo-gaming-30-steps-r18": ("gaming", ["Level 42 is a difficulty wall",
-                                            "iOS purchase failure rate jumped from May 2026"]),
-    # Round 19 (session 16): round 18's code; its figures are bench/README.md's (the ecommerce run is held by
-    # test_a_share_of_a_total_is_no_longer_sent_back below: today's verifier accepts its first answer)
-    "demo-gaming-30-steps-r19": ("gaming", ["Level 42 is a difficulty wall",
-                                            "iOS purchases fail far more often than android since May"]),
+    # (rounds 18 (both demos) and 19 (gaming) are retired from the replays in session 23, their fixtures kept for
+    # bench/estimate_real.py: they ran the code of rounds 17 and 18 (no regime of their own), the gaming ones on the
+    # demo as generated before session 20; rounds 21 and 22 replay both demos on today's code, and each replay costs
+    # the suite ~5-6 s of CPU. Round 19's ecommerce run is held by test_a_share_of_a_total_is_no_longer_sent_back)
     # (round 20, the first on the realistic gaming demo, is retired from the replays in session 22, its fixtures kept
     # for bench/estimate_real.py: rounds 21 and 22 replay that demo on today's code)
     # Round 21 (session 21): both demos on session 20's code (main at 8a68823); figures in bench/README.md (its
