@@ -63,7 +63,9 @@ from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from ..errors import GuardRefusal
@@ -100,6 +102,9 @@ _POSITIONAL = tuple(t for t in (getattr(exp, n, None) for n in ("PositionalColum
 # MySQL/MariaDB server settings (@@version); user variables (@x, @x := 1) are Parameters, refused below
 _VARIABLES = tuple(t for t in (getattr(exp, n, None) for n in ("SessionParameter",))
                    if isinstance(t, type))
+
+# FROM sources that name a table by an expression (TABLE('name'), TABLE(:var))
+_ROW_SOURCES = tuple(t for t in (getattr(exp, n, None) for n in ("TableFromRows",)) if isinstance(t, type))
 
 # Schemas no query may read even if the project allows "everything".
 SYSTEM_SCHEMAS = {
@@ -170,6 +175,12 @@ class SQLGuard:
         pii_columns: list[str] | None = None,
     ):
         self.dialect = dialect
+        # PostgreSQL folds an unquoted name to lower case and Snowflake to upper case, and both keep a quoted one
+        # as written: "PG_SHADOW" and PG_SHADOW are two names there. The statement's names are folded as the engine
+        # folds them before any check, and compared as written after that (_fold)
+        strategy = Dialect.get_or_raise(dialect).normalization_strategy
+        self._fold = {NormalizationStrategy.LOWERCASE: str.lower,
+                      NormalizationStrategy.UPPERCASE: str.upper}.get(strategy)
         self.database = (database or "").lower() or None
         self.schemas = {s.lower() for s in (schemas or [])}
         self._search_path = [s.lower() for s in (schemas or [])]  # PostgreSQL: the adapter's search_path
@@ -243,6 +254,13 @@ class SQLGuard:
 
     def _check(self, sql: str) -> GuardVerdict:
         root = self._parse(sql)
+        written: dict[int, str] = {}
+        if self._fold is not None:
+            # names as the engine reads them, so that scopes match a name to a CTE or an alias only where the
+            # engine does (WITH "PG_SHADOW" AS (...) SELECT ... FROM PG_SHADOW reads pg_catalog.pg_shadow); the
+            # statement sent keeps its unquoted names as written (the engine folds them alike)
+            written = {id(i): i.this for i in root.find_all(exp.Identifier) if not i.quoted}
+            root = normalize_identifiers(root, dialect=self.dialect)
         inner = root
         while isinstance(inner, (exp.Subquery, exp.Paren)):
             inner = inner.this
@@ -278,6 +296,10 @@ class SQLGuard:
         if self.tenant is not None:
             out = self._check_tenant(root, scopes, real, infos)
         masked, touches, width = self._lineage(root, real, infos)
+        if self._fold is not None:
+            for i in out.find_all(exp.Identifier):
+                if not i.quoted:  # as written; a name the guard added (the tenant predicate) in lower case
+                    i.set("this", written.get(id(i), i.this.lower()))
         return GuardVerdict(True, "", self._render(out), referenced,
                             masked_outputs=masked, touches_pii=touches, output_count=width)
 
@@ -326,6 +348,9 @@ class SQLGuard:
                 )
             if isinstance(node, getattr(exp, "Operator", ())):
                 raise GuardRefusal("OPERATOR(schema.op) is not allowed; write the operator itself (a + b)")
+            if isinstance(node, _ROW_SOURCES):
+                # Snowflake's TABLE('db.schema.table') names a table by a string: no check would see it
+                raise GuardRefusal(f"{node.sql(dialect=self.dialect)[:80]} is not allowed in FROM; name the table")
             if isinstance(node, exp.Table):
                 if not isinstance(node.this, (exp.Identifier, exp.Func)):
                     raise GuardRefusal("file readers, URLs and table expressions are not allowed in FROM")
@@ -355,6 +380,24 @@ class SQLGuard:
             t for t in root.find_all(exp.Table)
             if id(t) not in cte_refs and isinstance(t.this, exp.Identifier)
         ]
+
+    def _kept_case(self, t: exp.Table) -> str:
+        """On an engine that folds names, the case a quoted part of the table's name keeps ("" when every part reads
+        as its folded form)."""
+        if self._fold is None:
+            return ""
+        for part in (t.catalog, t.db, t.name):
+            if part and part != self._fold(part):
+                return "upper" if self._fold is str.lower else "lower"
+        return ""
+
+    def _names_exactly(self, t: exp.Table, info: TableInfo) -> bool:
+        """The table's (folded) name parts are the catalog's, as the engine spells them: PostgreSQL's catalog keeps
+        each name as created; the Snowflake adapter's lists them in lower case for names it reads in upper case."""
+        spell = (lambda x: x) if self.dialect == "postgres" else self._fold
+        if t.catalog and t.catalog != self._fold(t.catalog):
+            return False
+        return t.name == spell(info.name) and (not t.db or t.db == spell(info.schema_name))
 
     def _fallback_name(self, t: exp.Table) -> str:
         schema = (t.db or "").lower() or self.default_schema or ""
@@ -402,11 +445,18 @@ class SQLGuard:
             raise GuardRefusal(
                 f"table {shown} is outside the project's schemas ({', '.join(sorted(self.schemas))})"
             )
+        kept = self._kept_case(t)
         if not self.known_tables:
             if not _PLAIN_NAME.match(t.name) or (t.db and not _PLAIN_NAME.match(t.db)):
                 raise GuardRefusal(f"table name {shown} is not a plain table name (files and URLs are not allowed)")
+            if kept:
+                raise GuardRefusal(f"table {shown}: a quoted name in {kept!r} case names another object than the "
+                                   "same name unquoted, and the guard has no catalog to tell which; write it unquoted")
             return None
         info = self.resolve(t)
+        if info is not None and kept and not self._names_exactly(t, info):
+            raise GuardRefusal(f"table {shown} is not the catalog's {info.fqn}: this engine keeps the case of a quoted "
+                               f"name; write it unquoted or as the catalog spells it")
         if info is None:
             cands = self._by_name.get(t.name.lower(), []) if not t.db else []
             if len(cands) > 1:
@@ -513,7 +563,9 @@ class SQLGuard:
         if column.name.lower() != col:
             return False
         if column.table:
-            return column.table.lower() == alias.lower() and alias in scope.selected_sources
+            # where the engine folds names, they were folded (_check): "O" and o are two aliases there
+            same = column.table == alias if self._fold is not None else column.table.lower() == alias.lower()
+            return same and alias in scope.selected_sources
         # unqualified: binds to the one source that has the column; a SELECT alias of that
         # name would win in some engines where the relation lacks it, so refuse the ambiguity
         select = scope.expression

@@ -85,6 +85,20 @@ def test_guard_in_postgres_dialect(pg_dsn, pg_schema):
     assert not g.check("SELECT pg_read_file('/etc/passwd')").allowed
 
 
+def test_names_are_matched_as_postgresql_folds_them(pg_dsn, pg_schema):
+    """A quoted CTE of another case does not shadow the unquoted name: PostgreSQL reads pg_catalog's table (the
+    engine shows it, bypassing the guard), so the guard refuses it; a CTE the engine does read still shadows."""
+    w = wh(pg_dsn, pg_schema)
+    g = SQLGuard("postgres", tables=w.list_tables(), schemas=[pg_schema], default_schema=pg_schema)
+    attack = 'WITH "PG_STAT_ACTIVITY" AS (SELECT 1 AS x) SELECT count(*) AS n FROM PG_STAT_ACTIVITY'
+    assert w.query(attack, row_cap=1, timeout_s=5).table.to_pylist()[0]["n"] >= 1  # the engine's view, not the CTE
+    v = g.check(attack)
+    assert not v.allowed and "system table" in v.reason, v
+    ok = g.enforce('WITH "t" AS (SELECT customer_id FROM customers) SELECT count(*) AS n FROM T')
+    assert w.query(ok, row_cap=1, timeout_s=5).table.to_pylist() == [{"n": 100}]
+    assert not g.check(f'SELECT count(*) FROM "{pg_schema.upper()}".orders').allowed  # another schema to PostgreSQL
+
+
 def test_unreachable_is_one_clear_error():
     with pytest.raises(WarehouseUnreachable, match="postgres: cannot connect"):
         PostgresWarehouse(WarehouseConfig(kind="postgres", settings={"dsn": "host=127.0.0.1 port=1 user=x dbname=x",

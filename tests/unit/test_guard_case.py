@@ -1,0 +1,96 @@
+"""Names as the engine folds them (session 23's red team). PostgreSQL reads an unquoted name in lower case and
+Snowflake in upper case, and both keep a quoted name as written, so "PG_SHADOW" and PG_SHADOW are two names there.
+The guard matched names by their text, whatever their quotes: a quoted CTE hid a real table from every check, one
+tenant predicate covered two aliases that differ only in quoting, and a quoted schema in another case passed as the
+project's. Snowflake's TABLE('db.schema.table') named a table by a string that no check saw."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.models import ColumnInfo, TableInfo, TenantFilter
+from assay.warehouse.guard import SQLGuard
+
+
+def catalog(schema="main"):
+    cols = lambda *names: [ColumnInfo(name=n, type="INTEGER") for n in names]  # noqa: E731
+    return [TableInfo(schema=schema, name="orders", columns=cols("id", "tenant_id", "email", "amount")),
+            TableInfo(schema=schema, name="customers", columns=cols("id", "tenant_id", "country"))]
+
+
+def guard(dialect, **kw):
+    return SQLGuard(dialect, tables=catalog(), schemas=["main"], default_schema="main", **kw)
+
+
+@pytest.mark.parametrize("dialect,sql", [
+    ("postgres", 'WITH "PG_SHADOW" AS (SELECT 1 AS x) SELECT usename, passwd FROM PG_SHADOW'),
+    ("postgres", 'WITH "PG_STAT_ACTIVITY" AS (SELECT 1 AS x) SELECT query FROM pg_stat_activity'),
+    ("postgres", 'WITH "SECRETS" AS (SELECT 1 AS x) SELECT * FROM secrets'),
+    ("snowflake", 'WITH "secrets" AS (SELECT 1 AS x) SELECT * FROM SECRETS'),
+])
+def test_a_quoted_cte_does_not_hide_the_table_the_engine_reads(dialect, sql):
+    v = guard(dialect).check(sql)
+    assert not v.allowed, (sql, v.sql)
+
+
+def test_the_table_behind_a_quoted_cte_of_its_name_is_checked_as_read():
+    # Snowflake reads the unquoted orders as ORDERS, the project's table, not the CTE "orders": it is checked as
+    # read (listed, and filtered by the tenant predicate or refused)
+    sql = 'WITH "orders" AS (SELECT 1 AS x) SELECT * FROM orders WHERE tenant_id <> 1'
+    assert guard("snowflake").check(sql).tables == ["main.orders"]
+    assert not guard("snowflake", tenant=TenantFilter(column="tenant_id", value=1)).check(sql).allowed
+
+
+def test_a_cte_the_engine_reads_as_the_cte_still_shadows_the_table():
+    for dialect, sql, read in [("postgres", 'WITH "pg_shadow" AS (SELECT 1 AS x) SELECT x FROM PG_SHADOW', []),
+                               ("postgres", "WITH T AS (SELECT id FROM orders) SELECT id FROM t", ["main.orders"]),
+                               ("snowflake", 'WITH "T" AS (SELECT id FROM orders) SELECT id FROM t', ["main.orders"])]:
+        v = guard(dialect).check(sql)
+        assert v.allowed and v.tables == read, (sql, v.reason)
+
+
+def test_the_tenant_filter_tells_apart_aliases_that_differ_only_in_quoting():
+    tenant = TenantFilter(column="tenant_id", value=1)
+    for dialect, sql in [
+        ("postgres", 'SELECT o.tenant_id, o.id FROM orders AS "O", orders AS o WHERE "O".tenant_id = 1'),
+        ("snowflake", 'SELECT O.tenant_id FROM orders AS "o", orders AS O WHERE "o".tenant_id = 1'),
+    ]:
+        assert not guard(dialect, tenant=tenant).check(sql).allowed, sql
+    # the same alias, quoted or not, as the engine reads it
+    ok = guard("postgres", tenant=tenant).check('SELECT o.id FROM orders AS "o" WHERE O.tenant_id = 1')
+    assert ok.allowed, ok.reason
+    # engines that match names case-insensitively keep matching them so
+    assert guard("duckdb", tenant=tenant).check('SELECT o.id FROM orders AS "O" WHERE o.tenant_id = 1').allowed
+
+
+def test_a_quoted_name_in_another_case_is_not_the_catalogs_table():
+    assert not guard("postgres").check('SELECT * FROM "MAIN".orders').allowed  # another schema to PostgreSQL
+    assert not guard("postgres").check('SELECT * FROM "Orders"').allowed
+    assert not guard("snowflake").check('SELECT * FROM "orders"').allowed  # the adapter reads ORDERS
+    assert guard("snowflake").check('SELECT "ID" FROM "MAIN"."ORDERS"').allowed
+    assert guard("postgres").check('SELECT "id" FROM "main"."orders"').allowed
+    # a catalog table created with a quoted mixed-case name is read as it is spelled
+    mixed = SQLGuard("postgres", tables=[TableInfo(schema="main", name="OrderLines", columns=[])],
+                     schemas=["main"], default_schema="main")
+    assert mixed.check('SELECT * FROM "OrderLines"').allowed
+    # without a catalog the guard cannot tell which object a quoted name in the kept case is
+    bare = SQLGuard("postgres", schemas=["main"], default_schema="main")
+    assert not bare.check('SELECT * FROM "Orders"').allowed and bare.check("SELECT * FROM Orders").allowed
+
+
+def test_the_statement_sent_keeps_its_unquoted_names_as_written():
+    v = guard("snowflake", tenant=TenantFilter(column="tenant_id", value=7), inject_tenant=True).check(
+        "SELECT Amount AS Revenue FROM orders o")
+    assert v.allowed and v.sql == "SELECT Amount AS Revenue FROM orders AS o WHERE o.tenant_id = 7", v.sql
+    v = guard("postgres").check('SELECT Amount AS "Revenue" FROM Orders')
+    assert v.allowed and v.sql == 'SELECT Amount AS "Revenue" FROM Orders', v.sql
+
+
+@pytest.mark.parametrize("dialect", ["snowflake", "postgres", "duckdb", "databricks", "bigquery"])
+@pytest.mark.parametrize("sql", ["SELECT k FROM TABLE('MYDB.SECRET.KEYS')",
+                                 "SELECT * FROM TABLE('SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY')",
+                                 "WITH x AS (SELECT * FROM TABLE('secret.keys')) SELECT * FROM x",
+                                 "SELECT * FROM TABLE('orders') WHERE tenant_id <> 1"])
+def test_a_table_named_by_a_string_is_refused(dialect, sql):
+    v = guard(dialect).check(sql)
+    assert not v.allowed and v.reason, (dialect, sql)
