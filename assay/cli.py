@@ -687,18 +687,22 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
     # one project per warehouse file: each --goal run (failed ones too) reuses it with that goal;
     # without a goal the generic pack runs
     pid = project or "goal-" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    if project:  # a project of that id that is not this file's goal project is never replaced by a one-off run
-        try:
-            old = _store().get_project(project)
-        except UserError:
-            old = None
-        same = old is not None and old.pack in ("goal", "generic") and old.warehouse.kind == "duckdb" \
-            and str(old.warehouse.settings.get("path")) == str(path)
-        if old is not None and not same:
-            fail(f"project {project} already exists (pack {old.pack}, {old.warehouse.kind}); --warehouse would "
-                 f"replace it: run `assay discover {project}`, or give --warehouse without a project id")
-    p = Project(id=pid, name=(goal or path.name)[:60], pack="goal" if goal else "generic", goal=goal or None,
-                warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)}))
+    try:
+        old = _store().get_project(pid)
+    except UserError:
+        old = None
+    same = old is not None and old.pack in ("goal", "generic") and old.warehouse.kind == "duckdb" \
+        and str(old.warehouse.settings.get("path")) == str(path)
+    if old is not None and not same:  # a project that is not this file's goal project is never replaced
+        fail(f"project {pid} already exists (pack {old.pack}, {old.warehouse.kind}); --warehouse would "
+             f"replace it: run `assay discover {pid}`, or give --warehouse without a project id")
+    run = dict(name=(goal or path.name)[:60], pack="goal" if goal else "generic", goal=goal or None)
+    if old is not None:
+        # the run's goal and pack only: what the project says besides (tenant filter, PII columns, analyst, LLM,
+        # schedule) is kept, never reset to the defaults by a one-off run
+        p = old.model_copy(update=run)
+    else:
+        p = Project(id=pid, **run, warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)}))
     _store().save_project(p)
     return pid
 

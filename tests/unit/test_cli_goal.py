@@ -142,3 +142,21 @@ def test_warehouse_never_replaces_a_registered_project(tmp_path):
     assert _goal_project("mine16", str(copy), "what sells?") == "mine16"
     assert _goal_project("mine16", str(copy), "what else?") == "mine16"
     assert _store().get_project("mine16").goal == "what else?"
+
+
+def test_a_run_on_the_projects_own_file_keeps_its_tenant_filter_and_pii_columns(tmp_path):
+    """A new user's walkthrough (session 23): `assay discover shop --warehouse shop.duckdb` on a project applied with
+    a tenant filter and PII columns saved it again with the defaults, so the run read every tenant unmasked."""
+    db = tmp_path / "shop.duckdb"
+    duckdb.connect(str(db)).close()
+    (tmp_path / "shopt.yaml").write_text(
+        f"id: shopt\npack: generic\nanalyst: statistical\nwarehouse:\n  kind: duckdb\n  settings:\n"
+        f"    path: {db}\n  tenant_filter: {{column: region, value: north}}\n  pii_columns: [visits.user_id]\n")
+    r = CliRunner().invoke(app, ["project", "apply", "-f", str(tmp_path / "shopt.yaml")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    for goal in (None, "why did conversion fall?"):
+        assert _goal_project("shopt", str(db), goal) == "shopt"
+        p = _store().get_project("shopt")
+        assert p.goal == goal and p.pack == ("goal" if goal else "generic")
+        assert p.warehouse.tenant_filter.column == "region" and p.warehouse.tenant_filter.value == "north"
+        assert p.warehouse.pii_columns == ["visits.user_id"] and p.analyst == "statistical"
