@@ -17,15 +17,20 @@ text, so what is checked is exactly what runs):
   except ``unnest``, JSON element readers (``jsonb_each``, ``json_object_keys``, ...) and
   bounded ``generate_series``/``range``; no cast to catalog types (``::regclass``) or user types.
 - tables: names are resolved by SCOPE as the engine does (a CTE shadows a name only where
-  it is visible); every other table reference is a real table and must be in the catalog
+  it is visible, and only where the engine's folding of unquoted names makes the two names one:
+  PostgreSQL folds them to lower case and Snowflake to upper case, and keeps a quoted name as
+  written; a quoted name in the kept case must be the catalog's own spelling); a table named by
+  a string (Snowflake's ``TABLE('db.schema.t')``) is refused; every other table reference is a
+  real table and must be in the catalog
   (when the guard has one), in the project's schemas and database, and not a system
   relation (``information_schema``, ``pg_catalog``, ``pg_*``, ``duckdb_*``, ...: catalog
   questions are answered from the discovered schema, not by querying the engine). Without
   a catalog, names that look like files or URLs are refused. If scope analysis fails, the
   statement is refused.
 - tenant filter (when set): every real relation read by a SELECT must be filtered in that
-  SELECT by ``alias.tenant_column = value`` (AND-ed into WHERE or an inner join's ON; an
-  unqualified column counts only when the engine would bind it to that relation), or be
+  SELECT by ``alias.tenant_column = value`` (AND-ed into WHERE or an inner join's ON; the alias
+  as the engine folds it; an unqualified column counts only when the engine would bind it to
+  that relation), or be
   listed in ``shared_tables``. With a catalog, a relation without the tenant column that is
   not shared is refused; without a catalog, every relation needs the predicate. Column-
   alias lists on tables (``orders AS o(a, b, tenant_id)``) are refused everywhere (they
