@@ -20,6 +20,7 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 
 from . import limits
+from .llm.base import CACHE_MIN_TOKENS
 from .models import ExplorationStep, Project, StepAction
 
 # USD per million tokens: input, output, cache read (list prices; override per project in llm.prices)
@@ -47,9 +48,6 @@ PRICES: dict[str, dict[str, float]] = {
     "o3": {"input": 2.0, "output": 8.0, "cache_read": 0.5},
 }
 SUMMARY_HEADER_CHARS = 125  # the folded steps' block header (explore/loop.py) and its separator
-# a provider caches a prompt prefix only from this size on (Anthropic: 1,024 tokens for Sonnet and Opus; OpenAI:
-# 1,024): a shorter repeated system prompt is billed as fresh input every time
-CACHE_MIN_TOKENS = 1_024
 
 
 @dataclass
@@ -382,8 +380,8 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
         an.output_tokens += tokens(analysis_output(shape))
     n_insights = shape.insights_per_area * len(area_prompt_chars)
     n_verify = int(round(n_insights * verify_calls_per_insight(shape)))
-    stable = len_verify_prompt(catalog_chars)
-    vprompt = stable + shape.verify_extra_chars
+    vprompt = len_verify_prompt(catalog_chars) + shape.verify_extra_chars
+    stable = len_verify_cached(catalog_chars)  # the instructions and the catalog, before each claim's sources
     hits = max(n_verify - 1, 0) if tokens(stable) >= CACHE_MIN_TOKENS else 0
     ve = PhaseEstimate("verification", calls=n_verify, input_tokens=tokens(n_verify * vprompt),
                        cached_tokens=tokens(hits * stable), output_tokens=tokens(n_verify * shape.verify_output_chars))
@@ -405,6 +403,14 @@ def len_verify_prompt(catalog_chars: int) -> int:
 
     # most calls re-derive one claim (CLAIM_PROMPT); one per insight checks its count (VERIFY_PROMPT)
     return max(len(CLAIM_PROMPT), len(VERIFY_PROMPT)) + catalog_chars
+
+
+def len_verify_cached(catalog_chars: int) -> int:
+    """The verification prompt's block that every claim shares (``verify.verification_system``): what a provider
+    can serve from its prompt cache."""
+    from .validate.verify import CLAIM_PROMPT, SOURCES
+
+    return CLAIM_PROMPT.index("\n\n" + SOURCES) - len("{catalog}") + catalog_chars
 
 
 def render_estimate(est: Estimate) -> str:

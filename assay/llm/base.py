@@ -83,3 +83,25 @@ def estimate_tokens(chars: int) -> int:
     from ..limits import CHARS_PER_TOKEN
 
     return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+# a provider caches a prompt prefix only from this size on (Anthropic: 1,024 tokens for Sonnet and Opus; OpenAI:
+# 1,024): a shorter repeated system prompt is billed as fresh input every time
+CACHE_MIN_TOKENS = 1_024
+
+
+def cached_system_chars(request: LLMRequest, seen: set[str]) -> int:
+    """What a provider's prompt cache serves of a request's system prompt, counted as the replay LLM counts it: the
+    leading blocks marked for caching, when an earlier request (recorded in ``seen``) sent the same text and it
+    reaches the provider's minimum. A prefix that differs at all is a miss (a claim's sources inside the block made
+    every verification request a miss)."""
+    prefix = ""
+    for b in request.system:
+        if not b.cache:
+            break
+        prefix += b.text
+    if not prefix:
+        return 0
+    hit = prefix in seen
+    seen.add(prefix)
+    return len(prefix) if hit and estimate_tokens(len(prefix)) >= CACHE_MIN_TOKENS else 0

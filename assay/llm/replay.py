@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..models import LLMConfig, TokenUsage
-from .base import LLMRequest, LLMResponse, ToolCall, estimate_tokens
+from .base import LLMRequest, LLMResponse, ToolCall, cached_system_chars, estimate_tokens
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "transcripts"
 
@@ -250,6 +250,7 @@ class TranscriptLLM:
         self.pos = 0
         self.calls: list[LLMRequest] = []
         self._lock = threading.Lock()
+        self._cached_prefixes: set[str] = set()  # the cache-marked system prompts sent so far (a provider's cache)
 
     def _fail(self, n: str, req: LLMRequest, what: str) -> None:
         raise TranscriptMismatch(f"replay {self.folder.name} request {n} ({req.purpose}): {what}")
@@ -297,10 +298,18 @@ class TranscriptLLM:
                            output_tokens=int(answer.get("output_tokens")
                                              or estimate_tokens(len(text) + sum(len(json.dumps(c.args))
                                                                                 for c in calls))),
-                           cached_tokens=estimate_tokens(int(request.meta.get("prefix_chars") or 0)),
+                           cached_tokens=estimate_tokens(self._cached_chars(request)),
                            input_chars=chars)
         return LLMResponse(text=text, tool_calls=calls, usage=usage,
                            stop_reason="tool_use" if calls else "end_turn")
+
+    def _cached_chars(self, request: LLMRequest) -> int:
+        """The exploration loop says what its requests share with the one before (``prefix_chars``: the history
+        too); for the other phases, the system prompt's cached blocks as a provider's cache would serve them."""
+        with self._lock:
+            system = cached_system_chars(request, self._cached_prefixes)
+        prefix = request.meta.get("prefix_chars")
+        return int(prefix) if prefix is not None else system
 
     def remaining(self) -> int:
         return len(self.entries) - self.pos

@@ -159,11 +159,11 @@ You verify one claim made by an analyst against the data warehouse.
 Write ONE SQL query that returns a single row with a single number: the count of the entities the claim is about
 (SELECT COUNT(...) AS count ...). Adapt one of the source queries below: their columns exist.
 
-## Source queries (authoritative column evidence)
-{evidence}
-
 ## Warehouse catalog
 {catalog}
+
+## Source queries (authoritative column evidence)
+{evidence}
 
 Answer with exactly one JSON object:
 - {{"query": "SELECT COUNT(...) AS count FROM ...", "purpose": "what the count is"}}
@@ -177,7 +177,7 @@ Write ONE SQL query that returns a single row with the columns:
 - baseline_value: the same metric computed on the baseline (leave this column out when there is no baseline).
 Apply the stated segment_sql, baseline_sql and period_sql conditions as they are written (table qualifiers may be
 added; a column you rename in a CTE or subquery counts as what it names). The check is literal: an equivalent form (a
-join instead of IN (SELECT ...), row_number() instead of LIMIT) is refused, so copy each condition's text.
+join instead of IN (SELECT ...), row_number() instead of LIMIT) is refused: copy each condition's text.
 The period bounds the whole computation (numerator and denominator, segment and baseline).
 For a rate, an average, a sum or a count, the segment's condition bounds all of segment_value (a rate's numerator and
 denominator) and the baseline's all of baseline_value. For a share, the condition selects the part only: its
@@ -199,17 +199,31 @@ warehouse's SQL; baseline_value over the baseline's rows): a total, never
 a count of rows; sum each row once (a join that repeats rows inflates it). For a share that states sum_sql (a share
 of revenue, or its change; no value_sql), the part and the whole are both SUMs of that expression, never counts of
 rows: segment_value is the segment's SUM over the whole's SUM (baseline_value likewise).
-Adapt one of the source queries below: their columns exist.
-
-## Source queries (authoritative column evidence)
-{evidence}
+Adapt a source query below (its tables, columns and joins exist), its filters replaced by the stated conditions.
 
 ## Warehouse catalog
 {catalog}
 
+## Source queries (authoritative column evidence)
+{evidence}
+
 Answer with exactly one JSON object:
 - {{"query": "SELECT ... AS segment_value, ... AS baseline_value FROM ...", "purpose": "what the values are"}}
 - {{"lookup_schema": ["schema.table"]}} to see columns of a table the sources do not cover (up to {max_lookups} times)."""
+
+
+SOURCES = "## Source queries (authoritative column evidence)"
+
+
+def verification_system(template: str, evidence: str, catalog: str) -> list[SystemBlock]:
+    """A verification request's system prompt in two blocks: the instructions and the catalog, the same for every
+    claim of a run and marked for the provider's prompt cache (a catalog of a few hundred tables is most of the
+    prompt), then the claim's own source queries and the answer's form. With the sources inside the cached block,
+    no two claims shared a cacheable prefix."""
+    text = template.format(evidence=evidence or "(the insight cites no successful step)",
+                           catalog=catalog or "(not available)", max_lookups=limits.MAX_LOOKUPS_PER_VERIFICATION)
+    stable, _, rest = text.partition("\n\n" + SOURCES + "\n")
+    return [SystemBlock(stable, cache=True), SystemBlock(SOURCES + "\n" + rest)]
 
 
 def grounded_by_warehouse(insight: Insight) -> None:
@@ -447,15 +461,13 @@ class Verifier:
                          insight.id)
 
     def _ask(self, template: str, evidence: str, content: str, insight_id: str) -> tuple[str, str]:
-        system = template.format(evidence=evidence or "(the insight cites no successful step)",
-                                 catalog=self.catalog or "(not available)",
-                                 max_lookups=limits.MAX_LOOKUPS_PER_VERIFICATION)
+        system = verification_system(template, evidence, self.catalog)
         messages = [Message("user", content=content)]
         lookups = 0
         forced = False
         while True:
             allowed = ("query",) if forced else VERIFY_ACTIONS
-            req = LLMRequest(purpose="verify", system=[SystemBlock(system, cache=True)], messages=messages,
+            req = LLMRequest(purpose="verify", system=system, messages=messages,
                              max_tokens=1500, meta={"insight": insight_id, "forced": forced, "lookups": lookups})
             resp = self.llm.complete(req)
             self.calls += 1

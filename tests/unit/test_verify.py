@@ -51,8 +51,12 @@ def test_sources_only(world):
     llm = ReplayLLM({"verify": ['{"query": "SELECT count(*) AS count FROM customers WHERE channel = \'paid\'"}']})
     v = verifier(world, llm).verify(insight(66))
     assert v.status == ValidationStatus.confirmed and v.verified_count == 66 and v.claimed_count == 66
-    prompt = llm.calls[0].system_text()
-    assert prompt.index("SELECT channel, count(*) FROM customers") < prompt.index("Warehouse catalog")
+    # the instructions and the catalog, the same for every claim of the run, first and marked for the provider's
+    # prompt cache; the claim's own source queries after them, outside the cached block
+    stable, sources = llm.calls[0].system
+    assert stable.cache and not sources.cache
+    assert "Warehouse catalog" in stable.text and "SELECT channel" not in stable.text
+    assert "SELECT channel, count(*) FROM customers" in sources.text
 
 
 def test_lookups_then_query(world):
@@ -126,3 +130,27 @@ def test_generated_sql_needs_no_llm(world):
     ins.verification_sql = "SELECT count(*) FROM customers"
     v = Verifier(llm=None, executor=ex, steps={}).verify(ins)
     assert v.status == ValidationStatus.confirmed and json.loads(v.model_dump_json())["query"]
+
+
+def test_a_providers_cache_serves_the_shared_block_of_the_second_verification():
+    """What the replay LLM counts as served from a prompt cache: the leading cache-marked system blocks, when an
+    earlier request sent the same text and it reaches the provider's 1,024-token minimum."""
+    from assay.llm.base import CACHE_MIN_TOKENS, LLMRequest, SystemBlock, cached_system_chars
+    from assay.limits import CHARS_PER_TOKEN
+    from assay.validate.verify import CLAIM_PROMPT, verification_system
+
+    catalog = "- main.orders: " + "order_id, " * (CACHE_MIN_TOKENS * CHARS_PER_TOKEN // 10)
+    seen: set[str] = set()
+
+    def req(evidence, cat=catalog):
+        return LLMRequest(purpose="verify", system=verification_system(CLAIM_PROMPT, evidence, cat), messages=[])
+
+    first, second = req("-- step 1\nSELECT 1"), req("-- step 4\nSELECT 2")
+    assert first.system[0].text == second.system[0].text  # two claims' sources differ, their first block not
+    assert cached_system_chars(first, seen) == 0
+    assert cached_system_chars(second, seen) == len(second.system[0].text)
+    small = set()
+    a, b = req("x", "- main.orders"), req("y", "- main.orders")  # under the provider's minimum: never cached
+    assert cached_system_chars(a, small) == cached_system_chars(b, small) == 0
+    plain = LLMRequest(purpose="verify", system=[SystemBlock("x" * 10_000)], messages=[])
+    assert cached_system_chars(plain, seen) == cached_system_chars(plain, seen) == 0  # not marked: not cached
