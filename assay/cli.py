@@ -650,6 +650,13 @@ def discover(
     from .run.lifecycle import step_bounds
 
     step_bounds(p, max_steps, min_steps)  # --min-steps above the run's max: one line, before Prefect starts
+    if area:  # an unknown area: one line, before Prefect starts a flow run that would fail on it
+        from .packs import pack_for_project
+
+        valid = [a.id for a in pack_for_project(p).areas]
+        unknown = [a for a in area if a not in valid]
+        if unknown:
+            fail(f"unknown area {unknown[0]!r} for pack {p.pack} (valid: {', '.join(valid)})")
     if p.state.value != "ready":
         fail(f"project {p.id} is in state {p.state.value}; discovery needs 'ready' (draft a pack with "
              f"`assay pack generate {p.id}`, then `assay pack accept {p.id}`)")
@@ -998,7 +1005,7 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
                                              "MariaDB DSN, mysql://user@host:3306/db (database "
                                              "assay_demo_<name>) and run there"),
          force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
-         max_steps: int = typer.Option(60, "--max-steps", help="exploration steps per discovery")) -> None:
+         max_steps: int = typer.Option(60, "--max-steps", min=1, help="exploration steps per discovery")) -> None:
     """Generate the demo warehouses, register their projects and run a discovery."""
     from .demo import generate
     from .models import Project, WarehouseConfig
@@ -1225,9 +1232,9 @@ app.add_typer(eval_app, name="eval")
 
 @eval_app.command("demo")
 @_guarded
-def eval_demo(max_steps: int = typer.Option(60, "--max-steps", help="exploration steps per discovery"),
+def eval_demo(max_steps: int = typer.Option(60, "--max-steps", min=1, help="exploration steps per discovery"),
               scale: float = typer.Option(1.0, "--scale", min=0.01, help="size of the demo warehouses (1.0: about "
-                                          "24k customers and 30k players)")) -> None:
+                                          "50,000 customers and 30,000 players)")) -> None:
     """Recall and precision of the planted patterns on both demo warehouses (statistical analyst)."""
     from .demo import generate
     from .evaluate import score_demo, scratch_store

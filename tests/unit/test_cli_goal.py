@@ -160,3 +160,21 @@ def test_a_run_on_the_projects_own_file_keeps_its_tenant_filter_and_pii_columns(
         assert p.goal == goal and p.pack == ("goal" if goal else "generic")
         assert p.warehouse.tenant_filter.column == "region" and p.warehouse.tenant_filter.value == "north"
         assert p.warehouse.pii_columns == ["visits.user_id"] and p.analyst == "statistical"
+
+
+def test_an_unknown_area_is_one_line_before_any_run(tmp_path):
+    """A new user's walkthrough (session 23): `assay discover shop --area nosucharea` started a flow run first."""
+    db = tmp_path / "w.duckdb"
+    duckdb.connect(str(db)).close()
+    pid = _goal_project(None, str(db), None)
+    runs_before = len(_store().list_runs(pid, 100))
+    r = CliRunner().invoke(app, ["discover", pid, "--area", "nosucharea"], catch_exceptions=False)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert r.output.strip() == "error: unknown area 'nosucharea' for pack generic (valid: overview)"
+    assert len(_store().list_runs(pid, 100)) == runs_before
+
+
+def test_zero_steps_is_refused_by_every_command_that_takes_them():
+    for args in (["demo", "--generate-only", "--max-steps", "0"], ["eval", "demo", "--max-steps", "0"]):
+        r = CliRunner().invoke(app, args, catch_exceptions=False)
+        assert r.exit_code == 2 and "--max-steps" in r.output, (args, r.output)
