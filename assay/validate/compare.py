@@ -50,9 +50,12 @@ def direction(a: float, b: float) -> int:
     return 1 if a > b else -1
 
 
-def _fmt(x: float | None) -> str:
+def _fmt(x: float | None, kind: MetricKind | None = None) -> str:
+    """A value as the reasoning states it: a rate or a share as a percent (14.8%, as the report shows it)."""
     if x is None:
         return "n/a"
+    if kind in (MetricKind.rate, MetricKind.share) and abs(x) <= 1:
+        return f"{x:.1%}"
     return f"{x:,.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.4g}"
 
 
@@ -69,8 +72,8 @@ def judge(claim: Claim, seg: float | None, base: float | None) -> tuple[Validati
         return judge_fit(claim, seg, base)
     c_val, c_base = as_fraction(kind, claim.value, claim.baseline_value)
     seg, base = as_fraction(kind, seg, base)
-    said = f"claimed {_fmt(c_val)}" + (f" vs {_fmt(c_base)}" if c_base is not None else "")
-    found = f"warehouse {_fmt(seg)}" + (f" vs {_fmt(base)}" if base is not None else "")
+    said = f"claimed {_fmt(c_val, kind)}" + (f" vs {_fmt(c_base, kind)}" if c_base is not None else "")
+    found = f"warehouse {_fmt(seg, kind)}" + (f" vs {_fmt(base, kind)}" if base is not None else "")
     if c_base is not None:
         if base is None:
             return ValidationStatus.error, f"{said}; the query returned no baseline value"

@@ -753,3 +753,13 @@ def test_round_8_s_feedback_is_in_the_prompts():
     prompt = " ".join(CLAIM_PROMPT.split())
     assert "The check is literal: an equivalent form (a join instead of IN (SELECT ...), row_number() instead of " \
            "LIMIT) is refused" in prompt
+
+
+def test_a_rates_verdict_reads_in_percents_as_the_report_shows_it():
+    """A new user's walkthrough (session 23): `assay verify` printed "claimed 0.1483 vs 0.2013" where `assay show`
+    printed "14.8% vs 20.1%" for the same claim."""
+    status, why = judge(Claim(metric="rate", value=0.1483, baseline_value=0.2013), 0.1481, 0.2015)
+    assert status == ValidationStatus.confirmed and why == "claimed 14.8% vs 20.1%; warehouse 14.8% vs 20.2%"
+    status, why = judge(Claim(metric="share", value=14.0), 0.30, None)  # written as a percent: read as one
+    assert status == ValidationStatus.adjusted and why.startswith("claimed 14.0%; warehouse 30.0%"), why
+    assert judge(Claim(metric="count", value=66), 66, None)[1] == "claimed 66; warehouse 66"
