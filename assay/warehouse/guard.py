@@ -29,8 +29,8 @@ text, so what is checked is exactly what runs):
   statement is refused.
 - tenant filter (when set): every real relation read by a SELECT must be filtered in that
   SELECT by ``alias.tenant_column = value`` (AND-ed into WHERE or an inner join's ON; the alias
-  as the engine folds it; an unqualified column counts only when the engine would bind it to
-  that relation), or be
+  as the engine folds it, and compared as written but on DuckDB, where C and c are one alias; an
+  unqualified column counts only when the engine would bind it to that relation), or be
   listed in ``shared_tables``. With a catalog, a relation without the tenant column that is
   not shared is refused; without a catalog, every relation needs the predicate. Column-
   alias lists on tables (``orders AS o(a, b, tenant_id)``) are refused everywhere (they
@@ -42,7 +42,11 @@ text, so what is checked is exactly what runs):
   over PII relations is refused; when lineage cannot be computed and a relation read has PII
   columns, the statement is refused.
 
-Any failure inside the guard itself (a sqlglot error, a recursion limit) is a refusal.
+Any failure inside the guard itself (a sqlglot error, a recursion limit) is a refusal, and so is a
+comment that carries a directive to the parser (``/* sqlglot.meta case_sensitive */``). Redshift is
+checked as PostgreSQL (it folds quoted names too unless ``enable_case_sensitive_identifier`` is on;
+the stricter reading holds either way), and catalog tables whose names differ only in case are
+refused by name.
 
 What it does NOT guarantee:
 
@@ -183,9 +187,16 @@ class SQLGuard:
         # PostgreSQL folds an unquoted name to lower case and Snowflake to upper case, and both keep a quoted one
         # as written: "PG_SHADOW" and PG_SHADOW are two names there. The statement's names are folded as the engine
         # folds them before any check, and compared as written after that (_fold)
-        strategy = Dialect.get_or_raise(dialect).normalization_strategy
+        # Redshift folds quoted names too, unless enable_case_sensitive_identifier is on (a parameter group or a
+        # user's setting can turn it on): it is checked as PostgreSQL, which holds in both
+        self._fold_dialect = "postgres" if dialect == "redshift" else dialect
+        strategy = Dialect.get_or_raise(self._fold_dialect).normalization_strategy
         self._fold = {NormalizationStrategy.LOWERCASE: str.lower,
                       NormalizationStrategy.UPPERCASE: str.upper}.get(strategy)
+        # an alias is matched as written, but where the engine matches aliases whatever their case (DuckDB; it
+        # refuses two that differ only in case): MySQL/MariaDB on Linux and case-sensitive collations tell
+        # "C" from "c", and a predicate on one must not count for the other
+        self._alias_any_case = dialect == "duckdb"
         self.database = (database or "").lower() or None
         self.schemas = {s.lower() for s in (schemas or [])}
         self._search_path = [s.lower() for s in (schemas or [])]  # PostgreSQL: the adapter's search_path
@@ -194,7 +205,10 @@ class SQLGuard:
         self.inject_tenant = inject_tenant
         self._by_fqn: dict[str, TableInfo] = {}
         self._by_name: dict[str, list[TableInfo]] = {}
+        self._same_but_case: set[str] = set()  # catalog tables whose names differ only in case (MySQL, BigQuery)
         for t in tables or []:
+            if t.fqn.lower() in self._by_fqn and self._by_fqn[t.fqn.lower()].fqn != t.fqn:
+                self._same_but_case.add(t.fqn.lower())
             self._by_fqn[t.fqn.lower()] = t
             self._by_name.setdefault(t.name.lower(), []).append(t)
         self.known_tables = tables is not None
@@ -259,13 +273,18 @@ class SQLGuard:
 
     def _check(self, sql: str) -> GuardVerdict:
         root = self._parse(sql)
+        for node in root.walk():
+            # a comment "/* sqlglot.meta case_sensitive */" is a directive to the parser (it turns name folding off
+            # for its node), and the comment is not sent: what the guard would check is not what the engine reads
+            if node.meta_get("case_sensitive") or any("sqlglot." in c.lower() for c in node.comments or ()):
+                raise GuardRefusal("comments that carry parser directives (sqlglot.meta) are not allowed")
         written: dict[int, str] = {}
         if self._fold is not None:
             # names as the engine reads them, so that scopes match a name to a CTE or an alias only where the
             # engine does (WITH "PG_SHADOW" AS (...) SELECT ... FROM PG_SHADOW reads pg_catalog.pg_shadow); the
             # statement sent keeps its unquoted names as written (the engine folds them alike)
             written = {id(i): i.this for i in root.find_all(exp.Identifier) if not i.quoted}
-            root = normalize_identifiers(root, dialect=self.dialect)
+            root = normalize_identifiers(root, dialect=self._fold_dialect)
         inner = root
         while isinstance(inner, (exp.Subquery, exp.Paren)):
             inner = inner.this
@@ -399,7 +418,7 @@ class SQLGuard:
     def _names_exactly(self, t: exp.Table, info: TableInfo) -> bool:
         """The table's (folded) name parts are the catalog's, as the engine spells them: PostgreSQL's catalog keeps
         each name as created; the Snowflake adapter's lists them in lower case for names it reads in upper case."""
-        spell = (lambda x: x) if self.dialect == "postgres" else self._fold
+        spell = (lambda x: x) if self._fold_dialect == "postgres" else self._fold
         if t.catalog and t.catalog != self._fold(t.catalog):
             return False
         return t.name == spell(info.name) and (not t.db or t.db == spell(info.schema_name))
@@ -458,6 +477,10 @@ class SQLGuard:
                 raise GuardRefusal(f"table {shown}: a quoted name in {kept!r} case names another object than the "
                                    "same name unquoted, and the guard has no catalog to tell which; write it unquoted")
             return None
+        if self._fallback_name(t) in self._same_but_case or (
+                not t.db and any(c.fqn.lower() in self._same_but_case for c in self._by_name.get(name, []))):
+            raise GuardRefusal(f"table {shown}: the catalog has tables whose names differ only in case, and the "
+                               "guard cannot tell which one the engine reads")
         info = self.resolve(t)
         if info is not None and kept and not self._names_exactly(t, info):
             raise GuardRefusal(f"table {shown} is not the catalog's {info.fqn}: this engine keeps the case of a quoted "
@@ -569,7 +592,7 @@ class SQLGuard:
             return False
         if column.table:
             # where the engine folds names, they were folded (_check): "O" and o are two aliases there
-            same = column.table == alias if self._fold is not None else column.table.lower() == alias.lower()
+            same = column.table.lower() == alias.lower() if self._alias_any_case else column.table == alias
             return same and alias in scope.selected_sources
         # unqualified: binds to the one source that has the column; a SELECT alias of that
         # name would win in some engines where the relation lacks it, so refuse the ambiguity
@@ -653,7 +676,12 @@ class SQLGuard:
             if any(self._is_tenant_pred(c, scope, alias) for c in mine):
                 continue
             if self.inject_tenant:
-                pred = exp.EQ(this=exp.column(self.tenant.column, table=alias), expression=self._tenant_literal())
+                # the source's own alias (or name) node, quoted as it is: an unquoted o beside "O" is the other
+                ta = table.args.get("alias")
+                ident = ta.this if isinstance(ta, exp.TableAlias) and isinstance(ta.this, exp.Identifier) \
+                    else table.this
+                pred = exp.EQ(this=exp.Column(this=exp.to_identifier(self.tenant.column), table=ident.copy()),
+                              expression=self._tenant_literal())
                 join = table.parent if isinstance(table.parent, exp.Join) else None
                 if join is not None and (join.side or "").upper() == "LEFT" and join.args.get("on") is not None:
                     # the joined side of a LEFT JOIN: in its ON, so the left rows are kept as the query meant

@@ -11,7 +11,7 @@ import pytest
 from assay.config import validate_project_data
 from assay.errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from assay.models import WarehouseConfig
-from assay.warehouse import build_guard, open_warehouse
+from assay.warehouse import SQLGuard, build_guard, open_warehouse
 from assay.warehouse.mysql import MySQLWarehouse, parse_dsn
 
 
@@ -126,6 +126,25 @@ def test_guard_in_mysql_dialect_end_to_end(mysql_dsn, my_db):
             assert not g.check(bad).allowed, bad
         v = g.vet("SELECT email FROM customers")
         assert v.masked_outputs == [0]
+    finally:
+        w.close()
+
+
+def test_aliases_that_differ_only_in_case_are_two_aliases_as_mariadb_reads_them(mysql_dsn, my_db):
+    """MariaDB on Linux tells table aliases C and c apart (the second red team, session 23): a tenant predicate on
+    c must not count for C, whose rows the engine returns unfiltered."""
+    from assay.models import TenantFilter
+
+    w = wh(mysql_dsn, my_db)
+    try:
+        sql = "SELECT C.order_id FROM orders AS C, orders AS c WHERE c.customer_id = 1 LIMIT 200"
+        assert len({r["order_id"] for r in w.query(sql, row_cap=200, timeout_s=5).table.to_pylist()}) > 1
+        g = SQLGuard("mysql", tables=w.list_tables(), schemas=[my_db], default_schema=my_db,
+                     tenant=TenantFilter(column="customer_id", value=1))
+        assert not g.check(sql).allowed
+        ok = g.enforce("SELECT c.order_id FROM orders AS c WHERE c.customer_id = 1")
+        assert {r["order_id"] for r in w.query(ok, row_cap=100, timeout_s=5).table.to_pylist()} == \
+            set(range(100, 5001, 100))
     finally:
         w.close()
 

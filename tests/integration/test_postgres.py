@@ -97,6 +97,18 @@ def test_names_are_matched_as_postgresql_folds_them(pg_dsn, pg_schema):
     ok = g.enforce('WITH "t" AS (SELECT customer_id FROM customers) SELECT count(*) AS n FROM T')
     assert w.query(ok, row_cap=1, timeout_s=5).table.to_pylist() == [{"n": 100}]
     assert not g.check(f'SELECT count(*) FROM "{pg_schema.upper()}".orders').allowed  # another schema to PostgreSQL
+    # a parser directive in a comment (it kept PG_STAT_ACTIVITY unfolded for the check, and was not sent)
+    assert not g.check(attack + " /* sqlglot.meta case_sensitive */").allowed
+
+
+def test_an_injected_tenant_predicate_filters_the_alias_postgresql_reads(pg_dsn, pg_schema):
+    from assay.models import TenantFilter
+
+    w = wh(pg_dsn, pg_schema)
+    g = SQLGuard("postgres", tables=w.list_tables(), schemas=[pg_schema], default_schema=pg_schema,
+                 tenant=TenantFilter(column="customer_id", value=7), inject_tenant=True)
+    sql = g.enforce('SELECT DISTINCT "O".customer_id FROM orders AS "O", customers AS o')
+    assert w.query(sql, row_cap=200, timeout_s=5).table.to_pylist() == [{"customer_id": 7}], sql
 
 
 def test_unreachable_is_one_clear_error():

@@ -94,3 +94,62 @@ def test_the_statement_sent_keeps_its_unquoted_names_as_written():
 def test_a_table_named_by_a_string_is_refused(dialect, sql):
     v = guard(dialect).check(sql)
     assert not v.allowed and v.reason, (dialect, sql)
+
+
+# the second red team (session 23), on the fix above
+
+def test_a_parser_directive_in_a_comment_is_refused():
+    """sqlglot reads "/* sqlglot.meta case_sensitive */" as a directive that keeps its node's name unfolded, and the
+    guard sends the statement without comments: the check would see PG_SHADOW as the CTE, the engine pg_shadow."""
+    tenant = TenantFilter(column="tenant_id", value=1)
+    for dialect, sql in [
+        ("postgres", 'WITH "PG_SHADOW" AS (SELECT 1 AS x) SELECT usename FROM PG_SHADOW /* sqlglot.meta case_sensitive */'),
+        ("postgres", 'SELECT "O".amount FROM orders AS "O", customers AS o '
+                     "WHERE O.tenant_id /* sqlglot.meta case_sensitive */ = 1 AND o.tenant_id = 1"),
+        ("snowflake", 'WITH "secrets" AS (SELECT 1 AS x) SELECT * FROM secrets /* sqlglot.meta case_sensitive */'),
+        ("duckdb", "SELECT id FROM orders /* SQLGLOT.META case_sensitive */ WHERE tenant_id = 1"),
+    ]:
+        v = guard(dialect, tenant=tenant).check(sql)
+        assert not v.allowed and "sqlglot.meta" in v.reason, (dialect, sql, v.sql)
+    assert guard("postgres").check("SELECT id FROM orders /* the ids */").allowed  # a plain comment is dropped
+
+
+def test_an_injected_tenant_predicate_filters_the_alias_it_is_for():
+    inject = dict(tenant=TenantFilter(column="tenant_id", value=1), inject_tenant=True)
+    v = guard("postgres", **inject).check('SELECT "O".id, "O".amount FROM orders AS "O", customers AS o')
+    assert v.allowed and '"O".tenant_id = 1' in v.sql and "o.tenant_id = 1" in v.sql, v.sql
+    v = guard("snowflake", **inject).check('SELECT "o".id FROM orders AS "o", customers AS O')
+    # the unquoted o of the second predicate is O to Snowflake: the customers alias
+    assert v.sql == 'SELECT "o".id FROM orders AS "o", customers AS O WHERE "o".tenant_id = 1 AND o.tenant_id = 1'
+    v = guard("postgres", **inject).check('SELECT 1 FROM orders AS "Orders" JOIN customers AS orders ON TRUE')
+    assert v.allowed and '"Orders".tenant_id = 1' in v.sql and "orders.tenant_id = 1" in v.sql, v.sql
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "tsql", "bigquery", "databricks", "snowflake", "postgres"])
+def test_two_aliases_that_differ_only_in_case_are_two_aliases(dialect):
+    # MySQL/MariaDB on Linux (and a case-sensitive collation) tell C from c: one predicate covers one of them
+    sql = "SELECT C.id, C.amount FROM orders AS C, orders AS c WHERE c.tenant_id = 1"
+    if dialect in ("snowflake", "postgres"):  # folded, C and c are one name there: quoted, two
+        sql = 'SELECT "C".id FROM orders AS "C", orders AS c WHERE c.tenant_id = 1'
+    assert not guard(dialect, tenant=TenantFilter(column="tenant_id", value=1)).check(sql).allowed
+
+
+def test_redshift_is_checked_as_postgresql_whatever_its_case_setting():
+    # with enable_case_sensitive_identifier on, Redshift keeps a quoted name's case as PostgreSQL does
+    tenant = TenantFilter(column="tenant_id", value=1)
+    for sql in ['WITH "PG_USER" AS (SELECT 1 AS x) SELECT usename FROM PG_USER',
+                'WITH "ORDERS" AS (SELECT 1 AS tenant_id) SELECT id, email FROM ORDERS',
+                'SELECT "C".country FROM customers AS "C", customers AS c WHERE c.tenant_id = 1']:
+        assert not guard("redshift", tenant=tenant).check(sql).allowed, sql
+    assert guard("redshift", tenant=tenant).check("SELECT count(*) FROM Orders o WHERE O.tenant_id = 1").allowed
+
+
+def test_catalog_tables_whose_names_differ_only_in_case_are_refused():
+    cols = [ColumnInfo(name="id", type="INTEGER"), ColumnInfo(name="tenant_id", type="INTEGER")]
+    tables = [TableInfo(schema="shop", name="orders", columns=cols),
+              TableInfo(schema="shop", name="ORDERS", columns=[ColumnInfo(name="id", type="INTEGER")])]
+    for dialect in ("mysql", "bigquery"):
+        g = SQLGuard(dialect, tables=tables, schemas=["shop"], default_schema="shop")
+        for sql in ("SELECT id FROM ORDERS", "SELECT id FROM shop.orders"):
+            v = g.check(sql)
+            assert not v.allowed and "differ only in case" in v.reason, (dialect, sql, v.reason)
