@@ -353,7 +353,7 @@ def estimate(project: Project, *, system_chars: int, catalog_chars: int, area_pr
                          f"exploration a model that {other}, one that calls done sooner less (its input grows "
                          f"with every call); one that writes fewer claims spends less on the verification. Runs "
                          f"of one model on the same prompts spent {RUN_SPREAD[0]}x to {RUN_SPREAD[1]}x their "
-                         f"average on a phase: read each figure as the middle of such a range. After the first run "
+                         f"average on a phase: read each figure as the middle of such a range. After the first LLM run "
                          f"the project's own sizes replace these")
     picked = min(limits.ANALYSIS_AREA_TOP_K, max(1, round(steps_used(max_steps, shape) * shape.picked_share)))
     budget_chars = project.llm.analysis_budget_tokens * limits.CHARS_PER_TOKEN

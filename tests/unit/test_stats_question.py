@@ -122,6 +122,17 @@ def test_spread_effect_named_with_effect_size_and_best_worst():
     assert c.support == 264_000 and c.count_sql == f"SELECT count(*) AS count FROM {REF} WHERE \"carrier\" = 'EV'"
 
 
+def test_a_significant_spread_that_explains_next_to_nothing_is_not_a_finding():
+    """A new user's goal run (session 23) reported "the average revenue peaks in May (12.3)", eta² = 0.001: with
+    enough rows a negligible spread is significant, and below a small effect (eta² 0.01) it is no finding."""
+    df = frame({"AA": (200_000, 10.0, 10), "DL": (200_000, 10.3, 10), "EV": (200_000, 10.6, 10)})
+    eta2, _, p = D.significance.anova_effect(np.full(3, 200_000.0), np.array([10.0, 10.3, 10.6]), np.full(3, 10.0))
+    assert p < 1e-12 and eta2 < D.segments.MIN_GROUP_ETA2
+    assert D.group_effects(df, "carrier", {}, 1, "flights", REF) == []
+    bigger = frame({"AA": (200_000, 10.0, 10), "DL": (200_000, 11.0, 10), "EV": (200_000, 12.5, 10)})
+    assert len(D.group_effects(bigger, "carrier", {}, 1, "flights", REF)) == 1
+
+
 def test_no_spread_is_a_no_effect_finding():
     df = frame({"AA": (3000, 10.0, 40), "DL": (3000, 10.2, 40), "UA": (3000, 9.9, 40)})
     out = D.group_effects(df, "carrier", {}, 1, "flights", REF)

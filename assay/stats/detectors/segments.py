@@ -20,6 +20,9 @@ ROBUST_Z = 3.5
 MIN_EFFECT_GROUP_N = 5
 DEFINITION_ETA2 = 0.98  # a dimension that explains all of a measure's spread defines it
 MIN_UNASKED_EFFECT = 0.3  # unasked, a spread effect must be about medium (omega² ≈ 0.06, Cohen) to be reported
+# below a small effect (Cohen: eta² 0.01) a dimension explains next to none of a measure's spread: significant only
+# through the number of rows ("the average revenue peaks in May", eta² = 0.001, in a goal run), not a finding
+MIN_GROUP_ETA2 = 0.01
 MIN_DURATION_SEGMENT_N = 10
 
 
@@ -151,6 +154,8 @@ def group_effects(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: int,
         hi, lo = int(order[-1]), int(order[0])
         if sd[hi] == 0 or sd[lo] == 0 or eta2 >= DEFINITION_ETA2:
             continue  # every row of a group holds one value: the dimension defines the measure (a price list)
+        if eta2 < MIN_GROUP_ETA2:
+            continue
         hi_v, lo_v = d[dim].iloc[hi], d[dim].iloc[lo]
         hi_l, lo_l = group_label(hi_v, cal, dim_words), group_label(lo_v, cal, dim_words)
         gap = (mean[hi] - mean[lo]) / abs(grand) if grand else 0.0
@@ -495,6 +500,8 @@ def bracket_effects(df: pd.DataFrame, meta: BracketMeta | dict, step: int, table
     steps = np.diff(mean)
     if not ((steps > 0).all() or (steps < 0).all()):
         return []  # not one direction: the spread says little about the amount itself
+    if eta2 < MIN_GROUP_ETA2:
+        return []  # a trend through the brackets that explains next to none of the spread
     up = bool(steps[0] > 0)
     total = float(n.sum())
     grand = float((n * mean).sum() / total)
