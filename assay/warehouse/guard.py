@@ -20,8 +20,9 @@ text, so what is checked is exactly what runs):
   it is visible, and only where the engine's folding of unquoted names makes the two names one:
   PostgreSQL folds them to lower case and Snowflake to upper case, and keeps a quoted name as
   written; a quoted name in the kept case must be the catalog's own spelling); a table named by
-  a string (Snowflake's ``TABLE('db.schema.t')``) is refused; every other table reference is a
-  real table and must be in the catalog
+  a string (Snowflake's ``TABLE('db.schema.t')``) is refused, and so is a parenthesized join
+  with an alias (``(t AS a CROSS JOIN (...) AS x) AS s``: sqlglot reads a table as its body);
+  every other table reference is a real table and must be in the catalog
   (when the guard has one), in the project's schemas and database, and not a system
   relation (``information_schema``, ``pg_catalog``, ``pg_*``, ``duckdb_*``, ...: catalog
   questions are answered from the discovered schema, not by querying the engine). Without
@@ -38,7 +39,9 @@ text, so what is checked is exactly what runs):
   tenant filter. Injection mode adds the missing predicates instead of refusing.
 - PII (``lineage.py``): the 0-based output columns derived from a PII column through any
   expression, CTE, subquery, set operation or aggregate (except ``count``) are returned in
-  ``masked_outputs``, and ``touches_pii`` says whether a PII column is read anywhere. PIVOT
+  ``masked_outputs``, and ``touches_pii`` says whether a PII column is read anywhere (VALUES lists
+  hold only literals, set operations match columns by position, never BY NAME; two columns whose
+  names differ only in case share their taint). PIVOT
   over PII relations is refused; when lineage cannot be computed and a relation read has PII
   columns, the statement is refused.
 
@@ -372,6 +375,15 @@ class SQLGuard:
                 )
             if isinstance(node, getattr(exp, "Operator", ())):
                 raise GuardRefusal("OPERATOR(schema.op) is not allowed; write the operator itself (a + b)")
+            if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Table):
+                # (t AS a CROSS JOIN (SELECT 1) AS x) AS s: sqlglot reads a table as the body of a subquery and
+                # its scope hides the table from every check
+                raise GuardRefusal("a parenthesized join with an alias is not allowed; write the joins in FROM "
+                                   "without parentheses, or put a SELECT in the parentheses")
+            if isinstance(node, exp.SetOperation) and node.args.get("by_name"):
+                raise GuardRefusal("UNION/INTERSECT/EXCEPT BY NAME is not allowed; align the columns by position")
+            if isinstance(node, exp.Values) and node.find(exp.Column, exp.Query, exp.Subquery):
+                raise GuardRefusal("VALUES lists may hold only literals; select columns and subqueries in a SELECT")
             if isinstance(node, _ROW_SOURCES):
                 # Snowflake's TABLE('db.schema.table') names a table by a string: no check would see it
                 raise GuardRefusal(f"{node.sql(dialect=self.dialect)[:80]} is not allowed in FROM; name the table")
@@ -398,7 +410,8 @@ class SQLGuard:
         cte_refs: set[int] = set()
         for scope in scopes:
             for node, source in scope.selected_sources.values():
-                if isinstance(node, exp.Table) and isinstance(source, Scope):
+                # a name that reads a CTE; any other table mapped to a scope is checked as the table it is
+                if isinstance(node, exp.Table) and isinstance(source, Scope) and source.is_cte:
                     cte_refs.add(id(node))
         return [
             t for t in root.find_all(exp.Table)

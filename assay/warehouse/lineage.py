@@ -159,9 +159,9 @@ class _Tracer:
         outs = self._source_outputs(scope, alias)
         if outs is None:
             return True
-        for n, t in outs:
-            if n.lower() == name:
-                return t
+        named = [t for n, t in outs if n.lower() == name]
+        if named:  # "A" and a are two columns to PostgreSQL: a name read in either case carries both's taint
+            return any(named)
         if any(n == "*" for n, _ in outs):
             return any(t for _, t in outs)
         raise LineageError(f"column {alias}.{name} not found in its source")
@@ -270,6 +270,8 @@ class _Tracer:
                     raise LineageError("a set-operation branch was not traced")
                 cols.append(self.outputs[id(bs)])
             left = cols[0]
+            if e.args.get("by_name"):  # matched by name, not position (the guard refuses it): all or nothing
+                return [(n, any(t for c in cols for _, t in c)) for n, _ in left]
             return [(n, any(c[i][1] for c in cols if i < len(c))) for i, (n, _) in enumerate(left)]
         if isinstance(e, exp.Select):
             out = []
@@ -286,7 +288,9 @@ class _Tracer:
             return [("*", self._expr_taint(e.this, s))]
         if isinstance(e, exp.Values) or isinstance(e, exp.Unnest) or isinstance(e, exp.Table):
             # VALUES rows are literals; UNNEST / table functions carry their argument's taint
-            taint = self._expr_taint(e, s) if not isinstance(e, exp.Values) else False
+            # (a VALUES row with a column or a subquery in it is refused by the guard; traced as tainted here)
+            taint = self._expr_taint(e, s) if not isinstance(e, exp.Values) else \
+                bool(e.find(exp.Column, exp.Query, exp.Subquery))
             width = len(e.expressions[0].expressions) if isinstance(e, exp.Values) and e.expressions else 1
             return [("*", taint)] * width  # "*": the names are the alias's, the taint is shared
         raise LineageError(f"unsupported scope {type(e).__name__}")

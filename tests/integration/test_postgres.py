@@ -101,6 +101,16 @@ def test_names_are_matched_as_postgresql_folds_them(pg_dsn, pg_schema):
     assert not g.check(attack + " /* sqlglot.meta case_sensitive */").allowed
 
 
+def test_a_parenthesized_join_with_an_alias_is_refused(pg_dsn, pg_schema):
+    """PostgreSQL reads the table inside; sqlglot's scope hid it from every check (the third red team)."""
+    w = wh(pg_dsn, pg_schema)
+    g = SQLGuard("postgres", tables=w.list_tables(), schemas=[pg_schema], default_schema=pg_schema)
+    sql = "SELECT t.rolname FROM (pg_authid AS a CROSS JOIN (SELECT 1 AS one) AS x) AS t"
+    assert w.query(sql, row_cap=100, timeout_s=5).table.num_rows >= 1  # the engine reads pg_authid
+    assert not g.check(sql).allowed
+    assert not g.check("SELECT t.email FROM (customers AS c CROSS JOIN (SELECT 1 AS one) AS x) AS t").allowed
+
+
 def test_an_injected_tenant_predicate_filters_the_alias_postgresql_reads(pg_dsn, pg_schema):
     from assay.models import TenantFilter
 

@@ -1,0 +1,71 @@
+"""Statement shapes that hid a table or a PII value from the guard (session 23's third red team; each was
+confirmed on DuckDB or PostgreSQL by running the statement the guard returned, masking what it said to mask)."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from assay.models import ColumnInfo, TableInfo, TenantFilter
+from assay.warehouse.guard import SQLGuard
+
+
+def catalog():
+    cols = lambda *names: [ColumnInfo(name=n, type="VARCHAR") for n in names]  # noqa: E731
+    return [TableInfo(schema="main", name="customers", columns=cols("id", "tenant_id", "email", "name")),
+            TableInfo(schema="main", name="orders", columns=cols("id", "tenant_id", "customer_id", "amount"))]
+
+
+def guard(dialect="duckdb", **kw):
+    return SQLGuard(dialect, tables=catalog(), schemas=["main"], default_schema="main", pii_columns=["email", "name"],
+                    **kw)
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+@pytest.mark.parametrize("sql", [
+    "SELECT t.email, t.name, t.tenant_id FROM (customers AS c CROSS JOIN (SELECT 1 AS one) AS x) AS t",
+    "SELECT t.email FROM (customers AS c JOIN (SELECT 1 AS one) AS x ON TRUE) AS t",
+    "SELECT t.usename FROM (pg_shadow AS a CROSS JOIN (SELECT 1 AS one) AS x) AS t",
+    "SELECT t.x FROM (secrets AS a CROSS JOIN (SELECT 1 AS one) AS x) AS t",
+])
+def test_a_parenthesized_join_with_an_alias_hides_no_table(dialect, sql):
+    for g in (guard(dialect), guard(dialect, tenant=TenantFilter(column="tenant_id", value=7)),
+              guard(dialect, tenant=TenantFilter(column="tenant_id", value=7), inject_tenant=True)):
+        v = g.check(sql)
+        assert not v.allowed and v.reason, (sql, v.sql, v.masked_outputs)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT v.a FROM customers c, LATERAL (VALUES (c.email)) AS v(a) WHERE c.tenant_id = 7",
+    "SELECT v.a FROM (VALUES ((SELECT max(c.email) FROM customers c WHERE c.tenant_id = 7))) AS v(a)",
+    "WITH v(a) AS (VALUES ((SELECT max(c.email) FROM customers c WHERE c.tenant_id = 7))) SELECT a FROM v",
+    "SELECT 'x' AS a UNION ALL VALUES ((SELECT max(c.email) FROM customers c WHERE c.tenant_id = 7))",
+])
+def test_values_hold_only_literals(sql):
+    for dialect in ("duckdb", "postgres"):
+        v = guard(dialect).check(sql)
+        assert not v.allowed and "VALUES" in v.reason, (dialect, sql, v.sql, v.masked_outputs)
+    assert guard().check("SELECT v.a FROM (VALUES (1), (-2), (NULL)) AS v(a)").allowed
+
+
+def test_union_by_name_is_refused():
+    """DuckDB matches UNION BY NAME's columns by name; the lineage matched them by position, so the email came out
+    in an unmasked column."""
+    sql = ("SELECT 1 AS x, 'a' AS y UNION ALL BY NAME SELECT 'b' AS y, c.email AS x FROM customers c "
+           "WHERE c.tenant_id = 7")
+    v = guard().check(sql)
+    assert not v.allowed and "BY NAME" in v.reason
+    con = duckdb.connect()
+    con.execute("CREATE TABLE customers AS SELECT '1' AS id, '7' AS tenant_id, 'alice@t7.com' AS email, 'A' AS name")
+    assert con.execute(sql).fetchall()[1][0] == "alice@t7.com"  # the engine puts it in column 0
+
+
+def test_columns_that_differ_only_in_case_share_their_taint():
+    # to PostgreSQL "A" and a are two columns; the lineage read both as a and masked neither
+    for sql, masked in [
+        ('SELECT s."A" FROM (SELECT c.id AS a, c.email AS "A" FROM customers c WHERE c.tenant_id = 7) s', [0]),
+        ('WITH s AS (SELECT c.id AS a, c.email AS "A" FROM customers c) SELECT s."A" FROM s', [0]),
+        ('SELECT s.* FROM (SELECT c.id AS a, c.email AS "A" FROM customers c) s', [1]),
+    ]:
+        v = guard("postgres").check(sql)
+        assert v.allowed and set(masked) <= set(v.masked_outputs), (sql, v)
