@@ -20,6 +20,24 @@ from rich.table import Table
 from .errors import AssayError, UserError
 from .settings import load_settings
 
+def _flags_take_no_value() -> None:
+    """typer (0.2x) shows every option's type in the help, flags too ("--json <bool>"), which reads as if a flag
+    took a value (two new users asked): a flag shows none."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_assay_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag and self.metavar is None else shown(self, ctx)
+
+    display_type_rich._assay_flags = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_take_no_value()
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="assay: an LLM analyst for your data warehouse, orchestrated by Prefect.")
 project_app = typer.Typer(no_args_is_help=True, help="Register and list projects.")

@@ -82,3 +82,15 @@ def test_the_run_header_is_one_line_at_any_width(monkeypatch):
     assert r.exit_code == 0, r.output
     header = next(line for line in r.output.splitlines() if line.startswith("Discovery header00"))
     assert header.endswith("· 56 steps · 59s"), r.output
+
+
+def test_a_flag_shows_no_value_in_the_help():
+    """typer shows every option's type ("--json <bool>"): a flag read as if it took a value (two new users)."""
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    for args in (["runs", "--help"], ["demo", "--help"], ["show", "--help"]):
+        out = CliRunner().invoke(app, args, terminal_width=120).output
+        assert "<bool>" not in out and "--help" in out, out
+    assert "<int range>" in CliRunner().invoke(app, ["runs", "--help"], terminal_width=120).output  # values do
