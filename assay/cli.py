@@ -38,7 +38,7 @@ def _flags_take_no_value() -> None:
 
 _flags_take_no_value()
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode="markdown",
                   help="assay: an LLM analyst for your data warehouse, orchestrated by Prefect.")
 project_app = typer.Typer(no_args_is_help=True, help="Register and list projects.")
 schema_app = typer.Typer(no_args_is_help=True, help="Schema cache and index.")
@@ -1018,10 +1018,10 @@ def demo(scale: float = typer.Option(1.0, "--scale", min=0.01, help="multiply th
          generate_only: bool = typer.Option(False, "--generate-only",
                                             help="only build the demo warehouses; run no discovery"),
          postgres: Optional[str] = typer.Option(None, "--postgres", help="also load the demo into this "
-                                                "PostgreSQL DSN (schema assay_demo_<name>) and run there"),
+                                                "PostgreSQL DSN (schema assay_demo_ecommerce or _gaming) and run there"),
          mysql: Optional[str] = typer.Option(None, "--mysql", help="also load the demo into this MySQL/"
                                              "MariaDB DSN, mysql://user@host:3306/db (database "
-                                             "assay_demo_<name>) and run there"),
+                                             "assay_demo_ecommerce or _gaming) and run there"),
          force: bool = typer.Option(False, "--force", help="regenerate even if the files exist"),
          max_steps: int = typer.Option(60, "--max-steps", min=1, help="exploration steps per discovery")) -> None:
     """Generate the demo warehouses, register their projects and run a discovery."""

@@ -94,3 +94,18 @@ def test_a_flag_shows_no_value_in_the_help():
         out = CliRunner().invoke(app, args, terminal_width=120).output
         assert "<bool>" not in out and "--help" in out, out
     assert "<int range>" in CliRunner().invoke(app, ["runs", "--help"], terminal_width=120).output  # values do
+
+
+def test_a_commands_help_reads_as_paragraphs():
+    """A docstring's line breaks are not the help's: "...refuses" then "what it cannot prove" on the next line read
+    as a broken sentence (a new user, session 23); and no text in angle brackets is lost to the markup."""
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    out = CliRunner().invoke(app, ["sql", "check", "--help"], terminal_width=200).output
+    assert "the guard has no catalog and refuses what it cannot prove" in " ".join(out.split())
+    assert "refuses\n" not in out
+    demo = CliRunner().invoke(app, ["demo", "--help"], terminal_width=200).output
+    demo = " ".join(demo.translate({ord(c): " " for c in "│╭╮╰╯─"}).split())
+    assert "schema assay_demo_ecommerce or _gaming" in demo, demo
