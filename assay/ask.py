@@ -24,7 +24,7 @@ from .packs import render
 from .schema.catalog import join_hints, render_catalog
 from .schema.provider import SchemaProvider
 from .store import Store
-from .warehouse import build_guard, open_warehouse
+from .warehouse import build_guard, open_warehouse, sampler_for
 
 _ENUMERATION = ("list all", "list every", "every ", "all of the ", "all the ", "show me all", "which ones",
                 "enumerate", "complete list", "full list")
@@ -144,7 +144,7 @@ def ask(store: Store, project: Project, question: str, *, turns: int | None = No
                         actions=actions_text(tools, allowed, caps=False))
         explorer = Explorer(
             llm=llm, executor=Executor(wh, build_guard(wh, cfg, tables), cfg, llm),
-            provider=SchemaProvider(tables, sampler=wh.sample_rows, searcher=searcher, pii=cfg.pii_columns,
+            provider=SchemaProvider(tables, sampler=sampler_for(wh, cfg, tables), searcher=searcher, pii=cfg.pii_columns,
                                     joins=join_hints(tables)),
             run_id="ask", system_prompt=system, max_steps=budget, purpose="ask", tables=tables,
             pii=cfg.pii_columns, intro=f"Question: {question}", max_tokens=project.llm.max_tokens,

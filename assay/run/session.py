@@ -23,7 +23,7 @@ from ..settings import Settings, load_settings
 from ..store import Store, open_store
 from ..vectors.embedder import get_embedder, get_schema_embedder
 from ..vectors.index import deferred_index, step_vectors
-from ..warehouse import build_guard, open_warehouse
+from ..warehouse import build_guard, open_warehouse, sampler_for
 
 
 @dataclass
@@ -102,7 +102,7 @@ class RunSession:
     def provider(self) -> SchemaProvider:
         return SchemaProvider(
             self.tables,
-            sampler=self.warehouse.sample_rows,
+            sampler=sampler_for(self.warehouse, self.project.warehouse, self.tables),
             searcher=self.schema_index.search,
             pii=self.project.warehouse.pii_columns,
             joins=join_hints(self.tables),

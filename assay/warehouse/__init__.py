@@ -58,4 +58,39 @@ def build_guard(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
     )
 
 
-__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse"]
+def sampler_for(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | None):
+    """What a table lookup's sample rows come from. Under a tenant filter, the adapter's own sample (a plain
+    ``SELECT * ... LIMIT 3``) showed other tenants' rows to the model: the sample is then a statement the run's
+    guard writes the tenant predicate into (with its PII lineage masked), and a table it refuses has no sample."""
+    if cfg.tenant_filter is None:
+        return wh.sample_rows
+    import re
+
+    from sqlglot import exp
+
+    from ..pii import MASK
+
+    guard = SQLGuard(wh.dialect, tables=tables, schemas=cfg.schemas or None,
+                     default_schema=getattr(wh, "default_schema", None), tenant=cfg.tenant_filter, inject_tenant=True,
+                     database=getattr(wh, "database", None), pii_columns=cfg.pii_columns)
+    plain = re.compile(r"^[a-z_][a-z0-9_]*$" if wh.dialect in ("postgres", "redshift") else r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    def name(part: str) -> exp.Identifier:  # unquoted where the engine folds it to the catalog's spelling
+        return exp.to_identifier(part, quoted=not plain.match(part))
+
+    def sample(t: TableInfo, n: int = 3) -> list[dict]:
+        sql = exp.select("*").from_(exp.Table(this=name(t.name), db=name(t.schema_name) if t.schema_name else None)
+                                    ).limit(n).sql(dialect=wh.dialect)
+        v = guard.check(sql)
+        if not v.allowed:
+            return []
+        res = wh.query(v.sql, row_cap=n, timeout_s=cfg.statement_timeout_s)
+        cols = res.table.column_names
+        masked = {cols[i] for i in v.masked_outputs if i < len(cols)}
+        return [{k: (MASK if k in masked and val is not None else val) for k, val in r.items()}
+                for r in res.table.to_pylist()]
+
+    return sample
+
+
+__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse", "sampler_for"]

@@ -58,7 +58,9 @@ def _quoted(text: str, quotes: str, words: set[str]) -> str:
             i += 1
             continue
         j = text.find(ch, i + 1)
-        while j != -1 and j + 1 < len(text) and text[j + 1] == ch:  # a doubled quote inside
+        # a doubled quote is inside, and so is one a letter or digit follows: the value's own apostrophe
+        # ('O'Brien Siobhan' read as 'O' left "Brien Siobhan" as the engine's words)
+        while j != -1 and j + 1 < len(text) and (text[j + 1] == ch or text[j + 1].isalnum()):
             j = text.find(ch, j + 2)
         if j == -1 or not _known(text[i + 1:j], words):
             out.append(MASK)

@@ -161,6 +161,20 @@ def test_scrub_fails_closed_on_values(message, clean):
     assert scrub_error(message, touches_pii=True, sql="SELECT CAST(x AS INTEGER) FROM t") == clean
 
 
+@pytest.mark.parametrize("message, sql", [
+    # a value's apostrophe read as the closing quote kept "Brien Siobhan" (session 23's red team): the first part,
+    # "O", is a word of the statement (its alias), and the rest was left as the engine's words
+    ("Conversion Error: Could not convert string 'O'Brien Siobhan' to INT32",
+     "SELECT CAST(o.customer_name AS INT) FROM customers o"),
+    ("Conversion Error: Could not convert string 'D'Angelo Marcus' to INT32",
+     "SELECT CAST(d.customer_name AS INT) FROM customers d"),
+    ("Conversion Error: Could not convert string 'Union's Corner, 7 Elm Lane, Leeds LS1 4AB' to INT32",
+     "SELECT CAST(street AS INT) FROM customers WHERE id = 3"),
+])
+def test_scrub_reads_a_values_apostrophe_as_part_of_it(message, sql):
+    assert scrub_error(message, touches_pii=True, sql=sql) == "Conversion Error: Could not convert string [masked]"
+
+
 def test_scrub_always_masks_contacts():
     text = scrub_error("bad value ann@example.com, call +44 20 7946 0958 or 555-123-4567 (on 2024-01-01 10:00:00)")
     assert text == "bad value [masked], call [masked] or [masked] (on 2024-01-01 10:00:00)"

@@ -1,0 +1,39 @@
+"""A table lookup's sample rows under a tenant filter (session 23's red team): the adapter's own sample, a plain
+SELECT * ... LIMIT 3, showed the model another tenant's rows ("OTHER TENANT secret deal") while the executor refused
+the same read. The sample is now the guard's statement, the tenant predicate written into it."""
+
+from __future__ import annotations
+
+import duckdb
+
+from assay.models import TenantFilter, WarehouseConfig
+from assay.pii import MASK
+from assay.schema.provider import SchemaProvider
+from assay.warehouse import open_warehouse, sampler_for
+
+
+def test_a_lookup_samples_only_the_projects_tenant(tmp_path):
+    db = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE orders AS SELECT i AS id, 2 AS tenant_id, 'OTHER TENANT secret deal' AS note, "
+                "'x' || i || '@other.io' AS email FROM range(10) r(i)")
+    con.execute("INSERT INTO orders SELECT 100 + i, 1, 'ours', 'y' || i || '@ours.io' FROM range(5) r(i)")
+    con.execute("CREATE TABLE regions AS SELECT 'north' AS region")  # no tenant column, not shared
+    con.execute("CREATE TABLE plans AS SELECT 'gold' AS plan")  # shared by declaration
+    con.close()
+    cfg = WarehouseConfig(kind="duckdb", settings={"path": str(db)}, pii_columns=["email"],
+                          tenant_filter=TenantFilter(column="tenant_id", value=1, shared_tables=["plans"]))
+    wh = open_warehouse(cfg)
+    try:
+        tables = wh.list_tables()
+        provider = SchemaProvider(tables, sampler=sampler_for(wh, cfg, tables), pii=cfg.pii_columns)
+        by = {t.name: t for t in tables}
+        rows = provider.detail(by["orders"])["sample_rows"]
+        assert rows and all(r["tenant_id"] == 1 and r["note"] == "ours" and r["email"] == MASK for r in rows), rows
+        assert provider.detail(by["regions"])["sample_rows"] == []  # the guard cannot filter it: no sample
+        assert provider.detail(by["plans"])["sample_rows"] == [{"plan": "gold"}]
+        # without a tenant filter the adapter samples as before
+        plain = WarehouseConfig(kind="duckdb", settings={"path": str(db)})
+        assert sampler_for(wh, plain, tables) == wh.sample_rows
+    finally:
+        wh.close()
