@@ -17,17 +17,23 @@ MAX_LISTED = 5
 SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
+def slack_escape(text: str) -> str:
+    """Text from the warehouse or a model as Slack shows it, not as mrkdwn it acts on: a category value
+    "<!channel>" pinged the channel and "<https://e.vil|see>" showed a disguised link (session 23's red team)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def summary_message(result: DiscoveryResult, *, report_hint: str | None = None) -> dict:
     icon = {"full": ":white_check_mark:", "partial": ":warning:", "failed": ":x:"}[result.run_type.value]
     head = (f"{icon} assay discovery *{result.run_id[:8]}* of *{result.project_id}*: {result.run_type.value} · "
             f"{len(result.insights)} insights · {len(result.recommendations)} recommendations · "
             f"{result.total_steps} steps · {result.duration_s:.0f}s")
     top = sorted(result.insights, key=lambda i: (SEVERITY_RANK.get(i.severity.value, 9), i.id))[:MAX_LISTED]
-    lines = [f"• [{i.severity.value}] {i.name}" + (f" ({i.affected_count:,} affected)" if i.affected_count else "")
-             for i in top]
+    lines = [f"• [{i.severity.value}] {slack_escape(i.name)}"
+             + (f" ({i.affected_count:,} affected)" if i.affected_count else "") for i in top]
     if len(result.insights) > MAX_LISTED:
         lines.append(f"… and {len(result.insights) - MAX_LISTED} more")
-    lines += [f":x: {e}" for e in result.errors[:3]]
+    lines += [f":x: {slack_escape(e)}" for e in result.errors[:3]]
     tail = report_hint or f"assay show {result.run_id[:8]} · assay report {result.run_id[:8]}"
     text = "\n".join([head, *lines, tail])
     blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": head}}]

@@ -192,6 +192,21 @@ def _concentration_spec(df: pd.DataFrame) -> dict | None:
     return _clean(spec)
 
 
+def _plain_names(columns: list) -> dict:
+    """Each column's name with nothing Vega-Lite reads as syntax (a path's "." or "[", quotes, ":"), unique."""
+    out: dict = {}
+    used: set[str] = set()
+    for c in columns:
+        base = re.sub(r"[^\w ]", "_", str(c)) or "column"
+        name, k = base, 1
+        while name in used:
+            k += 1
+            name = f"{base}_{k}"
+        used.add(name)
+        out[c] = name
+    return out
+
+
 def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
     """A Vega-Lite spec (via Altair) of the insight's source result, or None when the result has
     nothing to draw (a single profile row, no numbers)."""
@@ -237,6 +252,12 @@ def chart_spec(insight: Insight, df: pd.DataFrame | None) -> dict | None:
             cats = [x for x in cats if x != c]
             break
     title = measure.replace("_", " ")
+    # Vega-Lite reads "." and "[" in a field as a path and a quote as the end of a string: a column "seg.kind" drew
+    # no bar, "Ca't" no chart (session 23's red team); the frame's columns are drawn under plain names
+    safe = _plain_names(list(df.columns))
+    df = df.rename(columns=safe)
+    measure, dim = safe[measure], safe.get(dim, dim)
+    cats, times = [safe[c] for c in cats], [safe[x] for x in times]
     as_rate = ratio is not None or (head is not None and head.metric.value in ("rate", "share"))
 
     def axis(frame) -> tuple[alt.Axis, str]:

@@ -18,7 +18,10 @@ SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 def _md(text: str) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
+    """Prose from the warehouse or a model as Markdown shows it: table pipes and HTML escaped (a category value
+    "<script>" reached the Markdown report and the Prefect artifact as a tag: session 23's red team)."""
+    text = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def validation_line(i: Insight) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -82,6 +84,36 @@ def test_text_is_escaped():
     html = render_html(r, {})
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "a &amp; b" in html
+
+
+def test_warehouse_text_is_escaped_in_the_markdown_report_and_the_slack_message():
+    """A category value "<script>" reached the Markdown report (the Prefect artifact) as a tag, and "<!channel>"
+    pinged a Slack channel from the run's summary (session 23's red team)."""
+    from assay.models import DiscoveryResult
+    from assay.notify import summary_message
+    from assay.report.markdown import render_markdown
+
+    r = DiscoveryResult(run_id="abcdef123", project_id="p", domain="d",
+                        insights=[insight("<!channel> <https://e.vil|see> has a higher v", "<script>x</script> & co")])
+    md = render_markdown(r)
+    assert "<script>" not in md and "&lt;script&gt;x&lt;/script&gt; &amp; co" in md
+    msg = summary_message(r)
+    text = " ".join(b["text"]["text"] for b in msg["blocks"] if "text" in b)
+    assert "<!channel>" not in text and "<https://" not in text and "&lt;!channel&gt;" in text
+
+
+def test_columns_named_with_vega_syntax_are_charted():
+    """A column "seg.kind" drew no bar and "Ca't" no chart: Vega-Lite reads "." as a path and a quote as a string's
+    end (session 23's red team)."""
+    df = pd.DataFrame({"seg.kind": ["a", "b", "c"], "Ca't": [3.0, 9.0, 4.0], "x[0]": [1, 2, 3]})
+    spec = chart_spec(insight("b has the highest Ca't", "b: 9.0", segment="seg.kind=b"), df)
+    assert spec is not None
+    fields = json.dumps(spec)
+    y, x = spec["encoding"]["y"]["field"], spec["encoding"]["x"]["field"]
+    assert not any(ch in y + x for ch in ".'[]:"), (y, x)
+    rows = next(iter(spec["datasets"].values()))
+    assert {r[y] for r in rows} == {"a", "b", "c"} and sorted(r[x] for r in rows) == [3.0, 4.0, 9.0]
+    assert spec["encoding"]["color"]["condition"]["test"] == 'datum[\'seg_kind\'] == "b"'  # still highlighted
 
 
 def test_a_measure_named_like_time_is_not_a_time_axis():
