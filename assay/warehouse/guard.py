@@ -8,7 +8,8 @@ of the checked tree, without comments, and refused unless it parses back to the 
 text, so what is checked is exactly what runs):
 
 - one statement of at most 100,000 characters; a read-only query (SELECT / WITH / set operation); no DDL, DML, COPY,
-  PRAGMA, ATTACH, SET, CALL, transaction control or unparsed command anywhere in the tree.
+  PRAGMA, ATTACH, SET, CALL, transaction control, time travel (``AT``/``BEFORE``/``CHANGES``, ``FOR SYSTEM_TIME
+  AS OF``, ``VERSION AS OF``) or unparsed command anywhere in the tree; no temporary table (``#t``, ``##t``).
 - functions: only those on the dialect's ALLOW-list of pure functions
   (``functions.py``), by the name the engine will execute (quotes and case as the engine
   resolves them); qualified or method-style calls (``pg_catalog.f()``, ``x.f()``) refused;
@@ -41,7 +42,8 @@ text, so what is checked is exactly what runs):
   expression, CTE, subquery, set operation or aggregate (except ``count``) are returned in
   ``masked_outputs``, and ``touches_pii`` says whether a PII column is read anywhere (VALUES lists
   hold only literals, set operations match columns by position, never BY NAME; two columns whose
-  names differ only in case share their taint). PIVOT
+  names differ only in case share their taint; a qualified star over a USING or NATURAL join,
+  which sqlglot expands without the columns the engine keeps in it, is refused). PIVOT
   over PII relations is refused; when lineage cannot be computed and a relation read has PII
   columns, the statement is refused.
 
@@ -99,6 +101,9 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
             "Rollback", "Copy", "Attach", "Detach", "Use", "LoadData", "Into", "Lock",
             "Grant", "Revoke", "Install", "Analyze", "Describe", "Summarize", "Export",
             "Refresh", "Cache", "Uncache", "Kill", "Show", "Execute", "Declare", "UserDefinedFunction",
+            # time travel (Snowflake AT/BEFORE/CHANGES, BigQuery FOR SYSTEM_TIME AS OF, Databricks VERSION AS OF):
+            # rows deleted or changed since (erased PII), read against today's catalog
+            "HistoricalData", "Version", "Changes",
         )
     )
     if isinstance(t, type)
@@ -114,6 +119,15 @@ _POSITIONAL = tuple(t for t in (getattr(exp, n, None) for n in ("PositionalColum
 # MySQL/MariaDB server settings (@@version); user variables (@x, @x := 1) are Parameters, refused below
 _VARIABLES = tuple(t for t in (getattr(exp, n, None) for n in ("SessionParameter",))
                    if isinstance(t, type))
+
+def _star_over_using(select: exp.Select) -> bool:
+    """A qualified star (t.*) in a SELECT whose joins merge columns (USING, NATURAL)."""
+    joins = select.args.get("joins") or []
+    if not any(j.args.get("using") or "NATURAL" in (j.args.get("method") or "").upper()
+               or "NATURAL" in str(j.args.get("kind") or "").upper() for j in joins):
+        return False
+    return any(isinstance(p, exp.Column) and isinstance(p.this, exp.Star) for p in select.expressions)
+
 
 # FROM sources that name a table by an expression (TABLE('name'), TABLE(:var))
 _ROW_SOURCES = tuple(t for t in (getattr(exp, n, None) for n in ("TableFromRows",)) if isinstance(t, type))
@@ -380,6 +394,11 @@ class SQLGuard:
                 # its scope hides the table from every check
                 raise GuardRefusal("a parenthesized join with an alias is not allowed; write the joins in FROM "
                                    "without parentheses, or put a SELECT in the parentheses")
+            if isinstance(node, exp.Select) and _star_over_using(node):
+                # sqlglot expands t.* over a USING/NATURAL join without the joined columns the engine keeps in it:
+                # every later output shifts, and the lineage masks the wrong column
+                raise GuardRefusal("t.* over a JOIN ... USING or a NATURAL JOIN is not allowed; name the columns, "
+                                   "or join with ON")
             if isinstance(node, exp.SetOperation) and node.args.get("by_name"):
                 raise GuardRefusal("UNION/INTERSECT/EXCEPT BY NAME is not allowed; align the columns by position")
             if isinstance(node, exp.Values) and node.find(exp.Column, exp.Query, exp.Subquery):
@@ -470,7 +489,7 @@ class SQLGuard:
         prefixes = _SYSTEM_PREFIXES + _DIALECT_SYSTEM_PREFIXES.get(self.dialect, ())
         # BigQuery keeps a dotted path in one quoted name (`dataset.INFORMATION_SCHEMA.TABLES`)
         parts = {p for x in (name, db, (t.catalog or "").lower()) for p in x.split(".") if p}
-        if isinstance(t.this, exp.Identifier) and (t.this.args.get("temporary") or t.this.args.get("global")):
+        if isinstance(t.this, exp.Identifier) and any(t.this.args.get(k) for k in ("temporary", "global", "global_")):
             raise GuardRefusal(f"temporary table {shown} is not allowed; read the project's tables")
         if schema in system or db in system or name in system or parts & system \
                 or any(p.startswith(prefixes) for p in parts - {db, (t.catalog or "").lower()} | {name}):

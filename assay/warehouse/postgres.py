@@ -105,7 +105,10 @@ class PostgresWarehouse:
             }.items() if v is not None},
             connect_timeout=int(s.get("connect_timeout", 10)),
             application_name="assay",
-            **({"options": (f"-c default_transaction_read_only=on -c statement_timeout={int(self.timeout_s * 1000)}"
+            # standard_conforming_strings pinned on: with it off (a role's or database's legacy setting) the engine
+            # reads \' in a literal as a quote, where the guard's parser read the literal to its end
+            **({"options": (f"-c default_transaction_read_only=on -c standard_conforming_strings=on "
+                            f"-c statement_timeout={int(self.timeout_s * 1000)}"
                             + (f" -c search_path={','.join(cfg.schemas)}" if cfg.schemas else ""))}
                if self.startup_options else {}),
         )

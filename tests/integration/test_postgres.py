@@ -121,6 +121,33 @@ def test_an_injected_tenant_predicate_filters_the_alias_postgresql_reads(pg_dsn,
     assert w.query(sql, row_cap=200, timeout_s=5).table.to_pylist() == [{"customer_id": 7}], sql
 
 
+def test_string_literals_read_as_the_guard_reads_them_whatever_the_roles_setting(pg_dsn, pg_schema):
+    """With standard_conforming_strings off (a role's legacy setting) PostgreSQL reads \\' as a quote, and
+    "SELECT 'x\\'' || (SELECT ...) --'" ran a subquery the guard had read as part of a literal (the fifth red team).
+    The adapter pins the setting on for its sessions."""
+    role = f"assay_scs_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f"CREATE ROLE {role} LOGIN")
+        c.execute(f"ALTER ROLE {role} SET standard_conforming_strings = off")
+        c.execute(f"GRANT USAGE ON SCHEMA {pg_schema} TO {role}")
+        c.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {pg_schema} TO {role}")
+    try:
+        dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=role)
+        with psycopg.connect(dsn) as c:  # the role's own sessions: off
+            assert c.execute("SHOW standard_conforming_strings").fetchone()[0] == "off"
+        w = wh(dsn, pg_schema)
+        g = SQLGuard("postgres", tables=w.list_tables(), schemas=[pg_schema], default_schema=pg_schema)
+        sql = g.enforce("SELECT 'x\\'' || (SELECT string_agg(email, chr(59)) FROM customers) --' AS v")
+        assert w.query(sql, row_cap=1, timeout_s=5).table.to_pylist() == [
+            {"v": "x\\' || (SELECT string_agg(email, chr(59)) FROM customers) --"}]
+        w.close()
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA {pg_schema} FROM {role}")
+            c.execute(f"REVOKE USAGE ON SCHEMA {pg_schema} FROM {role}")
+            c.execute(f"DROP ROLE {role}")
+
+
 def test_unreachable_is_one_clear_error():
     with pytest.raises(WarehouseUnreachable, match="postgres: cannot connect"):
         PostgresWarehouse(WarehouseConfig(kind="postgres", settings={"dsn": "host=127.0.0.1 port=1 user=x dbname=x",

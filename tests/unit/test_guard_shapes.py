@@ -69,3 +69,45 @@ def test_columns_that_differ_only_in_case_share_their_taint():
     ]:
         v = guard("postgres").check(sql)
         assert v.allowed and set(masked) <= set(v.masked_outputs), (sql, v)
+
+
+# the fifth red team (session 23): dialect syntax
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "mysql", "snowflake", "tsql"])
+@pytest.mark.parametrize("sql", [
+    "SELECT s.g, s.h FROM (SELECT o.*, c.*, o.amount, o.amount FROM orders o JOIN customers c USING (id, tenant_id) "
+    "WHERE c.tenant_id = 7 AND o.tenant_id = 7) AS s(a, b, cc, d, e, f, g, h)",
+    "SELECT o.*, c.* FROM orders o NATURAL JOIN customers c",
+    "SELECT c.* FROM orders o JOIN customers c USING (id)",
+])
+def test_a_qualified_star_over_a_using_or_natural_join_is_refused(dialect, sql):
+    """sqlglot expands c.* over USING without the joined columns DuckDB and PostgreSQL keep in it: the outputs
+    shift and the lineage masked the wrong ones (alice@t7.com came back unmasked on both engines)."""
+    v = guard(dialect).check(sql)
+    assert not v.allowed and v.reason, (dialect, sql, v.masked_outputs)
+
+
+def test_a_star_over_using_and_a_qualified_star_over_on_still_pass():
+    assert guard().check("SELECT * FROM orders o JOIN customers c USING (id) WHERE o.tenant_id = 7").allowed
+    v = guard().check("SELECT c.* FROM orders o JOIN customers c ON o.customer_id = c.id")
+    assert v.allowed and v.masked_outputs == [2, 3]
+
+
+def test_global_temporary_tables_are_refused():
+    for sql in ("SELECT c.id FROM ##customers c", "SELECT c.id FROM [##customers] c", "SELECT id FROM #customers"):
+        v = guard("tsql").check(sql)
+        assert not v.allowed, (sql, v.sql)
+
+
+@pytest.mark.parametrize("dialect, sql", [
+    ("snowflake", "SELECT email FROM customers AT(OFFSET => -3600)"),
+    ("snowflake", "SELECT email FROM customers BEFORE(STATEMENT => '8e5d0ca9-005e-44e6-b858-a8f5b37c5726')"),
+    ("snowflake", "SELECT email FROM customers CHANGES(INFORMATION => DEFAULT) AT(OFFSET => -3600)"),
+    ("bigquery", "SELECT email FROM main.customers FOR SYSTEM_TIME AS OF TIMESTAMP '2020-01-01'"),
+    ("databricks", "SELECT email FROM customers VERSION AS OF 3"),
+    ("databricks", "SELECT email FROM customers TIMESTAMP AS OF '2020-01-01'"),
+])
+def test_time_travel_is_refused(dialect, sql):
+    """Rows deleted or changed since (an erased customer's e-mail), read against today's catalog."""
+    v = guard(dialect).check(sql)
+    assert not v.allowed and v.reason, (dialect, sql, v.sql)
