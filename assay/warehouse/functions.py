@@ -14,8 +14,9 @@ bypassed. A typed node whose rendering is syntax rather than a call
 its class is on ``SYNTAX_OK``. Everything else is refused with a reason that
 names the function and the kinds of functions that are available.
 
-Functions whose output grows with an argument (``repeat``, ``space``,
-``lpad``/``rpad``, ``generate_series``/``range``) are allowed only with
+Functions whose output grows with an argument (``repeat``/``replicate``, ``space``,
+``lpad``/``rpad``, ``generate_series``/``range``, ``generate_array`` and its date
+kin, ``sequence``, ``array_repeat``) are allowed only with
 literal arguments that bound the output (``MAX_PAD`` characters,
 ``MAX_SERIES`` values): one call is one uninterruptible operation in the
 engine, which a statement timeout does not stop in time. For the same reason DuckDB's edit
@@ -436,16 +437,27 @@ def _series_size(args: list[exp.Expression], name: str) -> float | None:
     return None
 
 
+# series by their bounds: generate_series/range (DuckDB, PostgreSQL), generate_array and its date and timestamp kin
+# (BigQuery), sequence (Databricks)
+_SERIES = ("generate_series", "range", "generate_array", "generate_date_array", "generate_timestamp_array",
+           "sequence")
+
+
 def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
     args = call_args(node)
     # inside an aggregate (string_agg(repeat(...)), list(lpad(...))) the padding is paid once per row
     limit = MAX_PAD_AGGREGATED if node.find_ancestor(exp.AggFunc, exp.Window) is not None else MAX_PAD
-    if name in ("lpad", "rpad"):
+    if name == "space" or isinstance(node, getattr(exp, "Space", ())):  # (T-SQL writes it as replicate)
+        n = _number(args[0]) if args else None
+        if n is None or n > limit:
+            raise FunctionRefused(f"space() needs a literal count of at most {limit}"
+                                  + (" inside an aggregate" if limit != MAX_PAD else ""))
+    elif name in ("lpad", "rpad"):
         n = _number(args[1]) if len(args) > 1 else None
         if n is None or n > limit:
             raise FunctionRefused(f"{name}() needs a literal length of at most {limit}"
                                   + (" inside an aggregate" if limit != MAX_PAD else ""))
-    elif name == "repeat":
+    elif name in ("repeat", "replicate"):
         n = _number(args[1]) if len(args) > 1 else None
         s = _strip(args[0]) if args else None
         if n is None or not (isinstance(s, exp.Literal) and s.is_string) or n * max(1, len(s.this)) > limit:
@@ -453,7 +465,11 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
                 f"repeat() needs a literal string and a literal count producing at most {limit} characters"
                 + (" inside an aggregate" if limit != MAX_PAD else "")
             )
-    elif name in ("generate_series", "range"):
+    elif name == "array_repeat":  # Databricks: an element repeated count times
+        n = _number(args[1]) if len(args) > 1 else None
+        if n is None or n > MAX_SERIES:
+            raise FunctionRefused(f"array_repeat() needs a literal count of at most {MAX_SERIES:,}")
+    elif name in _SERIES:
         size = _series_size(args, name)
         if size is None or size > MAX_SERIES:
             raise FunctionRefused(
@@ -467,7 +483,7 @@ def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = 
     total = 1.0
     for node in root.find_all(exp.Func):
         name, _ = engine_name(node, dialect, memo)
-        if name in ("generate_series", "range"):
+        if name in _SERIES:
             total *= _series_size(call_args(node), name) or float("inf")
     if total > MAX_SERIES:
         raise FunctionRefused(

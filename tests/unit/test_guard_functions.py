@@ -249,3 +249,21 @@ def test_grouping_of_a_rollup_runs_on_duckdb():
     sql = guard("duckdb").enforce("SELECT name, GROUPING(name) AS g, sum(amount) AS s FROM orders GROUP BY ROLLUP (name)")
     rows = sorted(con.execute(sql).fetchall(), key=lambda r: r[1])
     assert rows[-1][1:] == (1, 5)  # the grand total, flagged by GROUPING
+
+
+@pytest.mark.parametrize("dialect, small, large", [
+    ("bigquery", "SELECT * FROM UNNEST(GENERATE_ARRAY(1, 10))", "SELECT * FROM UNNEST(GENERATE_ARRAY(1, 100000000))"),
+    ("bigquery", "SELECT GENERATE_DATE_ARRAY(DATE '2024-01-01', DATE '2024-12-31')",
+     "SELECT GENERATE_DATE_ARRAY(DATE '2024-01-01', DATE '2924-12-31')"),
+    ("databricks", "SELECT sequence(1, 10)", "SELECT sequence(1, 100000000)"),
+    ("tsql", "SELECT replicate('x', 10)", "SELECT replicate('x', 100000000)"),
+    ("tsql", "SELECT space(10)", "SELECT space(100000000)"),
+    ("mysql", "SELECT space(10)", "SELECT space(100000000)"),
+    ("databricks", "SELECT space(10)", "SELECT space(100000000)"),
+])
+def test_every_dialects_generators_are_bounded(dialect, small, large):
+    """The docstring says generators are bounded; BigQuery's generate_array, Databricks' sequence and T-SQL's
+    replicate and space were not (session 23's red team)."""
+    assert SQLGuard(dialect).check(small).allowed, (dialect, small, SQLGuard(dialect).check(small).reason)
+    v = SQLGuard(dialect).check(large)
+    assert not v.allowed and "at most" in v.reason, (dialect, large, v.reason)
