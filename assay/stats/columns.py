@@ -24,6 +24,8 @@ _TWIN_PREFIX = re.compile(r"^(sched|scheduled|planned|plan|expected|exp|est|esti
 
 TEXT_MIN_AVG_LEN = 30      # longer than a label: free text
 TEXT_MIN_DISTINCT = 0.5    # most rows hold their own value
+TEXT_MAX_LABELS = 30       # ... but a few values repeated over the rows are labels, however long (one 300-character
+#                            label among 14 pushed a column's average length over 30 and hid its effect)
 
 
 def is_key(name: str) -> bool:
@@ -57,7 +59,7 @@ def is_free_text(name: str, kind: str, distinct: int, rows: int, avg_len: float 
         return False
     share = distinct / rows if rows else 0.0
     if avg_len is not None and avg_len >= TEXT_MIN_AVG_LEN:
-        return True
+        return not (0 < distinct <= TEXT_MAX_LABELS and share < TEXT_MIN_DISTINCT)
     # a name in a 16-row table is a label; in a big table, mostly distinct names or notes are free text
     return bool(_TEXT.search(name)) and share >= TEXT_MIN_DISTINCT and rows >= 100
 

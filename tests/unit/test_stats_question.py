@@ -50,6 +50,9 @@ def test_conventions_keys_clock_calendar_text():
     assert not C.is_free_text("carrier", "string", 16, 300_000, 2.0)
     assert C.is_free_text("short_description", "string", 900, 1000, None)
     assert not C.is_free_text("name", "string", 16, 16, 20.0)  # airline names in a 16-row table: labels
+    # 14 labels over 3,000 rows, one of them 300 characters long: still labels (a red team's warehouse, session 23)
+    assert not C.is_free_text("select", "string", 14, 3000, 31.0)
+    assert C.is_free_text("note", "string", 14, 20, 31.0)  # 14 long values in 20 rows: notes
     assert C.are_twins("dep_time", "sched_dep_time") and not C.are_twins("dep_delay", "arr_delay")
     assert C.expand("dep_delay") == "departure delay" and C.expand("lifeExp") == "life expectancy"
 
