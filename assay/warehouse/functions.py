@@ -16,7 +16,8 @@ names the function and the kinds of functions that are available.
 
 Functions whose output grows with an argument (``repeat``/``replicate``, ``space``,
 ``lpad``/``rpad``, ``generate_series``/``range``, ``generate_array`` and its date
-kin, ``sequence``, ``array_repeat``) are allowed only with
+kin, ``sequence``, ``array_repeat``, DuckDB's ``exploding_generate_series``; ``replace``
+chains by how much they may grow a value; format widths) are allowed only with
 literal arguments that bound the output (``MAX_PAD`` characters,
 ``MAX_SERIES`` values): one call is one uninterruptible operation in the
 engine, which a statement timeout does not stop in time. For the same reason DuckDB's edit
@@ -340,9 +341,15 @@ def check_call(node: exp.Func, dialect: str, *, in_from: bool = False, memo: dic
             "generate_series/range)"
         )
     _check_bounds(node, name, dialect)
+    if isinstance(node, _HIDDEN_SERIES):
+        # one node that renders as two calls (UNNEST(GENERATE_SERIES(...)), EXPLODE(SEQUENCE(...))): the name read
+        # is the outer call's, and the series inside is bounded here
+        _check_bounds(node, "generate_series", dialect)
 
 
 # ------------------------------------------------------------------ bounds
+
+_HIDDEN_SERIES = tuple(t for t in (getattr(exp, "ExplodingGenerateSeries", None),) if isinstance(t, type))
 
 
 def call_args(node: exp.Func) -> list[exp.Expression]:
@@ -387,8 +394,11 @@ def _moment(e: exp.Expression) -> dt.datetime | None:
     if isinstance(e, (exp.TsOrDsToDate, exp.StrToDate)) and isinstance(e.this, exp.Literal):
         e = e.this
     if isinstance(e, exp.Literal) and e.is_string:
+        text = e.this.strip()
+        if re.search(r"[a-y]", text[10:].lower().replace("t", "", 1)):  # " BC", a zone name (Z aside): refused
+            return None
         try:
-            return dt.datetime.fromisoformat(e.this.strip()[:19])
+            return dt.datetime.fromisoformat(text[:19])
         except ValueError:
             return None
     return None
@@ -437,6 +447,35 @@ def _series_size(args: list[exp.Expression], name: str) -> float | None:
     return None
 
 
+def _growth(node: exp.Func, name: str) -> float | None:
+    """How many times a chain of replacements (and the padding at its root) may grow a value: each replace()
+    multiplies it by its replacement's length over its pattern's (regexp_replace: by one more than its replacement's,
+    an empty match between every character); None when a replacement is not a literal string."""
+    total = 1.0
+    cur: exp.Expression | None = node
+    while isinstance(cur, exp.Func):
+        n, _ = _engine_name(cur, "duckdb") if isinstance(cur, exp.Anonymous) else (type(cur).__name__.lower(), False)
+        args = call_args(cur)
+        if n in ("replace", "regexp_replace", "regexpreplace"):
+            repl = _strip(args[2]) if len(args) > 2 else None
+            if repl is None and n != "replace":
+                return None
+            if repl is not None and not (isinstance(repl, exp.Literal) and repl.is_string):
+                return None
+            r = len(repl.this) if repl is not None else 0
+            pat = _strip(args[1]) if len(args) > 1 else None
+            p = len(pat.this) if isinstance(pat, exp.Literal) and pat.is_string and n == "replace" else 0
+            total *= max(1.0, r / p) if p else (1.0 + r)
+        elif n == "repeat":
+            total *= _number(args[1]) or 1.0 if len(args) > 1 else 1.0
+        elif n in ("lpad", "rpad"):
+            total *= _number(args[1]) or 1.0 if len(args) > 1 else 1.0
+        cur = args[0] if args else None
+        while isinstance(cur, (exp.Paren, exp.Cast)):
+            cur = cur.this
+    return total
+
+
 # series by their bounds: generate_series/range (DuckDB, PostgreSQL), generate_array and its date and timestamp kin
 # (BigQuery), sequence (Databricks)
 _SERIES = ("generate_series", "range", "generate_array", "generate_date_array", "generate_timestamp_array",
@@ -465,6 +504,18 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
                 f"repeat() needs a literal string and a literal count producing at most {limit} characters"
                 + (" inside an aggregate" if limit != MAX_PAD else "")
             )
+    elif name in ("replace", "regexp_replace"):
+        growth = _growth(node, name)
+        if growth is None or growth > limit:
+            raise FunctionRefused(
+                f"{name}() needs a literal replacement, and nested with other replacements or padding it may grow a "
+                f"value at most {limit:,} times; replace in fewer steps")
+    elif name in ("printf", "format", "format_string"):
+        fmt = _strip(args[0]) if args else None
+        if isinstance(fmt, exp.Literal) and fmt.is_string:
+            widths = [int(w) for w in re.findall(r"(?:%[-#+ 0,(']*|\{[^}]*?)(\d+)", fmt.this)]
+            if any(w > limit for w in widths):
+                raise FunctionRefused(f"{name}() pads to a width of at most {limit:,}")
     elif name == "array_repeat":  # Databricks: an element repeated count times
         n = _number(args[1]) if len(args) > 1 else None
         if n is None or n > MAX_SERIES:
@@ -483,8 +534,9 @@ def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = 
     total = 1.0
     for node in root.find_all(exp.Func):
         name, _ = engine_name(node, dialect, memo)
-        if name in _SERIES:
-            total *= _series_size(call_args(node), name) or float("inf")
+        if name in _SERIES or isinstance(node, _HIDDEN_SERIES):
+            total *= _series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name) \
+                or float("inf")
     if total > MAX_SERIES:
         raise FunctionRefused(
             f"the generate_series/range of one statement may produce at most {MAX_SERIES:,} values together "

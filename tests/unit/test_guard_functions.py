@@ -267,3 +267,31 @@ def test_every_dialects_generators_are_bounded(dialect, small, large):
     assert SQLGuard(dialect).check(small).allowed, (dialect, small, SQLGuard(dialect).check(small).reason)
     v = SQLGuard(dialect).check(large)
     assert not v.allowed and "at most" in v.reason, (dialect, large, v.reason)
+
+
+@pytest.mark.parametrize("dialect, small, large", [
+    # one node that renders as two calls: UNNEST(GENERATE_SERIES(...)) (a 300,000,000 series killed the process)
+    ("duckdb", "SELECT count(*) FROM (SELECT exploding_generate_series(1, 10) AS x) s",
+     "SELECT count(*) FROM (SELECT exploding_generate_series(1, 10000000000) AS x) s"),
+    # replacements that multiply a value's length when nested (3,000,000,000 characters in 44 s, 6.3 GB)
+    ("duckdb", "SELECT replace(replace(lower(name), 'a', 'b'), ',', '') FROM customers",
+     "SELECT length(replace(replace(repeat('a',10000),'a',repeat('a',10000)),'a',repeat('a',30)))"),
+    ("duckdb", "SELECT replace(repeat('ab', 100), 'a', 'xy')",
+     "SELECT length(replace(replace(repeat('a',10000),'a','aaaa'),'a','aaaa'))"),
+    # a " BC" timestamp read as the year 2020 counted one value for 1.5 million
+    ("postgres", "SELECT count(*) FROM generate_series(TIMESTAMP '2020-01-01 00:00:00', "
+                 "TIMESTAMP '2020-03-01 00:00:00', INTERVAL '1 day') g",
+     "SELECT count(*) FROM generate_series(TIMESTAMP '2020-01-01 00:00:00 BC', "
+     "TIMESTAMP '2020-01-01 00:00:00', INTERVAL '1 day') g"),
+    # a format's width pads in one call
+    ("databricks", "SELECT format_string('%.2f', 1.5)", "SELECT length(format_string('%2000000000s', 'x'))"),
+])
+def test_growth_hidden_in_one_call_is_bounded(dialect, small, large):
+    """The sixth red team (session 23): generators and growth the bounds did not see."""
+    from assay.models import ColumnInfo, TableInfo
+
+    tables = [TableInfo(schema="main", name="customers", columns=[ColumnInfo(name="name", type="VARCHAR")])]
+    g = SQLGuard(dialect, tables=tables, default_schema="main")
+    assert g.check(small).allowed, (dialect, small, g.check(small).reason)
+    v = g.check(large)
+    assert not v.allowed and "at most" in v.reason, (dialect, large, v.reason)
