@@ -467,9 +467,9 @@ def _growth(node: exp.Func, name: str) -> float | None:
             p = len(pat.this) if isinstance(pat, exp.Literal) and pat.is_string and n == "replace" else 0
             total *= max(1.0, r / p) if p else (1.0 + r)
         elif n == "repeat":
-            total *= _number(args[1]) or 1.0 if len(args) > 1 else 1.0
-        elif n in ("lpad", "rpad"):
-            total *= _number(args[1]) or 1.0 if len(args) > 1 else 1.0
+            total *= (_number(args[1]) or 1.0) if len(args) > 1 else 1.0
+        elif n in ("lpad", "rpad", "pad"):
+            total *= (_number(args[1]) or 1.0) if len(args) > 1 else 1.0
         cur = args[0] if args else None
         while isinstance(cur, (exp.Paren, exp.Cast)):
             cur = cur.this
