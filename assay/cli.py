@@ -25,8 +25,8 @@ def _flags_take_no_value() -> None:
     took a value (two new users asked): a flag shows none."""
     from typer.core import TyperOption
 
-    shown = TyperOption.display_type_rich
-    if getattr(shown, "_assay_flags", False):
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_assay_flags", False):  # an older typer shows no types: nothing to do
         return
 
     def display_type_rich(self, ctx):

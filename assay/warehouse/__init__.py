@@ -64,8 +64,6 @@ def sampler_for(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
     guard writes the tenant predicate into (with its PII lineage masked), and a table it refuses has no sample."""
     if cfg.tenant_filter is None:
         return wh.sample_rows
-    import re
-
     from sqlglot import exp
 
     from ..pii import MASK
@@ -73,10 +71,10 @@ def sampler_for(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
     guard = SQLGuard(wh.dialect, tables=tables, schemas=cfg.schemas or None,
                      default_schema=getattr(wh, "default_schema", None), tenant=cfg.tenant_filter, inject_tenant=True,
                      database=getattr(wh, "database", None), pii_columns=cfg.pii_columns)
-    plain = re.compile(r"^[a-z_][a-z0-9_]*$" if wh.dialect in ("postgres", "redshift") else r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-    def name(part: str) -> exp.Identifier:  # unquoted where the engine folds it to the catalog's spelling
-        return exp.to_identifier(part, quoted=not plain.match(part))
+    def name(part: str) -> exp.Identifier:
+        # quoted as the catalog spells it (a table named order or user is no syntax error); the Snowflake adapter
+        # lists in lower case the names it reads in upper case
+        return exp.to_identifier(part.upper() if wh.dialect == "snowflake" else part, quoted=True)
 
     def sample(t: TableInfo, n: int = 3) -> list[dict]:
         sql = exp.select("*").from_(exp.Table(this=name(t.name), db=name(t.schema_name) if t.schema_name else None)

@@ -395,7 +395,7 @@ def _moment(e: exp.Expression) -> dt.datetime | None:
         e = e.this
     if isinstance(e, exp.Literal) and e.is_string:
         text = e.this.strip()
-        if re.search(r"[a-y]", text[10:].lower().replace("t", "", 1)):  # " BC", a zone name (Z aside): refused
+        if re.search(r"\b(BC|AD)\b", text, re.I):  # '2020-01-01 BC' read as 2020: refused in a bound
             return None
         try:
             return dt.datetime.fromisoformat(text[:19])
@@ -506,16 +506,18 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
             )
     elif name in ("replace", "regexp_replace"):
         growth = _growth(node, name)
-        if growth is None or growth > limit:
+        if growth is None or growth > limit or _replace_factor(node, name) is None:
             raise FunctionRefused(
                 f"{name}() needs a literal replacement, and nested with other replacements or padding it may grow a "
                 f"value at most {limit:,} times; replace in fewer steps")
     elif name in ("printf", "format", "format_string"):
         fmt = _strip(args[0]) if args else None
-        if isinstance(fmt, exp.Literal) and fmt.is_string:
-            widths = [int(w) for w in re.findall(r"(?:%[-#+ 0,(']*|\{[^}]*?)(\d+)", fmt.this)]
-            if any(w > limit for w in widths):
-                raise FunctionRefused(f"{name}() pads to a width of at most {limit:,}")
+        if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+            raise FunctionRefused(f"{name}() needs a literal format string")
+        spec = re.findall(r"%(?:\d+\$)?[-#+ 0,(']*(\*|\d*)(?:\.(\*|\d+))?|\{[^}]*?(\*|\d+)[^}]*\}", fmt.this)
+        widths = [w for pair in spec for w in pair if w]
+        if any(w == "*" or int(w) > limit for w in widths):
+            raise FunctionRefused(f"{name}() pads to a literal width of at most {limit:,}")
     elif name == "array_repeat":  # Databricks: an element repeated count times
         n = _number(args[1]) if len(args) > 1 else None
         if n is None or n > MAX_SERIES:
@@ -527,6 +529,38 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
                 f"{name}() needs literal bounds (numbers, or dates with a literal interval step) "
                 f"producing at most {MAX_SERIES:,} values"
             )
+
+
+def check_growth_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:
+    """Replacements that lengthen a value multiply however they are nested (through ||, a subquery, a CTE): their
+    factors over the statement, times its largest padding, are bounded as one value's padding is."""
+    factor, pad = 1.0, 1.0
+    for node in root.find_all(exp.Func):
+        name, _ = engine_name(node, dialect, memo)
+        args = call_args(node)
+        if name in ("replace", "regexp_replace"):
+            factor *= _replace_factor(node, name) or float("inf")
+        elif name in ("repeat", "replicate", "lpad", "rpad") and len(args) > 1:
+            pad = max(pad, _number(args[1]) or 1.0)
+    if factor > 1 and factor * pad > MAX_PAD:
+        raise FunctionRefused(
+            f"the replacements of one statement may lengthen a value at most {MAX_PAD:,} times together (with its "
+            "padding); replace in fewer steps, or with shorter replacements")
+
+
+def _replace_factor(node: exp.Func, name: str) -> float | None:
+    """How many times one replace() may lengthen its value: its replacement's length over its pattern's
+    (regexp_replace: one more than its replacement's, an empty match between every character); None when the
+    replacement is not a literal string."""
+    args = call_args(node)
+    repl = _strip(args[2]) if len(args) > 2 else None
+    if repl is None:
+        return 1.0 if name == "replace" else None
+    if not (isinstance(repl, exp.Literal) and repl.is_string):
+        return None
+    pat = _strip(args[1]) if len(args) > 1 else None
+    p = len(pat.this) if name == "replace" and isinstance(pat, exp.Literal) and pat.is_string else 0
+    return max(1.0, len(repl.this) / p) if p else 1.0 + len(repl.this)
 
 
 def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:

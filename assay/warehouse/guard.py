@@ -85,7 +85,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ..errors import GuardRefusal
 from ..models import TableInfo, TenantFilter
 from ..pii import looks_like_pii
-from .functions import ALLOWED, FunctionRefused, check_call, check_series_budget
+from .functions import ALLOWED, FunctionRefused, check_call, check_growth_budget, check_series_budget
 from .lineage import LineageError, _chain, compute
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to Command" is our refusal to make
@@ -210,10 +210,10 @@ class SQLGuard:
         strategy = Dialect.get_or_raise(self._fold_dialect).normalization_strategy
         self._fold = {NormalizationStrategy.LOWERCASE: str.lower,
                       NormalizationStrategy.UPPERCASE: str.upper}.get(strategy)
-        # an alias is matched as written, but where the engine matches aliases whatever their case (DuckDB; it
-        # refuses two that differ only in case): MySQL/MariaDB on Linux and case-sensitive collations tell
-        # "C" from "c", and a predicate on one must not count for the other
-        self._alias_any_case = dialect == "duckdb"
+        # an alias is matched as written, but where the engine matches aliases whatever their case (DuckDB,
+        # BigQuery, Databricks, SQL Server's default collations; each refuses two that differ only in case):
+        # MySQL/MariaDB on Linux tell "C" from "c", and a predicate on one must not count for the other
+        self._alias_any_case = dialect in ("duckdb", "bigquery", "databricks", "tsql")
         self.database = (database or "").lower() or None
         self.schemas = {s.lower() for s in (schemas or [])}
         self._search_path = [s.lower() for s in (schemas or [])]  # PostgreSQL: the adapter's search_path
@@ -312,6 +312,7 @@ class SQLGuard:
         self._check_nodes(root, names)
         try:
             check_series_budget(root, self.dialect, names)
+            check_growth_budget(root, self.dialect, names)
         except FunctionRefused as r:
             raise GuardRefusal(str(r)) from None
         try:

@@ -20,6 +20,7 @@ def test_a_lookup_samples_only_the_projects_tenant(tmp_path):
     con.execute("INSERT INTO orders SELECT 100 + i, 1, 'ours', 'y' || i || '@ours.io' FROM range(5) r(i)")
     con.execute("CREATE TABLE regions AS SELECT 'north' AS region")  # no tenant column, not shared
     con.execute("CREATE TABLE plans AS SELECT 'gold' AS plan")  # shared by declaration
+    con.execute('CREATE TABLE "order" AS SELECT 1 AS tenant_id, 5 AS n UNION ALL SELECT 2, 6')  # a keyword's name
     con.close()
     cfg = WarehouseConfig(kind="duckdb", settings={"path": str(db)}, pii_columns=["email"],
                           tenant_filter=TenantFilter(column="tenant_id", value=1, shared_tables=["plans"]))
@@ -32,6 +33,7 @@ def test_a_lookup_samples_only_the_projects_tenant(tmp_path):
         assert rows and all(r["tenant_id"] == 1 and r["note"] == "ours" and r["email"] == MASK for r in rows), rows
         assert provider.detail(by["regions"])["sample_rows"] == []  # the guard cannot filter it: no sample
         assert provider.detail(by["plans"])["sample_rows"] == [{"plan": "gold"}]
+        assert provider.detail(by["order"])["sample_rows"] == [{"tenant_id": 1, "n": 5}]
         # without a tenant filter the adapter samples as before
         plain = WarehouseConfig(kind="duckdb", settings={"path": str(db)})
         assert sampler_for(wh, plain, tables) == wh.sample_rows

@@ -295,3 +295,22 @@ def test_growth_hidden_in_one_call_is_bounded(dialect, small, large):
     assert g.check(small).allowed, (dialect, small, g.check(small).reason)
     v = g.check(large)
     assert not v.allowed and "at most" in v.reason, (dialect, large, v.reason)
+
+
+def test_the_reviews_cases_of_growth_formats_and_time_zones():
+    """A review of the bounds above (session 23): replacements chained through || or concat escaped the chain's
+    bound; a positional width (%1$100000000s) or a format that is not a literal escaped the width's; a zone name in a
+    series bound was refused with ' BC'."""
+    big = "a" * 5000
+    assert not SQLGuard("duckdb").check(
+        f"SELECT replace(concat('', replace(status, 'a', '{big}')), 'a', '{big}') FROM orders").allowed
+    assert not SQLGuard("duckdb").check(
+        f"SELECT replace('x' || replace(status, 'a', '{big}'), 'a', '{big}') FROM orders").allowed
+    assert SQLGuard("duckdb").check("SELECT replace(status, 'a', 'bb'), replace(name, ',', '') FROM orders").allowed
+    for sql in ("SELECT printf('%1$100000000s', status) FROM orders", "SELECT printf(status, id) FROM orders",
+                "SELECT format_string('%.100000000f', 1.5)", "SELECT format_string('%*s', 100000000, 'x')"):
+        assert not SQLGuard("databricks").check(sql).allowed, sql
+    assert SQLGuard("databricks").check("SELECT format_string('%5d %.2f %s', 1, 1.5, 'a')").allowed
+    assert SQLGuard("postgres").check(
+        "SELECT count(*) FROM generate_series('2024-01-01 00:00:00 UTC'::timestamptz, "
+        "'2024-12-31 00:00:00 UTC'::timestamptz, interval '1 day') g").allowed
