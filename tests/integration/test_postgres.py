@@ -148,6 +148,28 @@ def test_string_literals_read_as_the_guard_reads_them_whatever_the_roles_setting
             c.execute(f"DROP ROLE {role}")
 
 
+def test_tenant_samples_of_a_table_named_like_a_keyword(pg_dsn):
+    """Under a tenant filter the sample is the guard's statement: `main.order WHERE order.tenant_id = 7` was a syntax
+    error on PostgreSQL (a review, session 23), so such a table had no sample; names are quoted as spelled."""
+    from assay.models import TenantFilter
+    from assay.warehouse import sampler_for
+
+    schema = f"assay_kw_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f'CREATE SCHEMA {schema}')
+        c.execute(f'CREATE TABLE {schema}."order" AS SELECT 7 AS tenant_id, 1 AS n UNION ALL SELECT 8, 2')
+    try:
+        cfg = WarehouseConfig(kind="postgres", settings={"dsn": pg_dsn}, schemas=[schema],
+                              tenant_filter=TenantFilter(column="tenant_id", value=7))
+        w = wh(pg_dsn, schema, tenant_filter=cfg.tenant_filter)
+        tables = w.list_tables()
+        assert sampler_for(w, cfg, tables)(tables[0], 3) == [{"tenant_id": 7, "n": 1}]
+        w.close()
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def test_unreachable_is_one_clear_error():
     with pytest.raises(WarehouseUnreachable, match="postgres: cannot connect"):
         PostgresWarehouse(WarehouseConfig(kind="postgres", settings={"dsn": "host=127.0.0.1 port=1 user=x dbname=x",
