@@ -7,6 +7,8 @@ returned to the caller to log.
 
 from __future__ import annotations
 
+import html
+
 import httpx
 
 from . import secrets
@@ -20,7 +22,7 @@ SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 def slack_escape(text: str) -> str:
     """Text from the warehouse or a model as Slack shows it, not as mrkdwn it acts on: a category value
     "<!channel>" pinged the channel and "<https://e.vil|see>" showed a disguised link (session 23's red team)."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return html.escape(str(text), quote=False)
 
 
 def summary_message(result: DiscoveryResult, *, report_hint: str | None = None) -> dict:

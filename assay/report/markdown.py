@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from collections import defaultdict
 
 from ..models import DiscoveryResult, Insight, ValidationStatus
@@ -20,8 +22,7 @@ SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 def _md(text: str) -> str:
     """Prose from the warehouse or a model as Markdown shows it: table pipes and HTML escaped (a category value
     "<script>" reached the Markdown report and the Prefect artifact as a tag: session 23's red team)."""
-    text = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|").replace("\n", " ")
+    return html.escape(text or "", quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def validation_line(i: Insight) -> str:

@@ -68,9 +68,7 @@ def sampler_for(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
 
     from ..pii import MASK
 
-    guard = SQLGuard(wh.dialect, tables=tables, schemas=cfg.schemas or None,
-                     default_schema=getattr(wh, "default_schema", None), tenant=cfg.tenant_filter, inject_tenant=True,
-                     database=getattr(wh, "database", None), pii_columns=cfg.pii_columns)
+    guard = build_guard(wh, cfg.model_copy(update={"inject_tenant_filter": True}), tables)
     def name(part: str) -> exp.Identifier:
         # quoted as the catalog spells it (a table named order or user is no syntax error); the Snowflake adapter
         # lists in lower case the names it reads in upper case

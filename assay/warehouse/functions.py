@@ -457,15 +457,10 @@ def _growth(node: exp.Func, name: str) -> float | None:
         n, _ = _engine_name(cur, "duckdb") if isinstance(cur, exp.Anonymous) else (type(cur).__name__.lower(), False)
         args = call_args(cur)
         if n in ("replace", "regexp_replace", "regexpreplace"):
-            repl = _strip(args[2]) if len(args) > 2 else None
-            if repl is None and n != "replace":
+            factor = _replace_factor(cur, "replace" if n == "replace" else "regexp_replace")
+            if factor is None:
                 return None
-            if repl is not None and not (isinstance(repl, exp.Literal) and repl.is_string):
-                return None
-            r = len(repl.this) if repl is not None else 0
-            pat = _strip(args[1]) if len(args) > 1 else None
-            p = len(pat.this) if isinstance(pat, exp.Literal) and pat.is_string and n == "replace" else 0
-            total *= max(1.0, r / p) if p else (1.0 + r)
+            total *= factor
         elif n == "repeat":
             total *= (_number(args[1]) or 1.0) if len(args) > 1 else 1.0
         elif n in ("lpad", "rpad", "pad"):
