@@ -152,7 +152,10 @@ class AssayTools:
         if out.error or out.result is None:
             raise ToolFailure(f"query failed: {out.error}")
         res = out.result
-        rows = res.table.slice(0, MAX_ROWS_RETURNED).to_pylist()
+        kept = res.table.slice(0, MAX_ROWS_RETURNED)
+        # rows as lists under the one header: a statement may name two outputs alike (``SELECT a.id, b.id``), and
+        # rows as dicts would keep one of them
+        rows = [list(r) for r in zip(*(c.to_pylist() for c in kept.columns))] if kept.num_columns else []
         return {"sql": out.sql, "columns": res.table.column_names, "rows": _jsonable(rows),
                 "row_count": res.row_count, "rows_returned": len(rows),
                 "truncated": res.truncated or res.row_count > len(rows)}

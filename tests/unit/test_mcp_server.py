@@ -70,8 +70,15 @@ def test_query_masks_pii_and_refusals_are_errors(project):
     err, out = call(tools, "query", {"project": "mcpp", "sql": "SELECT email, channel FROM customers "
                                                                "ORDER BY customer_id LIMIT 3"})
     assert not err and out["rows_returned"] == 3
-    assert all(r["email"] == MASK for r in out["rows"]) and {r["channel"] for r in out["rows"]} <= {"paid", "organic"}
+    assert out["columns"] == ["email", "channel"]
+    assert all(r[0] == MASK for r in out["rows"]) and {r[1] for r in out["rows"]} <= {"paid", "organic"}
     assert "@x.io" not in json.dumps(out)
+    # two outputs of one name are two columns of every row (rows as dicts kept one of them)
+    err, out = call(tools, "query", {"project": "mcpp", "sql": "SELECT c.customer_id, c.email, d.customer_id FROM "
+                                                               "customers c JOIN customers d ON d.customer_id = "
+                                                               "c.customer_id + 1 ORDER BY 1 LIMIT 2"})
+    assert not err and out["columns"] == ["customer_id", "email", "customer_id"]
+    assert [[r[0] + 1, r[1]] for r in out["rows"]] == [[r[2], MASK] for r in out["rows"]]
     for bad in ("DROP TABLE customers", "SELECT * FROM read_csv('/etc/passwd')",
                 "COPY customers TO '/tmp/leak.csv'"):
         err, msg = call(tools, "query", {"project": "mcpp", "sql": bad})
