@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -90,12 +91,30 @@ def mask_outputs(res: QueryResult, positions: list[int]) -> QueryResult:
     return res
 
 
+def same_names(traced: list[str], names: list[str]) -> bool:
+    """Whether the result's column names are the traced ones, where the statement fixes them (case aside: engines
+    fold unquoted names; DuckDB's ``id_1`` for a second ``id`` is the same name)."""
+    if not traced:
+        return True
+    if len(traced) != len(names):
+        return False
+    for want, got in zip(traced, names):
+        if want and want.lower() != got.lower() and not re.fullmatch(re.escape(want.lower()) + r"_\d+", got.lower()):
+            return False
+    return True
+
+
 class Executor:
     def __init__(self, warehouse: Warehouse, guard: SQLGuard, cfg: WarehouseConfig, llm: LLM | None = None):
         self.warehouse = warehouse
         self.guard = guard
         self.cfg = cfg
         self.llm = llm
+
+    @cached_property
+    def _catalog_names(self) -> frozenset[str]:
+        """The names of the guard's catalog (its tables and their columns): words an error may keep."""
+        return frozenset([t.name for t in self.guard.tables] + [c.name for t in self.guard.tables for c in t.columns])
 
     def _vet(self, sql: str) -> GuardVerdict:
         try:
@@ -107,22 +126,31 @@ class Executor:
 
     def _run_once(self, sql: str) -> QueryResult:
         v = self._vet(sql)
+        # an error may quote a value the engine met: a PII column's (the result would have masked it), or another
+        # tenant's row (PostgreSQL evaluates a cheap condition before the tenant predicate, and may fail on a row
+        # the predicate would have removed). Then only the catalog's names and SQL's vocabulary stay in it
+        strict = v.touches_pii or self.guard.tenant is not None
+        known = self._catalog_names if strict else ()
         try:
             res = self.warehouse.query(v.sql, row_cap=self.cfg.row_cap, timeout_s=self.cfg.statement_timeout_s)
         except QueryTimeout as exc:
-            raise QueryTimeout(scrub_error(str(exc))) from None
+            raise QueryTimeout(scrub_error(str(exc))) from None  # the adapter's own words and its limit
         except QueryError as exc:
-            raise QueryError(scrub_error(str(exc), touches_pii=v.touches_pii, sql=f"{sql}\n{v.sql}")) from None
+            raise QueryError(scrub_error(str(exc), strict=strict, known=known)) from None
         except (UserError, TransientError):
             raise  # the warehouse is gone (or must be fixed by its owner): not this query's error
         except Exception as exc:  # whatever an adapter let through: this query failed, the run goes on
             msg = scrub_error(str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
-                              touches_pii=v.touches_pii, sql=f"{sql}\n{v.sql}")
+                              strict=strict, known=known)
             raise QueryError(f"the query failed: {type(exc).__name__}{': ' + msg if msg else ''}") from None
         positions = list(v.masked_outputs)
         traced = getattr(v, "output_count", None)  # the width the guard traced (None: no PII read)
         if traced is not None and traced != res.table.num_columns:
             positions = list(range(res.table.num_columns))  # the engine expanded what the guard traced: fail closed
+        elif traced is not None and not same_names(getattr(v, "output_names", None) or [], res.table.column_names):
+            # the result's columns are not the ones the guard traced (a table rebuilt with its columns in another
+            # order since the schema was cached): which one is PII is unknown, so every one is masked
+            positions = list(range(res.table.num_columns))
         return mask_outputs(res, positions)
 
     def _fix(self, sql: str, error: str, evidence: str | None, purpose: str) -> tuple[str, TokenUsage]:

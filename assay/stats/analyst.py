@@ -60,7 +60,50 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
     if df is None or df.empty:
         return []
     t = next((x for x in s.tables if x.fqn == table), None)
-    return D.detect_probe(probe, df, step.step, lambda fqn: _ref(s, fqn), [c.name for c in t.columns] if t else [])
+    cands = D.detect_probe(probe, df, step.step, lambda fqn: _ref(s, fqn), [c.name for c in t.columns] if t else [])
+    join = probe.get("join") or {}
+    averaged = {c.measure for c in cands if c.measure.startswith("avg_")}
+    if join.get("on") and averaged:
+        attributes = key_attributes(s, table, join["on"], sorted(m[4:] for m in averaged))
+        cands = [c for c in cands if c.measure[4:] not in attributes]
+    return cands
+
+
+KEY_ATTRIBUTE_SHARE = 0.05  # at most this share of a measure's spread lies within its rows of one key
+_key_attr_cache: dict[str, frozenset] = {}
+_key_attr_lock = threading.Lock()
+
+
+def key_attributes(s, table: str, key: str, measures: list[str]) -> frozenset:
+    """The measures of ``table`` that are attributes of ``key``: nearly all their spread lies between keys, not
+    within one key's rows (``order_items.unit_price`` is the product's list price). Averaged over a dimension of the
+    key's table (a product's category), such a measure describes that table, weighted by how many fact rows each
+    key has: "furniture has a higher average unit_price" is the price list, not how anyone bought. A query that
+    fails keeps every measure (this is judgement, not safety)."""
+    q = quote
+    ref = _ref(s, table)
+    means = ", ".join(f"avg({q(m)}) AS {q('mean_' + m)}" for m in measures)
+    sums = ", ".join(f"sum((f.{q(m)} - k.{q('mean_' + m)}) * (f.{q(m)} - k.{q('mean_' + m)})) AS {q('within_' + m)}, "
+                     f"var_pop(f.{q(m)}) * count(f.{q(m)}) AS {q('total_' + m)}" for m in measures)
+    sql = (f"WITH k AS (SELECT {q(key)} AS key_value, {means} FROM {ref} GROUP BY 1) "
+           f"SELECT {sums} FROM {ref} f JOIN k ON f.{q(key)} = k.key_value")
+    cache_key = f"{s.run_id}\n{sql}"
+    with _key_attr_lock:
+        if cache_key in _key_attr_cache:
+            return _key_attr_cache[cache_key]
+    out = s.executor.run(portable(sql, s.warehouse.dialect), fix=False, purpose="statistical")
+    found: set[str] = set()
+    if out.ok and out.result.table.num_rows == 1:
+        row = out.result.table.to_pylist()[0]
+        for m in measures:
+            within, total = row.get("within_" + m), row.get("total_" + m)
+            if within is not None and total and float(total) > 0 and float(within) <= KEY_ATTRIBUTE_SHARE * float(total):
+                found.add(m)
+    with _key_attr_lock:
+        if len(_key_attr_cache) > 512:
+            _key_attr_cache.clear()
+        _key_attr_cache[cache_key] = frozenset(found)
+    return frozenset(found)
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

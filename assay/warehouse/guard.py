@@ -173,6 +173,9 @@ class GuardVerdict:
     # number of output columns the lineage traced (None: not traced, no PII relation read); an
     # executor that sees another width in the result should mask every column
     output_count: int | None = None
+    # the output names the lineage traced where the statement fixes them ("" elsewhere): a result whose names
+    # differ was laid out by another catalog than the guard's (a table rebuilt since the schema was cached)
+    output_names: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"allowed": self.allowed, "reason": self.reason}
@@ -329,6 +332,17 @@ class SQLGuard:
                     f"column-alias lists on tables ({t.sql(dialect=self.dialect)}) are not allowed (they rename "
                     "the columns the checks bind to); rename columns in the SELECT list instead (col AS name)"
                 )
+        for node in root.find_all(exp.TableAlias):
+            # a subquery's or CTE's column list renames its outputs by position, and a * among them is laid out
+            # by the guard's catalog: a table rebuilt in another column order since would rename a PII column
+            # past the lineage and past the result's names
+            body = node.parent.this if isinstance(node.parent, (exp.Subquery, exp.CTE)) else None
+            if node.columns and isinstance(body, exp.Query) and any(
+                    isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+                    for sel in body.find_all(exp.Select) for p in sel.expressions):
+                raise GuardRefusal(
+                    f"a column list over a * ({node.sql(dialect=self.dialect)}) is not allowed; select the columns "
+                    "by name in the subquery or CTE and rename them there (col AS name)")
         infos = {id(t): self._check_table(t) for t in real}
         if self.dialect == "postgres":
             self._check_field_notation(root, scopes, infos)
@@ -337,13 +351,13 @@ class SQLGuard:
         out = root
         if self.tenant is not None:
             out = self._check_tenant(root, scopes, real, infos)
-        masked, touches, width = self._lineage(root, real, infos)
+        masked, touches, width, names = self._lineage(root, real, infos)
         if self._fold is not None:
             for i in out.find_all(exp.Identifier):
                 if not i.quoted:  # as written; a name the guard added (the tenant predicate) in lower case
                     i.set("this", written.get(id(i), i.this.lower()))
         return GuardVerdict(True, "", self._render(out), referenced,
-                            masked_outputs=masked, touches_pii=touches, output_count=width)
+                            masked_outputs=masked, touches_pii=touches, output_count=width, output_names=names)
 
     def _render(self, tree: exp.Expression) -> str:
         """The text to send: the checked tree, without comments, and only if it parses back to itself."""
@@ -580,10 +594,21 @@ class SQLGuard:
     # ------------------------------------------------------------------ tenant filter
 
     def _is_shared(self, t: exp.Table, info: TableInfo | None) -> bool:
-        names = {t.name.lower(), self._fallback_name(t)}
+        """Whether ``shared_tables`` exempts this table from the tenant predicate. A bare name there names one table:
+        the catalog's only table of that name (two schemas holding ``plans``: only a qualified entry shares one),
+        or without a catalog the table in the project's default schema; ``plans`` never shared ``sales.plans``
+        of another schema. A table that has the tenant column holds tenants' rows and is never exempt."""
+        col = self.tenant.column.lower()
         if info is not None:
-            names |= {info.name.lower(), info.fqn.lower()}
-        return bool(names & self._shared)
+            if any(c.name.lower() == col for c in info.columns):
+                return False
+            bare = info.name.lower()
+            return info.fqn.lower() in self._shared or (bare in self._shared and len(self._by_name.get(bare, [])) == 1)
+        name = self._fallback_name(t)
+        if name in self._shared:
+            return True
+        schema = (t.db or "").lower()
+        return t.name.lower() in self._shared and (not schema or schema == (self.default_schema or ""))
 
     def _tenant_literal(self) -> exp.Expression:
         v = self.tenant.value
@@ -732,7 +757,7 @@ class SQLGuard:
     # ------------------------------------------------------------------ PII lineage
 
     def _lineage(self, root: exp.Expression, real: list[exp.Table],
-                 infos: dict[int, TableInfo | None]) -> tuple[list[int], bool, int | None]:
+                 infos: dict[int, TableInfo | None]) -> tuple[list[int], bool, int | None, list[str]]:
         with_pii = []
         for t in real:
             info = infos.get(id(t))
@@ -741,7 +766,7 @@ class SQLGuard:
             elif info is None and (self._pii_bare or self._pii_qualified):
                 with_pii.append(t.sql(dialect=self.dialect))  # catalog-less: any table may hold them
         if not with_pii:
-            return [], False, None
+            return [], False, None, []
         if any(isinstance(n, exp.Pivot) for n in root.walk()):
             raise GuardRefusal(
                 f"PIVOT/UNPIVOT is not allowed on tables with PII columns ({', '.join(sorted(set(with_pii)))}); "
@@ -772,4 +797,4 @@ class SQLGuard:
                 f"outputs derive from them could not be traced ({exc}); select explicit columns "
                 "(no *, no whole-row references) from plainly joined tables"
             ) from None
-        return lin.masked_outputs, lin.touches_pii, lin.output_count
+        return lin.masked_outputs, lin.touches_pii, lin.output_count, lin.output_names

@@ -23,7 +23,8 @@ self-reference read as the CTE traced so far, passes repeated until no taint cha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
@@ -42,6 +43,26 @@ class Lineage:
     masked_outputs: list[int]
     touches_pii: bool
     output_count: int
+    # the result's column names where the statement fixes them (a column read or an alias; "" where the engine
+    # names an expression its own way): the executor compares them with the result's
+    output_names: list[str] = field(default_factory=list)
+
+
+def _result_names(e: exp.Expression, width: int) -> list[str]:
+    """The names the engine gives the statement's outputs where the statement fixes them (a column read, an
+    alias), "" elsewhere; [] when the statement's shape does not say (a VALUES, a table function)."""
+    while isinstance(e, (exp.Subquery, exp.Paren)):
+        e = e.this
+    while isinstance(e, exp.SetOperation):  # a set operation's names are its first branch's
+        e = e.this
+        while isinstance(e, (exp.Subquery, exp.Paren)):
+            e = e.this
+    if not isinstance(e, exp.Select) or len(e.expressions) != width:
+        return []
+    # (qualify names an unaliased expression _col_<n>: the engine names it its own way)
+    return ["" if re.fullmatch(r"_col_\d+", n) else n for n in
+            (p.alias if isinstance(p, exp.Alias) else p.name if isinstance(p, exp.Column) else ""
+             for p in e.expressions)]
 
 
 def compute(root: exp.Expression, dialect: str, schema: dict, pii: dict[str, set[str]],
@@ -252,7 +273,8 @@ class _Tracer:
         root = scopes[-1]
         outs = self.outputs[id(root)]
         masked = [i for i, (_, t) in enumerate(outs) if t]
-        return Lineage(masked_outputs=masked, touches_pii=self.touches or bool(masked), output_count=len(outs))
+        return Lineage(masked_outputs=masked, touches_pii=self.touches or bool(masked), output_count=len(outs),
+                       output_names=_result_names(root.expression, len(outs)))
 
     def _scope_outputs(self, s: Scope) -> list[tuple[str, bool]]:
         e = s.expression

@@ -1,13 +1,16 @@
 """Engine error text without the data values it quotes.
 
 Engines put the offending value into their error messages (``Could not convert string
-'ann@example.com' to INT32``, ``invalid input syntax for type integer: "Ann Lee"``), so an
-error is a way to read a column the result masks. ``scrub_error`` always masks what looks like
-an e-mail address or a phone number. When the statement reads a PII column it fails closed:
-a quoted part is kept only when every word in it is one the statement itself uses (its
-identifiers and literals, which the model wrote) or SQL vocabulary; the first quoted part that
-is not ends the message. What follows the last unquoted ``": "`` (where engines put a value:
-``date field value out of range: 2020-13-07``) is kept on the same condition.
+'ann@example.com' to INT32``, ``invalid input syntax for type integer: "Ann Lee"``, ``Type INT32 with
+value 19840317 can't be cast``), so an error is a way to read a value the result masks, or a row of
+another tenant the statement's filter had not yet removed when the engine failed on it. ``scrub_error``
+always masks what looks like an e-mail address or a phone number. ``strict`` (the statement reads a
+PII column, or the project has a tenant filter) fails closed: a quoted part is kept only when every
+word in it is SQL vocabulary or a name of the catalog (``known``: its tables and columns); the first
+quoted part that is not ends the message. What follows the last unquoted ``": "`` (where engines put
+a value: ``date field value out of range: 2020-13-07``) is kept on the same condition, and every
+number outside a name is masked. The statement's own words are no key: the model writes them, and a
+literal holding every letter (``'a b c ... z'``) once let a value spelled out with spaces through.
 """
 
 from __future__ import annotations
@@ -89,18 +92,21 @@ def _colon_tail(text: str, words: set[str]) -> str:
     return text[:cut] + MASK
 
 
-def scrub_error(message: str, *, touches_pii: bool = False, sql: str = "",
-                known: Iterable[str] = ()) -> str:
-    """``message`` safe to show: contacts always masked; with ``touches_pii``, values too
-    (``sql``'s words and ``known`` identifiers are what may stay)."""
+# a number outside a name (not the 32 of INT32): 1.1000000000000002e+30 whole
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])(?>\d+(?:[.,]\d+)*(?:[eE][+-]?\d+)?)(?![A-Za-z_\d])")
+
+
+def scrub_error(message: str, *, strict: bool = False, known: Iterable[str] = ()) -> str:
+    """``message`` safe to show: contacts always masked; when ``strict``, values too (only SQL vocabulary and the
+    ``known`` catalog names may stay, and no number)."""
     text = _redact_contacts(str(message))
-    if not touches_pii:
+    if not strict:
         return text
-    words = {w.lower() for w in _WORD.findall(sql or "")}
+    words: set[str] = set()
     for k in known:
         words.update(w.lower() for w in _WORD.findall(str(k)))
     m = _CLASS_PREFIX.match(text)
     prefix, rest = (text[:m.end()], text[m.end():]) if m else ("", text)
     rest = _quoted(rest, "'\"", words)
     rest = _colon_tail(rest, words)
-    return prefix + rest
+    return prefix + _NUMBER.sub(MASK, rest)

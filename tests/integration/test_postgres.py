@@ -185,3 +185,36 @@ def test_explain_cost_without_running(pg_dsn, pg_schema):
         w.health_check()  # the connection is still usable after the failed EXPLAIN
     finally:
         w.close()
+
+
+def test_an_error_on_another_tenants_row_does_not_show_its_value(pg_dsn):
+    """Red team 7: PostgreSQL evaluates a cheap condition before the tenant predicate when their costs tie, so
+    ``date_trunc(n.note, ...)`` failed on another tenant's row and quoted its text ('unit "acme-7731 deal" not
+    recognized'). Under a tenant filter an error keeps only the catalog's names and SQL's words."""
+    from assay.explore.executor import Executor
+    from assay.models import TenantFilter
+
+    schema = f"assay_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute(f"CREATE TABLE {schema}.notes (id int PRIMARY KEY, tenant_id int, note text)")
+        c.execute(f"INSERT INTO {schema}.notes VALUES (1, 2, 'acme-7731 deal'), (2, 1, 'ours')")
+    try:
+        w = wh(pg_dsn, schema)
+        g = SQLGuard("postgres", tables=w.list_tables(), schemas=[schema], default_schema=schema,
+                     tenant=TenantFilter(column="tenant_id", value=1), inject_tenant=True)
+        ex = Executor(w, g, WarehouseConfig(kind="postgres", settings={"dsn": pg_dsn}, schemas=[schema]))
+        sql = ("SELECT count(*) AS n FROM notes AS n WHERE n.id = 1 "
+               "AND date_trunc(n.note, TIMESTAMP '2020-01-01') IS NULL")
+        with pytest.raises(QueryError, match="acme"):  # what the engine says: tenant 2's note
+            w.query(g.enforce(sql), row_cap=10, timeout_s=5)
+        out = ex.run(sql, fix=False)
+        assert not out.ok and "acme" not in out.error and "7731" not in out.error, out.error
+        assert out.error == "unit [masked]", out.error  # the engine's words up to the value
+        # an error about types and names stays whole, so a model can still fix its query
+        out = ex.run("SELECT n.note + 1 AS x FROM notes AS n", fix=False)
+        assert out.error == "operator does not exist: text + integer", out.error
+        w.close()
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -123,3 +123,32 @@ def test_injection_keeps_left_join_semantics():
     assert "c.tenant_id = 7" in v.sql.split("WHERE")[0]  # in the ON, not the WHERE
     assert "o.tenant_id = 7" in v.sql.split("WHERE")[1]
     assert guard("postgres").check(v.sql).allowed
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("inject", [False, True])
+def test_a_shared_name_shares_one_table_and_never_one_with_the_tenant_column(dialect, inject):
+    """Red team 7: ``shared_tables: [plans]`` exempted ``sales.plans`` of another schema, tenant column and all
+    (PostgreSQL: another tenant's discount notes read unfiltered)."""
+    cols = lambda *names: [ColumnInfo(name=n, type="INTEGER") for n in names]  # noqa: E731
+    two = tables() + [TableInfo(schema="main", name="plans", columns=cols("id", "fee")),
+                      TableInfo(schema="sales", name="plans", columns=cols("id", "tenant_id", "note"))]
+
+    def g(shared, catalog=two):
+        return SQLGuard(dialect, tables=catalog, schemas=["main", "sales"], default_schema="main",
+                        inject_tenant=inject, tenant=TenantFilter(column="tenant_id", value=7,
+                                                                  shared_tables=list(shared)))
+    leak = "SELECT p.tenant_id, p.note FROM sales.plans AS p"
+    v = g(["plans"]).check(leak)
+    assert (v.allowed and "tenant_id = 7" in v.sql) if inject else not v.allowed, v
+    # a table with the tenant column is filtered even when listed by its own name
+    v = g(["sales.plans"]).check(leak)
+    assert (v.allowed and "tenant_id = 7" in v.sql) if inject else not v.allowed, v
+    # the bare name is ambiguous: only a qualified entry shares main.plans
+    assert not g(["plans"]).check("SELECT p.fee FROM main.plans AS p").allowed
+    assert g(["main.plans"]).check("SELECT p.fee FROM main.plans AS p").allowed
+    # one table of that name: the bare name shares it, as before
+    assert g(["plans"], catalog=tables() + two[-2:-1]).check("SELECT p.fee FROM plans AS p").allowed
+    # no catalog: a bare name is the default schema's table only
+    v = g(["plans"], catalog=None).check(leak)
+    assert (v.allowed and "tenant_id = 7" in v.sql) if inject else not v.allowed, v
