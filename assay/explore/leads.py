@@ -92,7 +92,7 @@ def scan(s, probes: int, steps_out: list[ExplorationStep] | None = None) -> tupl
     from ..stats.planner import explore_statistically
     from ..stats.portable import portable
 
-    ex = _CachingExecutor(s.executor)
+    ex = _CachingExecutor(s.generated_executor)  # its SQL is the product's: a tenant predicate is written in
     ss = _ScanSession(s, ex)
     steps: list[ExplorationStep] = []
     explore_statistically(ss, [], steps.append, max_steps=probes, behaviour_first=True)

@@ -95,7 +95,9 @@ def adopt_scan_findings(s) -> int:
         return 0
     own = {a: [i for i in ins if i.origin != ORIGIN] for a, (ins, _) in results.items()}
     reported = [i for ins in own.values() for i in ins]
-    ex = _CachingExecutor(s.executor)  # the verifier re-runs the count SQL the analyst ran: once
+    # the verifier re-runs the count SQL the analyst ran: once; all of it the product's SQL (a tenant predicate is
+    # written in)
+    ex = _CachingExecutor(s.generated_executor)
     ss = _ScanSession(s, ex, store=_ScanStore(s.store, probes))
     by_no = {st.step: st for st in probes}
     verifier = Verifier(llm=None, executor=ex, steps=by_no, catalog=s.run.catalog, provider=s.provider())

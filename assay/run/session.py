@@ -79,8 +79,23 @@ class RunSession:
 
     @cached_property
     def executor(self) -> Executor:
+        """The run's executor. In a statistical run every statement is the product's own (``generated_executor``)."""
+        if self.run.analyst == "statistical":
+            return self.generated_executor
         guard = build_guard(self.warehouse, self.project.warehouse, self.tables)
         return Executor(self.warehouse, guard, self.project.warehouse, self.llm)
+
+    @cached_property
+    def generated_executor(self) -> Executor:
+        """The executor of the SQL the product writes itself (the statistical planner's probes, its detectors' and
+        counts' queries, the scan, adoption): under a tenant filter the guard writes the predicate into it, as it
+        does for sample rows. A model's own statement is refused without the predicate instead, with the reason,
+        unless the project injects it (``inject_tenant_filter``); either way no statement reads another tenant."""
+        cfg = self.project.warehouse
+        if cfg.tenant_filter is not None and not cfg.inject_tenant_filter:
+            cfg = cfg.model_copy(update={"inject_tenant_filter": True})
+        return Executor(self.warehouse, build_guard(self.warehouse, cfg, self.tables), self.project.warehouse,
+                        self.llm)
 
     @cached_property
     def index(self):

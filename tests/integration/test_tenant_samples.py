@@ -39,3 +39,37 @@ def test_a_lookup_samples_only_the_projects_tenant(tmp_path):
         assert sampler_for(wh, plain, tables) == wh.sample_rows
     finally:
         wh.close()
+
+
+def test_a_statistical_run_under_a_tenant_filter_finds_its_tenants_pattern(tmp_path):
+    """A new user's project with a tenant filter (session 24): every probe of the statistical analyst was refused
+    for lacking the predicate, and the run ended "Completed, no insights" without a word. The product's own SQL
+    now gets the predicate written in; what it finds is the tenant's own pattern, never another tenant's."""
+    from assay.models import Project
+    from assay.run.lifecycle import new_run_id, run_discovery_inline
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    db = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(db))
+    # two tenants, 12 months of orders in four regions; tenant 1's south refunds jump from July, tenant 2's north
+    con.execute("""CREATE TABLE orders AS
+        SELECT i AS order_id, 1 + i % 2 AS tenant_id, ['north', 'south', 'east', 'west'][1 + (i // 2) % 4] AS region,
+               TIMESTAMP '2025-01-01' + INTERVAL (i % 360) DAY AS ordered_at, 20 + (i * 7) % 50 AS amount,
+               CASE WHEN ['north', 'south', 'east', 'west'][1 + (i // 2) % 4] = (CASE WHEN i % 2 = 0 THEN 'south'
+                         ELSE 'north' END) AND i % 360 >= 181 THEN (i * 13) % 100 < 30 ELSE (i * 13) % 100 < 4 END
+                 AS refunded
+        FROM range(0, 24000) r(i)""")
+    con.close()
+    store = open_store(load_settings())
+    store.save_project(Project(
+        id="tenantstat", pack="goal", goal="Why do refunds rise in some regions?", analyst="statistical", max_steps=15,
+        warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)},
+                                  tenant_filter=TenantFilter(column="tenant_id", value=1))))
+    run_id = new_run_id()
+    result = run_discovery_inline("tenantstat", run_id)
+    steps = store.steps(run_id)
+    assert steps and not [st.error for st in steps if not st.ok], [st.error for st in steps if not st.ok][:3]
+    # (a step keeps the SQL as the product wrote it; the guard wrote the predicate into what ran)
+    text = " ".join(f"{i.name} {i.description} {i.segment or ''}" for i in result.insights)
+    assert "south" in text and "north" not in text, text
