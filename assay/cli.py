@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -117,6 +118,9 @@ def _store():
     from .store import open_store
 
     return open_store(load_settings())
+
+
+PARTIAL_EXIT = 3  # `assay discover`: the discovery is saved, but some areas have no analysis (`assay rerun` them)
 
 
 def _guarded(fn):
@@ -497,6 +501,47 @@ def _watch_flow(run_id: str | None, start, settings=None) -> dict:
         restore()
 
 
+def _interrupted(store, run_id: str | None, log_path: Path) -> None:
+    """Ctrl-C while a run is watched: the run is cancelled where it stands (its flow run on a Prefect server, then
+    its document: written last, so that what the flow's thread writes meanwhile does not undo it), one line says
+    how to go on, and the process ends now. The flow runs in a daemon thread that nothing can stop: leaving
+    through the interpreter's teardown let it run on (a new user's exploration went from step 5 to 40 after
+    Ctrl-C) and printed Prefect's tracebacks for seconds before the run ended Crashed."""
+    from .models import RunStatus, utcnow
+
+    if run_id is None:
+        fail("interrupted before the run started", 130)
+    why = "interrupted (Ctrl-C)"
+    if os.environ.get("PREFECT_API_URL"):
+        # a server outlives this process (the local one, or PREFECT_API_URL's): its flow run says so too (an
+        # ephemeral server ends with the process)
+        import asyncio
+
+        from assay_flows.flows.runstate import mirror
+
+        with contextlib.suppress(Exception):
+            gone = store.get_run(run_id).model_copy(update={"status": RunStatus.cancelled, "error": why})
+            asyncio.run(asyncio.wait_for(mirror(gone), 3))
+    try:
+        run = store.get_run(run_id)
+        store.update_run(run_id, status=RunStatus.cancelled, finished_at=utcnow(),
+                         error=f"{why} during {run.phase.value}")
+    except Exception:  # the store is the record: when it cannot say so, the run is reaped as crashed later
+        run = None
+    if run is not None:
+        how = (f"`assay rerun {run_id[:8]}` analyses its areas from the stored exploration"
+               if run.exploration_finished else "its exploration had not finished: start a new discovery")
+        err.print(f"[bold red]interrupted:[/] run {run_id[:8]} cancelled during {run.phase.value} "
+                  f"({run.steps_done}/{run.max_steps} steps); {how}", soft_wrap=True, highlight=False)
+    else:
+        err.print(f"[bold red]interrupted:[/] run {run_id[:8]}", soft_wrap=True, highlight=False)
+    err.print(f"[dim]log: {log_path}[/]", highlight=False, soft_wrap=True)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
 def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None, settings=None) -> dict:
     import asyncio
     import contextlib
@@ -547,6 +592,8 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None,
                     continue
                 prog.update(task, description=run.phase.value, total=run.max_steps,
                             completed=min(run.steps_done, run.max_steps), note=notes.current() or run.analyst)
+    except KeyboardInterrupt:
+        _interrupted(store, run_id or result.get("run_id"), log_path)
     finally:
         logging.getLogger("assay").removeHandler(notes)
     if run_id is None and result.get("run_id"):
@@ -607,13 +654,16 @@ def estimate(
 @_guarded
 def rerun(
     run: str = typer.Argument(..., help="run id or a unique prefix"),
-    area: list[str] = typer.Option(..., "--area", help="an area to analyse again (repeatable)"),
+    area: list[str] = typer.Option(None, "--area", help="an area to analyse again (repeatable; default: the "
+                                   "areas that have no analysis: failed, or never reached)"),
 ) -> None:
     """Analyse some areas of a finished run again from its stored exploration (in place)."""
-    from .run.lifecycle import check_rerun
+    from .run.lifecycle import check_rerun, unfinished_areas
 
     store = _store()
-    rid = check_rerun(store, run, area).id  # one line before Prefect starts
+    checked = check_rerun(store, run, area or [])  # one line before Prefect starts
+    rid = checked.id
+    area = area or unfinished_areas(store, checked)
     _prefect_env()
     from .vectors.embedder import warm_up_if_cold
 
@@ -692,6 +742,11 @@ def discover(
         why = "; ".join(result.errors) or "the run failed"
         fail(why, 1, log=run_log_path(run_id))  # the log's name is the run's id
     show_result(run_id, done["run"].analyst)
+    if result.run_type.value == "partial":  # saved, but not whole: a script must not read it as a full discovery
+        left = [a for a in done["run"].areas if _store().area_done(run_id, a) is None]
+        err.print(f"[yellow]partial: {len(left)} area(s) have no analysis ({', '.join(left)}); "
+                  f"`assay rerun {run_id[:8]}` analyses them again[/]", soft_wrap=True, highlight=False)
+        raise typer.Exit(PARTIAL_EXIT)
 
 
 def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> str:

@@ -113,8 +113,6 @@ def prepare_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
 
 
 def check_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
-    if not areas:
-        raise ConfigError("name at least one area to re-run (--area AREA)")
     run = store.get_run(store.resolve_run_id(run_ref))
     if run.status == RunStatus.running and reap_gone_runs(store):  # its process may be gone: then it crashed
         run = store.get_run(run.id)
@@ -129,6 +127,16 @@ def check_rerun(store: Store, run_ref: str, areas: list[str]) -> DiscoveryRun:
     if unknown:
         raise ConfigError(f"unknown area {unknown[0]!r} for run {run.id[:8]} (valid: {', '.join(valid)})")
     return run
+
+
+def unfinished_areas(store: Store, run: DiscoveryRun) -> list[str]:
+    """The run's areas with no analysis saved (failed, or never reached: a run cancelled or crashed after its
+    exploration); what `assay rerun RUN` without ``--area`` analyses."""
+    left = [a for a in run.areas if store.area_done(run.id, a) is None]
+    if not left:
+        raise ConfigError(f"every area of run {run.id[:8]} has its analysis; name the areas to analyse again "
+                          f"(--area AREA: {', '.join(run.areas)})")
+    return left
 
 
 def rerun_areas_inline(run_ref: str, areas: list[str], *, settings: Settings | None = None) -> DiscoveryResult:

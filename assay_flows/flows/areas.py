@@ -65,12 +65,16 @@ def placement_here() -> Placement:
 
 
 async def run_areas(run_id: str, areas: list[str], rerun: bool = False,
-                    placement: Placement | None = None) -> list[str]:
-    """Run the areas where ``placement`` says (in process when not given); returns the areas that failed."""
+                    placement: Placement | None = None, why: dict[str, str] | None = None) -> list[str]:
+    """Run the areas where ``placement`` says (in process when not given); returns the areas that failed (and,
+    into ``why`` when given, what their failed states say)."""
     if placement is not None and placement.flow_runs:
         return await run_areas_as_flow_runs(run_id, areas, rerun)
     states = await asyncio.gather(*(area_flow(run_id, a, rerun=rerun, return_state=True) for a in areas))
-    return [a for a, st in zip(areas, states) if not st.is_completed()]
+    failed = [(a, st) for a, st in zip(areas, states) if not st.is_completed()]
+    if why is not None:
+        why.update({a: st.message for a, st in failed if st.message})
+    return [a for a, _ in failed]
 
 
 async def submit_areas(run_id: str, areas: list[str], rerun: bool) -> dict[str, str]:

@@ -41,8 +41,10 @@ async def rerun_flow(params: RerunParams):
     logger = get_run_logger()
     logger.info("re-running %s of run %s; %s", ", ".join(params.areas), run.id, placement)
     with Heartbeat(store, run.id):
+        why: dict[str, str] = {}
         try:
-            failed = await run_areas(run.id, list(dict.fromkeys(params.areas)), rerun=True, placement=placement)
+            failed = await run_areas(run.id, list(dict.fromkeys(params.areas)), rerun=True, placement=placement,
+                                     why=why)
         except BaseException:
             from .hooks import drop_run_collection_of
 
@@ -50,5 +52,16 @@ async def rerun_flow(params: RerunParams):
             raise
         summary = await save_again(run.id, f"rerun of {', '.join(params.areas)}")
     if failed:
-        return Failed(message=f"{len(failed)} area(s) failed again: {', '.join(failed)}", data=summary)
+        return Failed(message=failed_areas_message(store, run.id, failed, why), data=summary)
     return {"run_id": run.id, **summary}
+
+
+def failed_areas_message(store, run_id: str, failed: list[str], why: dict[str, str]) -> str:
+    """One line: which areas failed, why, and whether an earlier analysis of each is kept (a failed attempt never
+    erases one: ``Store.save_area``)."""
+    parts = []
+    for area in failed:
+        kept = "; its earlier analysis is kept" if store.area_done(run_id, area) is not None else ""
+        reason = " ".join((why.get(area) or "see the run's log").split())[:300]
+        parts.append(f"{area} ({reason}{kept})")
+    return f"{len(failed)} area(s) failed: {', '.join(parts)}"

@@ -407,3 +407,33 @@ def test_cli_goal_for_a_project_reaches_every_prompt_and_the_picker(project):
     assert all("cited" in e["source"] for e in log.selected_steps)  # the summary cites steps 1 and 2
     shown = CliRunner().invoke(app, ["show", run_doc.id, "--json"], catch_exceptions=False)
     assert json.loads(shown.output)["analysis_log"][0]["selected_steps"] == log.selected_steps
+
+
+def test_a_partial_cli_run_exits_3_and_a_bare_rerun_analyses_what_failed(project):
+    """A new user (session 24): a partial run exited 0, so a script read it as whole, and no line said how to go
+    on; `assay rerun` needed every failed area named; a failed rerun said "failed again" and not why."""
+    from typer.testing import CliRunner
+
+    from assay.cli import PARTIAL_EXIT, app
+
+    store = open_store(load_settings())
+    before = {r.id for r in store.list_runs("flowtest", 100)}
+    FAIL_ONCE.add("revenue")
+    r = CliRunner().invoke(app, ["discover", "flowtest"], catch_exceptions=False)
+    (run,) = [x for x in store.list_runs("flowtest", 100) if x.id not in before]
+    assert r.exit_code == PARTIAL_EXIT, r.output
+    assert (f"partial: 1 area(s) have no analysis (revenue); `assay rerun {run.id[:8]}` analyses them again"
+            in " ".join(r.output.split())), r.output
+    CALLS.clear()
+    r = CliRunner().invoke(app, ["rerun", run.id[:8]], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert [c for c in CALLS if c.startswith("analyze:")] == ["analyze:revenue"]
+    assert store.get_result(run.id).run_type.value == "full"
+    r = CliRunner().invoke(app, ["rerun", run.id[:8]], catch_exceptions=False)
+    assert r.exit_code != 0 and "every area of run" in r.output and "--area" in r.output, r.output
+    # a rerun that fails says why, and that the earlier analysis is kept
+    FAIL_ONCE.add("revenue")
+    r = CliRunner().invoke(app, ["rerun", run.id[:8], "--area", "revenue"], catch_exceptions=False)
+    text = " ".join(r.output.split())
+    assert r.exit_code != 0 and "1 area(s) failed: revenue (" in text, text
+    assert "scripted failure in revenue" in text and "its earlier analysis is kept" in text, text
