@@ -217,13 +217,14 @@ def pack_accept(project: str, directory: Optional[Path] = typer.Argument(
 @_guarded
 def project_apply(file: Path = typer.Option(..., "-f", "--file", help="project YAML")) -> None:
     """Create or update a project from a versioned YAML file."""
-    from .config import check_warehouse_file
+    from .config import check_warehouse_contents, check_warehouse_file
     from .packs import pack_for_project
     from .settings import load_project_file
 
     project = load_project_file(file)
     pack_for_project(project)  # a bad pack or override fails here, not mid-run
     check_warehouse_file(project, str(file))  # a missing DuckDB file too, not at doctor or discover
+    check_warehouse_contents(project, str(file))  # ... and a PII column or schema it does not hold
     _store().save_project(project)
     out.print(f"[green]applied[/] project {project.id} ({project.pack}"
               f"{'/' + project.category if project.category else ''}, {project.warehouse.kind})")

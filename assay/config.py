@@ -550,6 +550,28 @@ def check_warehouse_file(project: Project, source: str) -> None:
         raise ConfigError(f"{source}: warehouse.settings.path: {path} is not a DuckDB database file")
 
 
+def check_warehouse_contents(project: Project, source: str) -> None:
+    """Before a project is saved, where the warehouse is a local DuckDB file (no server, nothing to wait for): its
+    schemas and PII columns name what the file holds. A ``customers.emial`` typo passed ``project apply`` and was
+    caught only by ``doctor`` or the run. Other warehouses are checked there, when they are reachable."""
+    if project.warehouse.kind != "duckdb" or not project.warehouse.settings.get("path") \
+            or project.warehouse.settings.get("path") == ":memory:":
+        return
+    from .warehouse import open_warehouse
+
+    wh = open_warehouse(project.warehouse.model_copy(update={"schemas": []}))  # every schema: a typo's neighbours
+    try:
+        tables = wh.list_tables()
+    finally:
+        wh.close()
+    if not tables:  # data not loaded yet: the run says so when it starts
+        return
+    try:
+        check_schema_found(project.warehouse, tables)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
 def check_schema_found(cfg, tables) -> None:
     """What the warehouse listed can be analysed: it has tables, and every schema the project names
     has some (a typo in ``schemas`` would otherwise quietly analyse less, or nothing)."""

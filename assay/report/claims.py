@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..models import Claim, Insight, MetricKind, ValidationStatus
+from ..validate.compare import shown_kind
 from ..validate.grounding import DATE_TEXT, PROSE_NUMBER
 
 
@@ -32,19 +33,6 @@ def claim_subject(c: Claim) -> str:
     if c.baseline or c.baseline_sql:
         where += f" vs {c.baseline or c.baseline_sql}"
     return f"{what} · {where}" + (f" · {c.period}" if c.period else "")
-
-
-_RATE_WORDS = re.compile(r"\b(rate|share|per|conversion|ratio)\b", re.I)
-
-
-def shown_kind(c: Claim) -> MetricKind:
-    """How a claim's values read: a change of a rate ("purchase per add_to_cart (monthly rate)", every value a
-    fraction) as the rate it is (44.9% vs 11.0%), as its insight's text says it; otherwise its metric."""
-    values = [v for v in (c.value, c.baseline_value, c.verified_value, c.verified_baseline_value) if v is not None]
-    if c.metric == MetricKind.change and values and all(abs(v) <= 1 for v in values) \
-            and _RATE_WORDS.search(c.measure or ""):
-        return MetricKind.rate
-    return c.metric
 
 
 def claim_values(c: Claim) -> str:

@@ -8,6 +8,8 @@ warehouse shows as no effect (the two sides within 5% of each other) rejects the
 
 from __future__ import annotations
 
+import re
+
 from ..models import Claim, MetricKind, ValidationStatus
 
 COUNT_TOL = 0.20
@@ -50,6 +52,21 @@ def direction(a: float, b: float) -> int:
     return 1 if a > b else -1
 
 
+_RATE_WORDS = re.compile(r"\b(rate|share|per|conversion|ratio)\b", re.I)
+
+
+def shown_kind(c: Claim, *values: float | None) -> MetricKind:
+    """How a claim's values read: a change of a rate ("purchase per add_to_cart (monthly rate)", every value a
+    fraction) as the rate it is (44.9% vs 11.0%), as its insight's text says it; otherwise its metric. ``values``:
+    numbers beside the claim's own that must be fractions too (re-derived ones not stored yet)."""
+    vals = [v for v in (c.value, c.baseline_value, c.verified_value, c.verified_baseline_value, *values)
+            if v is not None]
+    if c.metric == MetricKind.change and vals and all(abs(v) <= 1 for v in vals) \
+            and _RATE_WORDS.search(c.measure or ""):
+        return MetricKind.rate
+    return c.metric
+
+
 def _fmt(x: float | None, kind: MetricKind | None = None) -> str:
     """A value as the reasoning states it: a rate or a share as a percent (14.8%, as the report shows it)."""
     if x is None:
@@ -72,8 +89,9 @@ def judge(claim: Claim, seg: float | None, base: float | None) -> tuple[Validati
         return judge_fit(claim, seg, base)
     c_val, c_base = as_fraction(kind, claim.value, claim.baseline_value)
     seg, base = as_fraction(kind, seg, base)
-    said = f"claimed {_fmt(c_val, kind)}" + (f" vs {_fmt(c_base, kind)}" if c_base is not None else "")
-    found = f"warehouse {_fmt(seg, kind)}" + (f" vs {_fmt(base, kind)}" if base is not None else "")
+    shown = shown_kind(claim, seg, base)  # a rate's change reads as the rates it compares (21.6% vs 3.6%)
+    said = f"claimed {_fmt(c_val, shown)}" + (f" vs {_fmt(c_base, shown)}" if c_base is not None else "")
+    found = f"warehouse {_fmt(seg, shown)}" + (f" vs {_fmt(base, shown)}" if base is not None else "")
     if c_base is not None:
         if base is None:
             return ValidationStatus.error, f"{said}; the query returned no baseline value"

@@ -763,3 +763,9 @@ def test_a_rates_verdict_reads_in_percents_as_the_report_shows_it():
     status, why = judge(Claim(metric="share", value=14.0), 0.30, None)  # written as a percent: read as one
     assert status == ValidationStatus.adjusted and why.startswith("claimed 14.0%; warehouse 30.0%"), why
     assert judge(Claim(metric="count", value=66), 66, None)[1] == "claimed 66; warehouse 66"
+    # a rate's change, as the statistical analyst states it (session 24: "0.2158 vs 0.03628")
+    change = Claim(metric="change", measure="refunded rate (monthly share of rows)", value=0.2158,
+                   baseline_value=0.03628)
+    assert judge(change, 0.2158, 0.0363)[1] == "claimed 21.6% vs 3.6%; warehouse 21.6% vs 3.6%"
+    assert judge(Claim(metric="change", measure="revenue", value=1204, baseline_value=1500), 1204, 1500)[1] == \
+        "claimed 1,204 vs 1,500; warehouse 1,204 vs 1,500"

@@ -175,6 +175,26 @@ def test_a_duckdb_path_that_is_no_duckdb_file_is_refused_and_nothing_is_stored(t
     assert open_store(load_settings()).get_project("no-file").pack == "ecommerce"
 
 
+def test_a_pii_column_or_schema_the_duckdb_file_lacks_is_refused_at_apply(tmp_path):
+    """A new user (session 24): ``pii_columns: [customers.emial]`` was applied; only doctor and the run caught it.
+    A local DuckDB file is read at apply: a qualified PII column or a schema it lacks is one line, nothing saved."""
+    import duckdb
+
+    db = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE customers AS SELECT 1 AS id, 'a@b.c' AS email")
+    con.close()
+    wh = {"kind": "duckdb", "settings": {"path": "shop.duckdb"}}
+    f, r = apply(tmp_path, merge(GOOD, id="pii-typo", warehouse={**wh, "pii_columns": ["customers.emial"]}))
+    assert errors_of(r) == [f"error: {f}: warehouse.pii_columns: 'customers.emial' is no column of the warehouse, "
+                            "so nothing would be masked for it (did you mean 'customers.email'?)"]
+    f, r = apply(tmp_path, merge(GOOD, id="pii-typo", warehouse={**wh, "schemas": ["mian"]}))
+    assert errors_of(r)[0].startswith(f"error: {f}: warehouse.schemas: schema 'mian' has no tables")
+    assert "pii-typo" not in [p.id for p in open_store(load_settings()).list_projects()]
+    _, r = apply(tmp_path, merge(GOOD, id="pii-typo", warehouse={**wh, "pii_columns": ["customers.email"]}))
+    assert r.exit_code == 0, r.output
+
+
 # ---------------------------------------------------------------------------- secrets
 
 SECRETS = [
@@ -419,9 +439,12 @@ def test_missing_schema_and_empty_warehouse_are_one_line(tmp_path):
     con.close()
     empty = tmp_path / "empty.duckdb"
     duckdb.connect(str(empty)).close()
-    _, r = apply(tmp_path, merge(GOOD, id="noschema", warehouse={"kind": "duckdb", "settings": {"path": str(db)},
+    f, r = apply(tmp_path, merge(GOOD, id="noschema", warehouse={"kind": "duckdb", "settings": {"path": str(db)},
                                                                  "schemas": ["nope"]}))
-    assert r.exit_code == 0
+    assert errors_of(r) == [f"error: {f}: warehouse.schemas: schema 'nope' has no tables or does not exist (tables "
+                            "were found in: main)"]  # a local file is read at apply (session 24)
+    open_store(load_settings()).save_project(Project(id="noschema", warehouse=WarehouseConfig(
+        kind="duckdb", settings={"path": str(db)}, schemas=["nope"])))  # ... a file changed since: the run's check
     lines = errors_of(runner.invoke(app, ["schema", "refresh", "noschema"], catch_exceptions=False))
     assert len(lines) == 1 and "warehouse.schemas: schema 'nope' has no tables or does not exist" in lines[0]
     _, r = apply(tmp_path, merge(GOOD, id="emptydb", warehouse={"kind": "duckdb", "settings": {"path": str(empty)}}))

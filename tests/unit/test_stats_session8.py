@@ -27,6 +27,12 @@ def test_spike_finds_a_burst_and_not_a_level_shift_or_a_trend():
     assert spike(np.arange(1, 13, dtype=float), counts=True) is None
     # too short a series to tell
     assert spike(np.array([1, 1, 9, 1, 1, 1.]), counts=True) is None
+    # a burst whose return to the level is only the series' last period, or whose lead-in only its first (both so
+    # often partial): no spike to report (a new user's "spiked in December" beside a January of ten days)
+    late = spike(np.array([10, 11, 9, 10, 12, 10, 11, 9, 10, 11, 45, 6.]), counts=True)
+    early = spike(np.array([6, 45, 10, 11, 9, 10, 12, 10, 11, 9, 10, 11.]), counts=True)
+    assert late[:2] != (10, 11) and late[5] == 1.0 and early[:2] != (1, 2) and early[5] == 1.0, (late, early)
+    assert spike(np.array([10, 11, 9, 10, 12, 10, 11, 9, 10, 45, 11, 10.]), counts=True)[:2] == (9, 10)
 
 
 def test_spike_false_alarms_on_noise_are_rare():
@@ -172,7 +178,7 @@ def _spike_by_loop(y, counts=False, max_len=3):
         return None
     best, tried = None, 0
     for length in range(1, min(max_len, n // 4) + 1):
-        for s in range(1, n - length):
+        for s in range(2, n - length - 1):
             tried += 1
             rest = np.concatenate([y[:s], y[s + length:]])
             med = float(np.median(rest))

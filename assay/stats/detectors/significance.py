@@ -190,8 +190,8 @@ SPIKE_MIN_POINTS = 8
 
 def spike(y: np.ndarray, counts: bool = False, max_len: int = SPIKE_MAX_LEN) -> tuple[int, int, float, float, float, float] | None:
     """The strongest burst of a series: a run of 1-``max_len`` consecutive periods, each far above the
-    other periods, with the series back at its level on both sides (not a level shift: the run never
-    touches the first or last period). Robust: the level is the median of the other periods and the scale
+    other periods, with the series back at its level on both sides (not a level shift: two periods at least lie
+    on each side of the run). Robust: the level is the median of the other periods and the scale
     their MAD (floored at a tenth of the level, so a near-constant series does not make every wiggle a
     spike). Returns (start, end exclusive, level, the run's mean, its smallest robust z, p) or None; p is
     Student's t tail of that z (n - run - 1 degrees of freedom) times the number of windows tried (Bonferroni); for
@@ -203,8 +203,11 @@ def spike(y: np.ndarray, counts: bool = False, max_len: int = SPIKE_MAX_LEN) -> 
     best, tried = None, 0
     idx = np.arange(n)
     for length in range(1, min(max_len, n // 4) + 1):
-        # every window of this length at once (starts 1 .. n-length-1): the run, and the rest of the series
-        starts = np.arange(1, n - length)
+        # every window of this length at once (starts 2 .. n-length-2): the run, and the rest of the series; two
+        # periods on each side, so that "back at its level" never rests on the series' first or last period alone,
+        # which is so often partial (data that starts mid-month; refunds dated weeks after the orders of the last
+        # month: a new user's "spiked in December and back afterwards" was a January holding ten days of refunds)
+        starts = np.arange(2, n - length - 1)
         inside = (idx[None, :] >= starts[:, None]) & (idx[None, :] < starts[:, None] + length)
         rest = y[np.nonzero(~inside)[1]].reshape(len(starts), n - length)  # each row in the series' order
         run = y[np.nonzero(inside)[1]].reshape(len(starts), length)
