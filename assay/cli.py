@@ -420,6 +420,20 @@ class _PrefectServer:
         return temporary_settings(restore_defaults={PREFECT_API_URL})
 
 
+def _prefect_server_for_deployments(command: str) -> "_PrefectServer":
+    """The Prefect server that deployments are written to: the one `assay discover` uses (PREFECT_API_URL, else
+    the local server, started when none runs), never a temporary one. `assay serve` on a temporary server
+    (Prefect's own, when no API URL is set) wrote its schedules where nothing outlived it, met the local server's
+    database locked (a traceback), and on Ctrl-C retried the gone server for 30 s instead of pausing its
+    deployments."""
+    server = _PrefectServer()
+    server.join()
+    if server.fallback:
+        fail(f"{command} needs a Prefect server that outlives it, and the local one did not answer (see "
+             f"`assay local-server status`), or set PREFECT_API_URL", 1)
+    return server
+
+
 def _prefect_env() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     # Prefect's first-run telemetry notice is printed by the ephemeral server's own process, through
@@ -1175,9 +1189,12 @@ def _demo_mysql(p, db: Path, name: str, dsn: str):
 @_guarded
 def serve() -> None:
     """Serve a scheduled discovery deployment per project in this process (no work pool)."""
+    _prefect_env()
+    server = _prefect_server_for_deployments("assay serve")
     from assay_flows.deployments.serve import main as serve_main
 
-    serve_main()
+    with server.flow_settings():
+        serve_main()
 
 
 @app.command()
@@ -1185,9 +1202,13 @@ def serve() -> None:
 def deploy(pool: str = typer.Option(..., "--pool", help="Prefect work pool (`prefect work-pool create NAME "
                                                      "--type process`)")) -> None:
     """Create each project's scheduled discovery, rerun-areas and maintenance on a work pool."""
+    _prefect_env()
+    server = _prefect_server_for_deployments("assay deploy")
     from assay_flows.deployments.pool import deploy_to_pool
 
-    for name in deploy_to_pool(pool, warn=lambda line: err.print(line, highlight=False, soft_wrap=True)):
+    with server.flow_settings():
+        names = deploy_to_pool(pool, warn=lambda line: err.print(line, highlight=False, soft_wrap=True))
+    for name in names:
         out.print(f"{name} on work pool {pool}", highlight=False, soft_wrap=True)
     out.print(f"start a worker: prefect worker start --pool {pool}", highlight=False, soft_wrap=True)
 

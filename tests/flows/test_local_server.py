@@ -105,6 +105,22 @@ def test_a_second_command_reuses_the_server_and_stop_ends_it(home):
                        env=_env(home), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and f"pid {pid}" in r.stdout, r.stdout + r.stderr
     assert _gone(pid, 20) and _record(home) is None
+    # deployments go to the local server too, started when none runs (a new user's `assay deploy`/`serve` started a
+    # temporary one of Prefect's, where nothing outlived them, and printed its lines and tracebacks)
+    from tests.helpers import small_warehouse
+
+    db = small_warehouse(home.parent / "w.duckdb")
+    (home.parent / "p.yaml").write_text(f"id: localdeploy\npack: ecommerce\nanalyst: statistical\nschedule: '0 6 * * 1'"
+                                        f"\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n")
+    r = subprocess.run([str(Path(sys.executable).parent / "assay"), "project", "apply", "-f", str(home.parent / "p.yaml")],
+                       env=_env(home), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(Path(sys.executable).parent / "assay"), "deploy", "--pool", "nosuchpool"],
+                       env=_env(home), capture_output=True, text=True, timeout=120)
+    said = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in said and "temporary server" not in said.lower(), said[-3000:]
+    assert len([x for x in said.splitlines() if x.strip()]) <= 3 and "no work pool 'nosuchpool'" in said, said[-3000:]
+    assert _record(home) is not None and "started a local Prefect server" in said, said[-3000:]
 
 
 def test_a_dead_server_is_replaced_and_an_idle_one_exits(home, tmp_path, monkeypatch):
