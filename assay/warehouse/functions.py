@@ -289,30 +289,44 @@ def _engine_name(node: exp.Func, dialect: str) -> tuple[str | None, bool]:
             if raw != folded:
                 return raw, True
         return raw.lower(), quoted
+    if isinstance(node, _OPERATORS):
+        # the operator's own rendering, its operands stood in for: rendering each node's whole subtree made the
+        # guard quadratic and worse on a chain ("id = 0 OR id = 1 OR ... OR id = 6999", 84,000 characters, ran
+        # for minutes: red team 8). An operator renders as syntax (<left> AND <right>, NOT <x>, <x> IS NULL) or as
+        # a call (CONCAT(<a>, <b>) for || on MySQL): only a call has a name to check
+        try:
+            text = _own_rendering(node, dialect)
+        except Exception:
+            return type(node).__name__.lower(), False
+        if text.lstrip().startswith(_OPERAND):
+            return None, False
+        m = _CALL.match(text)
+        return (m.group(1).lower(), False) if m else (None, False)
     try:
         text = node.sql(dialect=dialect)
     except Exception:
         return type(node).__name__.lower(), False
     m = _CALL.match(text)
-    if m and isinstance(node, _OPERATORS) and _leads_with_operand_call(node, text, dialect):
-        return None, False  # "NOT (a = 1) AND b = 2": the call-like start is the left operand's, not the AND's
     if m:
         return m.group(1).lower(), False
     return None, False
 
 
-def _leads_with_operand_call(node: exp.Expression, text: str, dialect: str) -> bool:
-    """Whether an operator's rendering starts with its left operand's own text (an operator rendered as
-    syntax, ``<left> AND <right>``), so that a call-like start belongs to the operand, which is checked
-    as a node of its own."""
-    left = node.args.get("this")
-    if not isinstance(left, exp.Expression):
-        return False
-    try:
-        left_text = left.sql(dialect=dialect)
-    except Exception:
-        return False
-    return bool(left_text) and text.startswith(left_text) and len(text) > len(left_text)
+_OPERAND = "assay_operand"
+
+
+def _own_rendering(node: exp.Expression, dialect: str) -> str:
+    """``node`` rendered with each operand (every expression among its arguments) as a placeholder column: its own
+    text, in constant time whatever its subtree."""
+    shallow = node.__class__()
+    for key, value in node.args.items():
+        if isinstance(value, exp.Expression):
+            shallow.set(key, exp.column(_OPERAND))
+        elif isinstance(value, list):
+            shallow.set(key, [exp.column(_OPERAND) if isinstance(v, exp.Expression) else v for v in value])
+        else:
+            shallow.set(key, value)
+    return shallow.sql(dialect=dialect)
 
 
 def check_call(node: exp.Func, dialect: str, *, in_from: bool = False, memo: dict | None = None) -> None:

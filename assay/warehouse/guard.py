@@ -159,6 +159,10 @@ _PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "jso
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 
 
+MAX_DEPTH = 256  # levels of a statement's tree the guard analyses (see _check)
+MAX_NODES = 50_000  # ... and its parts
+
+
 @dataclass
 class GuardVerdict:
     allowed: bool
@@ -293,7 +297,18 @@ class SQLGuard:
 
     def _check(self, sql: str) -> GuardVerdict:
         root = self._parse(sql)
-        for node in root.walk():
+        nodes, stack = 0, [(root, 0)]
+        while stack:
+            node, depth = stack.pop()
+            nodes += 1
+            if depth > MAX_DEPTH or nodes > MAX_NODES:
+                # scope and lineage analysis grow faster than a deep tree: an OR chain of 7,000 terms (84,000
+                # characters, a tree 7,000 deep) kept the guard busy for minutes (red team 8); no question needs it
+                raise GuardRefusal(
+                    f"the statement nests more than {MAX_DEPTH} levels deep (a chain of AND, OR, || or + is one level "
+                    f"per term)" if depth > MAX_DEPTH else f"the statement has more than {MAX_NODES:,} parts"
+                ) from None
+            stack.extend((child, depth + 1) for child in node.iter_expressions())
             # a comment "/* sqlglot.meta case_sensitive */" is a directive to the parser (it turns name folding off
             # for its node), and the comment is not sent: what the guard would check is not what the engine reads
             if node.meta_get("case_sensitive") or any("sqlglot." in c.lower() for c in node.comments or ()):

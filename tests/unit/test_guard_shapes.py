@@ -111,3 +111,39 @@ def test_time_travel_is_refused(dialect, sql):
     """Rows deleted or changed since (an erased customer's e-mail), read against today's catalog."""
     v = guard(dialect).check(sql)
     assert not v.allowed and v.reason, (dialect, sql, v.sql)
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres", "mysql"])
+@pytest.mark.parametrize("op, term", [("OR", "c.id = '{i}'"), ("AND", "c.id <> 'x{i}'"), ("||", "c.name")])
+def test_a_statement_too_deep_to_check_is_refused_at_once(dialect, op, term):
+    """Red team 8: an OR chain of 7,000 terms (84,000 characters) kept the guard busy for over 5 minutes, each
+    operator rendering its whole subtree (and scope analysis growing faster than the tree). Operators are read from
+    their own rendering now, and a tree more than MAX_DEPTH deep is refused before any analysis."""
+    import time
+
+    from assay.warehouse.guard import MAX_DEPTH
+
+    g = guard(dialect)
+
+    def sql(n):
+        return "SELECT c.id FROM customers AS c WHERE " + f" {op} ".join(term.format(i=i) for i in range(n)) \
+            if op != "||" else "SELECT " + " || ".join([term] * n) + " AS x FROM customers AS c"
+    t0 = time.perf_counter()
+    v = g.check(sql(5000))  # under 100,000 characters
+    assert not v.allowed and f"more than {MAX_DEPTH} levels deep" in v.reason, v.reason
+    assert time.perf_counter() - t0 < 5
+    t0 = time.perf_counter()
+    v = g.check(sql(200))
+    assert v.allowed, v.reason  # a long but plain chain: checked, quickly
+    assert time.perf_counter() - t0 < 5
+    if op == "||":
+        assert v.masked_outputs == [0]  # the operands' taint, as before
+
+
+def test_a_wide_profile_is_not_too_deep():
+    """The statistical profile of an 800-column table: 2,400 aggregates, shallow; checked in about a second."""
+    cols = [ColumnInfo(name=f"c{i}", type="DOUBLE") for i in range(800)]
+    g = SQLGuard("duckdb", tables=[TableInfo(schema="main", name="wide", columns=cols)], default_schema="main")
+    parts = [f'count(DISTINCT "{c.name}") AS "{c.name}__d", count(*) - count("{c.name}") AS "{c.name}__n", '
+             f'min("{c.name}") AS "{c.name}__m"' for c in cols]
+    assert g.check("SELECT count(*) AS n, " + ", ".join(parts) + " FROM main.wide").allowed
