@@ -493,25 +493,26 @@ _SERIES = ("generate_series", "range", "generate_array", "generate_date_array", 
 
 def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
     args = call_args(node)
-    # inside an aggregate (string_agg(repeat(...)), list(lpad(...))) the padding is paid once per row
-    limit = MAX_PAD_AGGREGATED if node.find_ancestor(exp.AggFunc, exp.Window) is not None else MAX_PAD
+    # inside an aggregate (string_agg(repeat(...)), list(lpad(...))) the padding is paid once per row, and inside a
+    # lambda once per element (list_transform(range(99999), x -> repeat('ab', 5000)): 10^9 characters, red team 8)
+    limit = MAX_PAD_AGGREGATED if node.find_ancestor(exp.AggFunc, exp.Window, exp.Lambda) is not None else MAX_PAD
     if name == "space" or isinstance(node, getattr(exp, "Space", ())):  # (T-SQL writes it as replicate)
         n = _number(args[0]) if args else None
         if n is None or n > limit:
             raise FunctionRefused(f"space() needs a literal count of at most {limit}"
-                                  + (" inside an aggregate" if limit != MAX_PAD else ""))
+                                  + (" inside an aggregate, a window or a lambda" if limit != MAX_PAD else ""))
     elif name in ("lpad", "rpad"):
         n = _number(args[1]) if len(args) > 1 else None
         if n is None or n > limit:
             raise FunctionRefused(f"{name}() needs a literal length of at most {limit}"
-                                  + (" inside an aggregate" if limit != MAX_PAD else ""))
+                                  + (" inside an aggregate, a window or a lambda" if limit != MAX_PAD else ""))
     elif name in ("repeat", "replicate"):
         n = _number(args[1]) if len(args) > 1 else None
         s = _strip(args[0]) if args else None
         if n is None or not (isinstance(s, exp.Literal) and s.is_string) or n * max(1, len(s.this)) > limit:
             raise FunctionRefused(
                 f"repeat() needs a literal string and a literal count producing at most {limit} characters"
-                + (" inside an aggregate" if limit != MAX_PAD else "")
+                + (" inside an aggregate, a window or a lambda" if limit != MAX_PAD else "")
             )
     elif name in ("replace", "regexp_replace"):
         growth = _growth(node, name)
@@ -557,6 +558,105 @@ def check_growth_budget(root: exp.Expression, dialect: str, memo: dict | None = 
             "padding); replace in fewer steps, or with shorter replacements")
 
 
+MAX_COPIES = 16  # copies of one value a statement may concatenate into one value (through CTEs and subqueries)
+
+Copies = dict[str, float]  # a value's parts: each source value (a column read, a constant built) and its copies
+
+
+def check_self_concatenation(root: exp.Expression) -> None:
+    """A value concatenated with copies of itself grows with each level that does it: ``a1 AS (SELECT a.s || b.s
+    FROM a0 AS a, a0 AS b)`` thirteen times made 10,000 characters 82 MB a row, and a recursive ``s || s`` 300 MB
+    (PostgreSQL's backend at 2.7 GB, the client's past 3.6 GB: red team 8). Every output of every CTE and subquery
+    is read as the source values it holds and how many copies of each (a column of a table: one of itself;
+    ``x || y``: both's, added up), and no value may hold more than ``MAX_COPIES`` copies of one source; a recursive
+    CTE may not concatenate its own columns with each other (the value would double with every pass). Distinct
+    columns concatenated (``first || ' ' || last``) are one copy each."""
+    ctes: dict[str, dict[str, Copies]] = {}
+    for cte in root.find_all(exp.CTE):
+        name = cte.alias_or_name.lower()
+        body = cte.this
+        if isinstance(body, exp.Union) and any(t.name.lower() == name for t in body.expression.find_all(exp.Table)):
+            step = body.expression
+            own = {t.alias_or_name.lower() for t in step.find_all(exp.Table) if t.name.lower() == name}
+            single = len(list(step.find_all(exp.Table))) == 1
+            for cat in step.find_all(exp.DPipe, exp.Concat, exp.ConcatWs):
+                refs = [c for c in cat.find_all(exp.Column) if (c.table or "").lower() in own or (not c.table and single)]
+                if len(refs) > 1:
+                    raise FunctionRefused("a recursive CTE may not concatenate its own columns with each other "
+                                          "(the value doubles with every pass); build the string outside the "
+                                          "recursion")
+        ctes[name] = _outputs(body, ctes)
+    _outputs(root, ctes)
+
+
+def _outputs(query: exp.Expression, ctes: dict[str, dict[str, Copies]]) -> dict[str, Copies]:
+    """Per output name of ``query`` the copies it holds ("*": all of them together, for a star or an unknown name)."""
+    if isinstance(query, (exp.Subquery, exp.Paren)):
+        return _outputs(query.this, ctes)
+    if isinstance(query, exp.SetOperation):
+        left, right = _outputs(query.this, ctes), _outputs(query.expression, ctes)
+        return {**left, "*": _most(*left.values(), *right.values())}
+    if not isinstance(query, exp.Select):
+        return {"*": {f"source:{id(query)}": 1.0}}
+    sources: dict[str, dict[str, Copies]] = {}
+    for src in [query.args.get("from_") or query.args.get("from"), *(query.args.get("joins") or [])]:
+        node = src.this if src is not None else None
+        if isinstance(node, exp.Table):
+            alias = node.alias_or_name.lower()
+            sources[alias] = ctes.get(node.name.lower()) or {"*": {f"table:{alias}": 1.0}}
+        elif isinstance(node, (exp.Subquery, exp.Lateral)) and isinstance(node.this, exp.Expression):
+            sources[node.alias_or_name.lower()] = _outputs(node.this, ctes)
+    out: dict[str, Copies] = {}
+    for e in query.expressions:
+        out[e.alias_or_name.lower()] = _check_copies(_copies(e, sources))
+    for other in query.find_all(exp.DPipe, exp.Concat, exp.ConcatWs):  # WHERE, ORDER BY, inside calls
+        _check_copies(_copies(other, sources))
+    out["*"] = _most(*out.values())
+    return out
+
+
+def _check_copies(c: Copies) -> Copies:
+    if c and max(c.values()) > MAX_COPIES:
+        raise FunctionRefused(f"one value of this statement would hold {max(c.values()):.0f} copies of another (a "
+                              f"value concatenated with itself, level after level); at most {MAX_COPIES} are allowed")
+    return c
+
+
+def _most(*parts: Copies) -> Copies:
+    out: Copies = {}
+    for p in parts:
+        for k, v in p.items():
+            out[k] = max(out.get(k, 0.0), v)
+    return out
+
+
+def _copies(e: exp.Expression, sources: dict[str, dict[str, Copies]]) -> Copies:
+    if isinstance(e, exp.Column):
+        src = sources.get((e.table or "").lower())
+        if src is None and not e.table and len(sources) == 1:
+            src = next(iter(sources.values()))
+        if src is None:
+            return {f"column:{(e.table or '').lower()}.{e.name.lower()}": 1.0}
+        if e.name.lower() in src:
+            return src[e.name.lower()]
+        star = src.get("*", {})
+        # a column of a table read directly: itself; of a CTE or subquery whose outputs are unknown: all they hold
+        return {f"{k}.{e.name.lower()}": v for k, v in star.items()} if all(k.startswith("table:") for k in star) \
+            else star
+    if isinstance(e, (exp.DPipe, exp.Concat, exp.ConcatWs)):
+        out: Copies = {}
+        for x in e.iter_expressions():
+            for k, v in _copies(x, sources).items():
+                out[k] = out.get(k, 0.0) + v
+        return out
+    if isinstance(e, exp.Literal):
+        return {}
+    parts = [_copies(x, sources) for x in e.iter_expressions()]
+    if isinstance(e, exp.Func) and not any(parts):  # a value built from constants (lpad('x', 10000, 'y'))
+        return {f"built:{id(e)}": 1.0}
+    return _most(*parts)
+
+
 def _replace_factor(node: exp.Func, name: str) -> float | None:
     """How many times one replace() may lengthen its value: its replacement's length over its pattern's
     (regexp_replace: one more than its replacement's, an empty match between every character); None when the
@@ -575,8 +675,16 @@ def _replace_factor(node: exp.Func, name: str) -> float | None:
 def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:
     """Series multiply when joined (a, b = a x b rows): their product in one statement is bounded."""
     total = 1.0
+    for lam in root.find_all(exp.Lambda):
+        # a lambda runs once per element of its list: a lambda inside it multiplies them (a list of a 90,000 series
+        # walked inside a lambda over the same series: 8.1e9 elements, red team 8)
+        if lam.find_ancestor(exp.Lambda) is not None:
+            raise FunctionRefused("a lambda inside a lambda is not allowed (each runs once per element: they "
+                                  "multiply); unnest the list and aggregate instead")
     for node in root.find_all(exp.Func):
         name, _ = engine_name(node, dialect, memo)
+        if (name in _SERIES or isinstance(node, _HIDDEN_SERIES)) and node.find_ancestor(exp.Lambda) is not None:
+            raise FunctionRefused(f"{name or 'a series'}() inside a lambda is not allowed (it runs once per element)")
         if name in _SERIES or isinstance(node, _HIDDEN_SERIES):
             total *= _series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name) \
                 or float("inf")

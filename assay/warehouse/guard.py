@@ -85,7 +85,8 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ..errors import GuardRefusal
 from ..models import TableInfo, TenantFilter
 from ..pii import looks_like_pii
-from .functions import ALLOWED, FunctionRefused, check_call, check_growth_budget, check_series_budget
+from .functions import (ALLOWED, FunctionRefused, check_call, check_growth_budget, check_self_concatenation,
+                        check_series_budget)
 from .lineage import LineageError, _chain, compute
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # "falling back to Command" is our refusal to make
@@ -331,6 +332,7 @@ class SQLGuard:
         try:
             check_series_budget(root, self.dialect, names)
             check_growth_budget(root, self.dialect, names)
+            check_self_concatenation(root)
         except FunctionRefused as r:
             raise GuardRefusal(str(r)) from None
         try:

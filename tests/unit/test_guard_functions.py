@@ -314,3 +314,56 @@ def test_the_reviews_cases_of_growth_formats_and_time_zones():
     assert SQLGuard("postgres").check(
         "SELECT count(*) FROM generate_series('2024-01-01 00:00:00 UTC'::timestamptz, "
         "'2024-12-31 00:00:00 UTC'::timestamptz, interval '1 day') g").allowed
+
+
+def _doubling(levels: int, concat: str = "a.s || b.s") -> str:
+    ctes = ["a0 AS (SELECT lpad('x', 10000, 'y') AS s)"]
+    ctes += [f"a{i} AS (SELECT {concat} AS s FROM a{i - 1} AS a, a{i - 1} AS b)" for i in range(1, levels + 1)]
+    return f"WITH {', '.join(ctes)} SELECT length(a{levels}.s) AS n FROM a{levels}"
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])  # (MySQL's || is OR: its concat() below)
+@pytest.mark.parametrize("sql, ok", [
+    # red team 8: 13 levels made 10,000 characters 82 MB a row (PostgreSQL's backend at 2.7 GB)
+    (_doubling(13), False),
+    (_doubling(5), False),
+    (_doubling(4), True),  # 16 copies: 160,000 characters
+    ("WITH a AS (SELECT lpad('x', 10000, 'y') AS s) SELECT x.s || y.s || z.s AS s FROM (SELECT * FROM a) AS x, "
+     "(SELECT * FROM a) AS y, (SELECT * FROM a) AS z", True),
+    ("WITH RECURSIVE t(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM t WHERE length(s) < 300000000) SELECT s FROM t",
+     False),
+    ("WITH RECURSIVE t(s, n) AS (SELECT 'x', 1 UNION ALL SELECT t.s || t.s, t.n + 1 FROM t WHERE t.n < 40) "
+     "SELECT length(s) AS l FROM t", False),
+    # distinct columns, and a recursion that appends a label: one copy each
+    ("SELECT " + " || ".join(f"c.c{i}" for i in range(40)) + " AS line FROM customers AS c", True),
+    ("WITH RECURSIVE d(day, label) AS (SELECT 1, 'day 1' UNION ALL SELECT day + 1, 'day ' || CAST(day + 1 AS "
+     "VARCHAR(10)) FROM d WHERE day < 5) SELECT * FROM d", True),
+    ("WITH x AS (SELECT c.first || ' ' || c.last AS name FROM customers AS c) SELECT x.name || ' (' || x.name || ')' "
+     "AS label FROM x", True),
+])
+def test_a_value_concatenated_with_itself_level_after_level_is_refused(dialect, sql, ok):
+    v = SQLGuard(dialect).check(sql)
+    assert v.allowed == ok, v.reason
+    if not ok:
+        assert "copies" in v.reason or "recursive CTE" in v.reason, v.reason
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "postgres", "duckdb"])
+def test_concat_doubling_is_refused_as_the_operator_is(dialect):
+    assert not SQLGuard(dialect).check(_doubling(13, "concat(a.s, b.s)")).allowed
+    assert SQLGuard(dialect).check(_doubling(4, "concat(a.s, b.s)")).allowed
+
+
+@pytest.mark.parametrize("sql, why", [
+    # red team 8: one range of 99,999 and a repeat of 10,000 characters, the repeat run once per element (10^9)
+    ("SELECT length(array_to_string(list_transform(range(99999), lambda x: repeat('ab', 5000)), '')) AS n",
+     "inside an aggregate, a window or a lambda"),
+    # ... a lambda over a 90,000 list inside a lambda over the same list: 8.1e9 elements
+    ("WITH r AS (SELECT range(90000) AS l) SELECT list_sum(list_transform(l, lambda x: list_sum(list_transform(l, "
+     "lambda y: x * y)))) AS s FROM r", "a lambda inside a lambda"),
+    ("SELECT list_transform(range(3), lambda x: range(2)) AS l", "inside a lambda"),
+])
+def test_generators_and_padding_inside_lambdas_are_bounded(sql, why):
+    v = SQLGuard("duckdb").check(sql)
+    assert not v.allowed and why in v.reason, v.reason
+    assert SQLGuard("duckdb").check("SELECT list_transform([1, 2, 3], lambda x: x * 2) AS l").allowed

@@ -114,7 +114,7 @@ def test_time_travel_is_refused(dialect, sql):
 
 
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres", "mysql"])
-@pytest.mark.parametrize("op, term", [("OR", "c.id = '{i}'"), ("AND", "c.id <> 'x{i}'"), ("||", "c.name")])
+@pytest.mark.parametrize("op, term", [("OR", "c.id = '{i}'"), ("AND", "c.id <> 'x{i}'"), ("||", "")])
 def test_a_statement_too_deep_to_check_is_refused_at_once(dialect, op, term):
     """Red team 8: an OR chain of 7,000 terms (84,000 characters) kept the guard busy for over 5 minutes, each
     operator rendering its whole subtree (and scope analysis growing faster than the tree). Operators are read from
@@ -127,7 +127,7 @@ def test_a_statement_too_deep_to_check_is_refused_at_once(dialect, op, term):
 
     def sql(n):
         return "SELECT c.id FROM customers AS c WHERE " + f" {op} ".join(term.format(i=i) for i in range(n)) \
-            if op != "||" else "SELECT " + " || ".join([term] * n) + " AS x FROM customers AS c"
+            if op != "||" else "SELECT c.name || " + " || ".join(f"'{i}'" for i in range(n)) + " AS x FROM customers AS c"
     t0 = time.perf_counter()
     v = g.check(sql(5000))  # under 100,000 characters
     assert not v.allowed and f"more than {MAX_DEPTH} levels deep" in v.reason, v.reason
