@@ -57,6 +57,29 @@ def fix_prompt_for(kind: str) -> str:
     return (FIX_PROMPTS / f"sql_fix_{kind}.md").read_text()
 
 
+MAX_RESULT_BYTES = 256 * 2**20  # what one result may hold in this process: the row cap counts rows, not bytes
+FETCH_ROWS = 1_000  # rows an adapter reads at a time, its result's size checked after each batch
+
+
+def check_result_bytes(n: int) -> None:
+    """Stop reading a result that has grown past ``MAX_RESULT_BYTES`` (long values in many rows: red team 8 grew
+    the client past 3.6 GB within the row cap)."""
+    if n > MAX_RESULT_BYTES:
+        from ..errors import QueryError
+
+        raise QueryError(f"the result holds more than {MAX_RESULT_BYTES // 2**20} MB; select fewer or shorter "
+                         "columns, or aggregate")
+
+
+def rows_bytes(rows) -> int:
+    """About how many bytes fetched rows hold (text and binary by their length, anything else as 8)."""
+    n = 0
+    for row in rows:
+        for v in row:
+            n += len(v) if isinstance(v, (str, bytes, bytearray, memoryview)) else 8
+    return n
+
+
 MAX_COMMENT_CHARS = 300  # a table or column comment is documentation, not a manual
 
 

@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from ..errors import QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo
-from .base import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT_S, QueryResult, clean_comment, fix_prompt_for
+from .base import (DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT_S, FETCH_ROWS, QueryResult, check_result_bytes,
+                   clean_comment, fix_prompt_for)
 from .values import digestible
 
 _SYSTEM = ("information_schema", "pg_catalog")
@@ -220,10 +221,12 @@ class DuckDBWarehouse:
         cur = self._cursor()
         with self._timer(cur, timeout_s) as fired:
             try:
-                reader = self._digestible_relation(cur, sql).to_arrow_reader(min(max(row_cap, 1), 100_000))
-                batches, got = [], 0
+                reader = self._digestible_relation(cur, sql).to_arrow_reader(min(max(row_cap, 1), FETCH_ROWS))
+                batches, got, size = [], 0, 0
                 truncated = False
                 for batch in reader:
+                    size += batch.nbytes
+                    check_result_bytes(size)
                     if got + batch.num_rows > row_cap:
                         batches.append(batch.slice(0, row_cap - got))
                         got = row_cap
@@ -232,6 +235,8 @@ class DuckDBWarehouse:
                     batches.append(batch)
                     got += batch.num_rows
                 table = pa.Table.from_batches(batches, schema=reader.schema)
+            except QueryError:  # the result grew past its byte budget
+                raise
             except Exception as exc:  # DuckDB errors, and Arrow's OSError when interrupted mid-stream
                 raise _error(exc, fired.is_set(), timeout_s) from None
         table = digestible(table)

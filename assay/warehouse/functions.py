@@ -652,6 +652,11 @@ def _copies(e: exp.Expression, sources: dict[str, dict[str, Copies]]) -> Copies:
     if isinstance(e, exp.Literal):
         return {}
     parts = [_copies(x, sources) for x in e.iter_expressions()]
+    if isinstance(e, (exp.GroupConcat, exp.ArrayAgg)) and any(k.startswith("built:") for p in parts for k in p):
+        # string_agg(repeat(...)) is bounded where the padding is written (MAX_PAD_AGGREGATED); one built in a CTE
+        # or a subquery and aggregated over its rows is not (10,000 characters x 100,000 rows: red team 8)
+        raise FunctionRefused("an aggregate of a padded value built in a CTE or subquery is not allowed; pad after "
+                              "aggregating, or aggregate the values themselves")
     if isinstance(e, exp.Func) and not any(parts):  # a value built from constants (lpad('x', 10000, 'y'))
         return {f"built:{id(e)}": 1.0}
     return _most(*parts)

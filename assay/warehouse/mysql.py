@@ -21,12 +21,12 @@ from urllib.parse import parse_qs, unquote, urlparse
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, clean_comment, fix_prompt_for
+from .base import FETCH_ROWS, QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
 from .redact import scrub_error
 from .values import table_from_rows
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
-FETCH_BATCH = 5_000
+FETCH_BATCH = FETCH_ROWS  # rows read at a time: the result's size is checked after each
 # server error codes
 _TIMEOUT_CODES = {1969, 3024, 1317, 1028}  # max_statement_time / max_execution_time exceeded, interrupted
 _ACCESS_DENIED = {1044, 1045, 1698}
@@ -257,11 +257,14 @@ class MySQLWarehouse:
             cur = c.cursor(pymysql.cursors.SSCursor)
             cur.execute(sql)
             cols = [d[0] for d in cur.description] if cur.description else []
+            size = 0
             while len(got) <= row_cap:
                 batch = cur.fetchmany(min(FETCH_BATCH, row_cap + 1 - len(got)))
                 if not batch:
                     break
                 got.extend(batch)
+                size += rows_bytes(batch)
+                check_result_bytes(size)
             truncated = len(got) > row_cap
             got = got[:row_cap]
             if truncated:
@@ -289,6 +292,9 @@ class MySQLWarehouse:
             if _code(exc) in _READ_ONLY:
                 raise QueryError(f"refused by the read-only connection: {_message(exc)}") from None
             raise QueryError(_message(exc)) from None
+        except QueryError:  # the result grew past its byte budget: the rest is not read
+            self._drop(c)
+            raise
         except Exception as exc:  # a value the driver could not convert: this query fails, not the run
             self._drop(c)
             raise QueryError(f"the result could not be read: {type(exc).__name__}: {scrub_error(str(exc))[:300]}"

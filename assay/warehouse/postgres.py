@@ -26,12 +26,12 @@ from psycopg.types.string import TextLoader
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, clean_comment, fix_prompt_for
+from .base import FETCH_ROWS, QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
 from .redact import scrub_error
 from .values import table_from_rows
 
 _SYSTEM = ("pg_catalog", "information_schema", "pg_toast")
-FETCH_BATCH = 10_000
+FETCH_BATCH = FETCH_ROWS  # rows a FETCH reads: the result's size is checked after each
 CLIENT_CHECK_MS = 1000  # how often a running query checks that its client is still there
 
 # types psycopg loads as a value every stage reads (json/jsonb and records: nested, turned into
@@ -267,12 +267,15 @@ class PostgresWarehouse:
                     cur.execute(sql)  # DECLARE: plans the query; the FETCHes run it
                     cols = [d.name for d in cur.description] if cur.description else []
                     got: list[tuple] = []
+                    size = 0
                     while len(got) <= row_cap:
                         self._budget(setup, deadline)
                         batch = cur.fetchmany(min(FETCH_BATCH, row_cap + 1 - len(got)))
                         if not batch:
                             break
                         got.extend(batch)
+                        size += rows_bytes(batch)
+                        check_result_bytes(size)
                     truncated = len(got) > row_cap
                     got = got[:row_cap]
                 if truncated:
@@ -287,6 +290,8 @@ class PostgresWarehouse:
                              "the next query reconnects") from None
         except psycopg.Error as exc:
             raise QueryError(_message(exc)) from None
+        except QueryError:  # the result grew past its byte budget
+            raise
         except Exception as exc:  # a value psycopg could not load, a decoding error: this query fails, not the run
             raise QueryError(f"the result could not be read: {type(exc).__name__}: {scrub_error(str(exc))[:300]}"
                              ) from None

@@ -28,7 +28,7 @@ import psycopg
 from psycopg import sql as psql
 
 from ..errors import QueryError, QueryTimeout
-from .base import QueryResult, fix_prompt_for
+from .base import QueryResult, check_result_bytes, fix_prompt_for, rows_bytes
 from .postgres import FETCH_BATCH, PostgresWarehouse, _message
 from .redact import scrub_error
 from .values import table_from_rows
@@ -102,6 +102,7 @@ class RedshiftWarehouse(PostgresWarehouse):
                 cur.execute(psql.SQL("DECLARE {} CURSOR FOR ").format(name) + psql.SQL(sql))
                 cols: list[str] = []
                 got: list[tuple] = []
+                size = 0
                 while len(got) <= row_cap:
                     self._budget(cur, deadline)
                     want = min(FETCH_BATCH, row_cap + 1 - len(got))
@@ -109,6 +110,8 @@ class RedshiftWarehouse(PostgresWarehouse):
                     cols = [d.name for d in cur.description] if cur.description else cols
                     batch = cur.fetchall()
                     got.extend(batch)
+                    size += rows_bytes(batch)
+                    check_result_bytes(size)
                     if len(batch) < want:
                         break
                 truncated = len(got) > row_cap
@@ -126,6 +129,8 @@ class RedshiftWarehouse(PostgresWarehouse):
                              "the next query reconnects") from None
         except psycopg.Error as exc:
             raise QueryError(_message(exc)) from None
+        except QueryError:  # the result grew past its byte budget
+            raise
         except Exception as exc:
             raise QueryError(f"the result could not be read: {type(exc).__name__}: {scrub_error(str(exc))[:300]}"
                              ) from None

@@ -218,3 +218,16 @@ def test_an_error_on_another_tenants_row_does_not_show_its_value(pg_dsn):
     finally:
         with psycopg.connect(pg_dsn, autocommit=True) as c:
             c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_a_result_past_its_byte_budget_stops_being_read(pg_dsn, pg_schema, monkeypatch):
+    """Red team 8: rows of long values within the row cap took the client past 3.6 GB; the adapter reads 1,000 rows
+    per FETCH and stops once the result holds more than MAX_RESULT_BYTES."""
+    import assay.warehouse.base as base
+
+    monkeypatch.setattr(base, "MAX_RESULT_BYTES", 2**20)
+    w = wh(pg_dsn, pg_schema)
+    with pytest.raises(QueryError, match="the result holds more than 1 MB"):
+        w.query("SELECT repeat('x', 5000) AS s FROM generate_series(1, 5000)", row_cap=10_000, timeout_s=30)
+    assert w.query("SELECT 1 AS one", row_cap=10, timeout_s=5).row_count == 1  # the connection goes on
+    w.close()

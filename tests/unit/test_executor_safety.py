@@ -250,3 +250,19 @@ def test_the_fixer_reads_the_error_before_the_query(db):
     assert out.ok and out.fixes == 1
     text = llm.calls[0].messages[0].content
     assert text.startswith("Error:\n") and text.index("SELECT emial") > text.index("Query:") > text.index("emial")
+
+
+def test_a_result_past_its_byte_budget_stops_being_read(db, monkeypatch):
+    """Red team 8: the row cap counts rows, and 25 rows of 82 MB took the client past 3.6 GB. Each adapter reads a
+    result in batches and stops once it holds more than MAX_RESULT_BYTES, with one clear error."""
+    import assay.warehouse.base as base
+    from assay.errors import QueryError
+
+    monkeypatch.setattr(base, "MAX_RESULT_BYTES", 2**20)
+    wh = DuckDBWarehouse(str(db))
+    try:
+        with pytest.raises(QueryError, match="the result holds more than 1 MB"):
+            wh.query("SELECT repeat('x', 5000) AS s FROM range(1000)", row_cap=10_000, timeout_s=30)
+        assert wh.query("SELECT repeat('x', 500) AS s FROM range(1000)", row_cap=10_000, timeout_s=30).row_count == 1000
+    finally:
+        wh.close()
