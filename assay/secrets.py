@@ -20,6 +20,25 @@ def register_block_resolver(fn: Callable[[str], str]) -> None:
     _block_resolver = fn
 
 
+def warehouse_password(settings: dict, what: str) -> str | None:
+    """The password a warehouse's settings name (``password_env``, ``password_block``), or None when they name
+    none. A variable that is named but not set (and no block answers) is an error that says so: the run used to
+    connect without the password and fail on whatever the server said instead ("role does not exist"). A variable
+    set to the empty string is an empty password."""
+    env, block = settings.get("password_env"), settings.get("password_block")
+    if env and env in os.environ:
+        return os.environ[env]
+    if not env and not block:
+        return None
+    value = resolve(env, block, what=what, required=False)
+    if value is None:
+        named = " or ".join(x for x in (f"the environment variable {env} (warehouse.settings.password_env)" if env
+                                        else "", f"the Prefect Secret block {block!r} (warehouse.settings."
+                                        "password_block)" if block else "") if x)
+        raise MissingKey(f"{what}: no password: set {named}")
+    return value
+
+
 def resolve(env: str | None = None, block: str | None = None, *, what: str, required: bool = True) -> str | None:
     if env and os.environ.get(env):
         return os.environ[env]

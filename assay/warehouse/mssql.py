@@ -59,7 +59,7 @@ class MSSQLWarehouse:
         self.schemas = list(cfg.schemas)
         self.default_schema = self.schemas[0] if self.schemas else "dbo"
         self.timeout_s = cfg.statement_timeout_s
-        password = secrets.resolve(s.get("password_env"), s.get("password_block"), what="mssql", required=False)
+        password = secrets.warehouse_password(s, what="mssql")
         self.where = f"{s['host']}:{s.get('port') or 1433}/{self.database}"
         self._params = {"server": s["host"], "port": str(s.get("port") or 1433), "database": self.database,
                         "user": s.get("user"), "password": password, "login_timeout": int(s.get("login_timeout", 10)),

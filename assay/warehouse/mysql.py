@@ -88,7 +88,7 @@ class MySQLWarehouse:
         for k in ("host", "port", "user", "database", "ssl_ca", "unix_socket"):
             if s.get(k) is not None:
                 params[k] = s[k]
-        password = secrets.resolve(s.get("password_env"), s.get("password_block"), what="mysql", required=False)
+        password = secrets.warehouse_password(s, what="mysql")
         if password is not None:
             params["password"] = password
         self.database = None  # MySQL has no level above the schema (a "database" is a schema)

@@ -89,8 +89,7 @@ class PostgresWarehouse:
         dsn = s.get("dsn")
         if not dsn and not s.get("host"):
             raise ConfigError(f"warehouse.settings: {self.kind} needs dsn or host/dbname/user")
-        password = secrets.resolve(s.get("password_env"), s.get("password_block"), what=self.kind,
-                                   required=False)
+        password = secrets.warehouse_password(s, what=self.kind)
         if dsn:  # a DSN psycopg cannot read is one line naming the setting, not a driver traceback
             try:
                 psycopg.conninfo.conninfo_to_dict(dsn)

@@ -33,7 +33,7 @@ class SnowflakeWarehouse:
         self.database = s["database"]
         self.schemas = [x.upper() for x in cfg.schemas]
         self.default_schema = (self.schemas[0] if self.schemas else s.get("schema", "PUBLIC")).lower()
-        password = secrets.resolve(s.get("password_env"), s.get("password_block"), what="snowflake", required=False)
+        password = secrets.warehouse_password(s, what="snowflake")
         params = {k: s[k] for k in ("account", "user", "warehouse", "role", "authenticator") if s.get(k)}
         try:
             self.conn = snowflake.connector.connect(

@@ -508,3 +508,21 @@ def test_a_declared_pii_column_that_names_no_column_stops_the_run(tmp_path):
         wh.close()
     with pytest.raises(ConfigError, match="customers.emial"):
         check_warehouse(bad)
+
+
+@pytest.mark.parametrize("kind, settings", [
+    ("postgres", {"host": "127.0.0.1", "dbname": "shop", "user": "assay"}),
+    ("mysql", {"host": "127.0.0.1", "database": "shop", "user": "assay"}),
+    ("snowflake", {"account": "acme", "user": "assay", "database": "SHOP", "warehouse": "WH"}),
+])
+def test_a_named_password_variable_that_is_not_set_is_one_line(kind, settings, monkeypatch):
+    """A new user (session 24): ``password_env: PGSHOP_PW`` unset connected without a password, and doctor said
+    'role "assay" does not exist'. A named variable that is not set says so; one set to "" is an empty password."""
+    from assay.errors import MissingKey
+    from assay.warehouse import open_warehouse
+
+    monkeypatch.delenv("SHOP_PW_UNSET", raising=False)
+    cfg = WarehouseConfig(kind=kind, settings={**settings, "password_env": "SHOP_PW_UNSET"})
+    with pytest.raises(MissingKey, match=r"no password: set the environment variable SHOP_PW_UNSET "
+                                         r"\(warehouse.settings.password_env\)"):
+        open_warehouse(cfg)
