@@ -233,6 +233,8 @@ def _stratified(sel: exp.Select, stratum: exp.Expression, seg, base, dialect: st
     q = q.select(exp.alias_(stratum.copy(), "refute_level"), copy=False)
     q.set("order", None)
     q.set("limit", None)
+    if isinstance(stratum, exp.Literal):  # one level, the whole: PostgreSQL refuses GROUP BY 'all' (red team 7)
+        return q.sql(dialect=dialect)
     return q.group_by(stratum.copy(), copy=False).sql(dialect=dialect)
 
 

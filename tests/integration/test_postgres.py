@@ -231,3 +231,24 @@ def test_a_result_past_its_byte_budget_stops_being_read(pg_dsn, pg_schema, monke
         w.query("SELECT repeat('x', 5000) AS s FROM generate_series(1, 5000)", row_cap=10_000, timeout_s=30)
     assert w.query("SELECT 1 AS one", row_cap=10, timeout_s=5).row_count == 1  # the connection goes on
     w.close()
+
+
+def test_the_refuters_whole_level_runs_on_postgresql(pg_dsn, pg_schema):
+    """Red team 7: the refuter's first query grouped by the literal 'all', which PostgreSQL refuses ("non-integer
+    constant in GROUP BY"), so every refutation on PostgreSQL began with a failed step. The whole is one level,
+    with no GROUP BY."""
+    import sqlglot
+    from sqlglot import exp
+
+    from assay.validate.refute import _stratified
+
+    sel = sqlglot.parse_one("SELECT avg(CASE WHEN c.channel = 'paid' THEN o.amount END) AS segment_value, "
+                            "avg(CASE WHEN c.channel <> 'paid' THEN o.amount END) AS baseline_value FROM orders AS o "
+                            "JOIN customers AS c ON c.customer_id = o.customer_id", read="postgres")
+    sql = _stratified(sel, exp.Literal.string("all"), sqlglot.parse_one("c.channel = 'paid'", read="postgres"), None,
+                      "postgres")
+    assert "GROUP BY" not in sql
+    w = wh(pg_dsn, pg_schema)
+    row = w.query(sql, row_cap=10, timeout_s=5).table.to_pylist()
+    assert len(row) == 1 and row[0]["refute_level"] == "all" and row[0]["refute_n_segment"] == 2500, row
+    w.close()
