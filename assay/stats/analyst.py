@@ -96,8 +96,11 @@ def key_attributes(s, table: str, key: str, measures: list[str]) -> frozenset:
     if out.ok and out.result.table.num_rows == 1:
         row = out.result.table.to_pylist()[0]
         for m in measures:
-            within, total = row.get("within_" + m), row.get("total_" + m)
-            if within is not None and total and float(total) > 0 and float(within) <= KEY_ATTRIBUTE_SHARE * float(total):
+            try:  # (a masked or odd value: no judgement)
+                within, total = float(row.get("within_" + m)), float(row.get("total_" + m))
+            except (TypeError, ValueError):
+                continue
+            if total > 0 and within <= KEY_ATTRIBUTE_SHARE * total:
                 found.add(m)
     with _key_attr_lock:
         if len(_key_attr_cache) > 512:
