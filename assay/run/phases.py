@@ -368,5 +368,6 @@ def save_phase(s: RunSession, *, error: str | None = None) -> DiscoveryResult:
     s.store.update_run(s.run_id, status=RunStatus.failed if failed else RunStatus.completed,
                        phase=(stopped if error else Phase.analysis) if failed else Phase.done,
                        finished_at=utcnow(), run_type=run_type,
-                       error=errors[0] if failed and errors else None)
+                       error=(errors[0] if errors else None) if failed else
+                       (f"{len(errors)} area(s) failed: {'; '.join(errors)}" if run_type == RunType.partial else None))
     return result

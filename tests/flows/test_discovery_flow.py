@@ -424,11 +424,13 @@ def test_a_partial_cli_run_exits_3_and_a_bare_rerun_analyses_what_failed(project
     assert r.exit_code == PARTIAL_EXIT, r.output
     assert (f"partial: 1 area(s) have no analysis (revenue); `assay rerun {run.id[:8]}` analyses them again"
             in " ".join(r.output.split())), r.output
+    # `assay runs` shows why beside "Partial" (its error column was empty)
+    assert store.get_run(run.id).error.startswith("1 area(s) failed: revenue: "), store.get_run(run.id).error
     CALLS.clear()
     r = CliRunner().invoke(app, ["rerun", run.id[:8]], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert [c for c in CALLS if c.startswith("analyze:")] == ["analyze:revenue"]
-    assert store.get_result(run.id).run_type.value == "full"
+    assert store.get_result(run.id).run_type.value == "full" and store.get_run(run.id).error is None
     r = CliRunner().invoke(app, ["rerun", run.id[:8]], catch_exceptions=False)
     assert r.exit_code != 0 and "every area of run" in r.output and "--area" in r.output, r.output
     # a rerun that fails says why, and that the earlier analysis is kept
