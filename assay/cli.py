@@ -18,7 +18,7 @@ from rich.padding import Padding
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .errors import AssayError, UserError
+from .errors import AssayError, MissingKey, UserError
 from .settings import load_settings
 
 def _flags_take_no_value() -> None:
@@ -1249,7 +1249,14 @@ def ask(project: str = typer.Argument(..., help="a project id (`assay project li
     from .ask import ask as run_ask
 
     store = _store()
-    ans = run_ask(store, store.get_project(project), question, turns=turns)
+    p = store.get_project(project)
+    try:
+        ans = run_ask(store, p, question, turns=turns)
+    except MissingKey:
+        # no LLM to answer: what the project's discoveries found closest to the question, then why there is no
+        # answer (the insight search needs no LLM: MCP's search_insights offers it as well)
+        _closest_findings(store, p.id, question)
+        raise
     out.print(f"[bold]{ans.answer}[/]", soft_wrap=True)
     out.print(f"[dim]answered from: {ans.sources}[/]")
     for h in ans.cited_insights():
@@ -1259,6 +1266,21 @@ def ask(project: str = typer.Argument(..., help="a project id (`assay project li
     for s in ans.cited():  # under the number the answer cites it by (explore/numbering.py), not the stored one
         out.print(f"\n[dim]{name(s)}: {s.purpose} ({s.row_count:,} rows)[/]")
         out.print(Syntax(s.query, "sql", word_wrap=True))
+
+
+def _closest_findings(store, project_id: str, question: str, k: int = 3) -> None:
+    from .insight_search import search_insights
+
+    if not store.recent_results(project_id, limit=1):
+        return
+    try:
+        hits = search_insights(store, project_id, question, top_k=k)
+    except Exception:  # the search is a courtesy here: the error below is what the command says
+        return
+    if hits:
+        out.print("[dim]no LLM to answer; the project's findings closest to the question:[/]", highlight=False)
+        for h in hits:
+            out.print(f"[dim]{h.kind} {h.cite()} · {h.verdict or 'recommendation'}:[/] {h.title}", soft_wrap=True)
 
 
 @app.command()

@@ -171,3 +171,19 @@ def test_the_insight_search_says_it_takes_a_step_as_the_loop_counts_it():
     assert "takes one step" in spec.description
     step = ExplorationStep(run_id="ask", step=1, turn=1, action=StepAction.search_insights, purpose="x")
     assert not Explorer._free_kind(step)
+
+
+def test_without_an_llm_the_cli_shows_the_closest_findings_then_why(project, monkeypatch):
+    """A new user (session 24): `assay ask` without an LLM only refused, though the insight search needs none."""
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(k, raising=False)
+    _findings_project(project, open_store(load_settings()), "asknollm")
+    r = CliRunner().invoke(app, ["ask", "asknollm", "do paid customers churn more?"], catch_exceptions=False)
+    out = " ".join(r.output.split())
+    assert r.exit_code != 0 and "error: assay ask needs an LLM" in out, out
+    assert "closest to the question" in out and "Paid customers churn twice as often" in out, out
+    assert out.index("Paid customers churn") < out.index("error:")
