@@ -12,7 +12,7 @@ import time
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, clean_comment, fix_prompt_for
+from .base import FETCH_ROWS, QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
 from .redact import scrub_error
 from .values import table_from_rows
 
@@ -125,7 +125,17 @@ class SnowflakeWarehouse:
         try:
             cur.execute(sql, timeout=int(max(timeout_s, 1)))
             cols = [d[0].lower() for d in cur.description] if cur.description else []
-            rows = cur.fetchmany(row_cap + 1)
+            rows: list = []
+            size = 0
+            while len(rows) <= row_cap:  # in batches, the result's size checked after each
+                batch = cur.fetchmany(min(FETCH_ROWS, row_cap + 1 - len(rows)))
+                if not batch:
+                    break
+                rows.extend(batch)
+                size += rows_bytes(batch)
+                check_result_bytes(size)
+        except QueryError:  # the result grew past its byte budget
+            raise
         except self._errors.ProgrammingError as exc:
             if getattr(exc, "errno", None) == 604 or "timeout" in str(exc).lower():
                 raise QueryTimeout(f"query exceeded the {timeout_s:g}s statement timeout") from None

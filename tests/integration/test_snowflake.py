@@ -99,3 +99,14 @@ def test_every_fix_prompt_keeps_the_verification_section(kind):
 
     text = fix_prompt_for(kind)
     assert "{{#VERIFICATION_CONTEXT}}" in text and "{{/VERIFICATION_CONTEXT}}" in text
+
+
+def test_a_result_past_its_byte_budget_stops_being_read(sf, monkeypatch):
+    """Red team 8: the row cap counts rows, not bytes; the adapter reads in batches and stops past the budget."""
+    import assay.warehouse.base as base
+    from assay.errors import QueryError
+
+    monkeypatch.setattr(base, "MAX_RESULT_BYTES", 10_000)
+    with pytest.raises(QueryError, match="the result holds more than"):
+        sf.query("SELECT repeat('x', 100) AS s FROM sales.orders", row_cap=1000, timeout_s=10)
+    assert sf.query("SELECT order_id FROM sales.orders", row_cap=1000, timeout_s=10).table.num_rows == 500
