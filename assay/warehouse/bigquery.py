@@ -36,7 +36,7 @@ import time
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, clean_comment, fix_prompt_for
+from .base import QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
 from .redact import scrub_error
 from .values import table_from_rows
 
@@ -435,8 +435,11 @@ class BigQueryWarehouse:
                 retry=self._retry(timeout_s), job_retry=None)
             cols = [f.name for f in rows.schema]
             got = []
+            size = 0
             for r in rows:
                 got.append(tuple(r.values()))
+                size += rows_bytes(got[-1:])
+                check_result_bytes(size)  # the row cap counts rows, not bytes
                 if len(got) > row_cap or time.perf_counter() - t0 > timeout_s:
                     break
             if len(got) <= row_cap and time.perf_counter() - t0 > timeout_s:
@@ -456,6 +459,8 @@ class BigQueryWarehouse:
             raise QueryError(_first_line(exc)) from None
         except requests.exceptions.RequestException as exc:
             raise QueryError(f"the connection to BigQuery failed during the query ({type(exc).__name__})") from None
+        except QueryError:  # the result grew past its byte budget
+            raise
         except Exception as exc:
             raise QueryError(f"the result could not be read: {type(exc).__name__}: {scrub_error(str(exc))[:300]}"
                              ) from None

@@ -26,7 +26,7 @@ import time
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, clean_comment, fix_prompt_for
+from .base import QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
 from .redact import scrub_error
 from .values import table_from_rows
 
@@ -213,12 +213,16 @@ class DatabricksWarehouse:
             types = [(c.type_name.value if hasattr(c.type_name, "value") else str(c.type_name or "")) or
                      (c.type_text or "").split("<")[0].split("(")[0].upper() for c in cols_meta]
             rows = list((r.result.data_array if r.result else None) or [])
+            size = rows_bytes(rows)
+            check_result_bytes(size)  # the row cap counts rows, not bytes: each chunk's size is checked
             chunk = r.result.next_chunk_index if r.result else None
             while chunk is not None and len(rows) <= row_cap:
                 if time.perf_counter() >= deadline:
                     raise QueryTimeout("deadline")
                 part = self._statements.get_statement_result_chunk_n(r.statement_id, chunk)
                 rows += part.data_array or []
+                size += rows_bytes(part.data_array or [])
+                check_result_bytes(size)
                 chunk = part.next_chunk_index
             truncated = len(rows) > row_cap or bool(r.manifest and r.manifest.truncated and len(rows) >= row_cap)
             rows = rows[:row_cap]

@@ -273,3 +273,17 @@ def test_assay_estimate_shows_the_dry_run_bytes(bq):
     # dry runs only, apart from schema discovery's INFORMATION_SCHEMA reads (metadata, never a table's rows)
     assert all("INFORMATION_SCHEMA." in q for q in ran), ran
     assert est.warehouse["engine"] == "bigquery" and est.warehouse["unit"] == "bytes" and est.warehouse["total"] > 0
+
+
+def test_a_result_past_its_byte_budget_stops_being_read(bq, monkeypatch):
+    """Red team 8: the row cap counts rows, not bytes; rows are read page by page and stopped past the budget."""
+    import assay.warehouse.base as base
+
+    monkeypatch.setattr(base, "MAX_RESULT_BYTES", 600)
+    w = open_warehouse(cfg(bq))
+    try:
+        with pytest.raises(QueryError, match="the result holds more than"):
+            w.query("SELECT * FROM orders ORDER BY order_id", row_cap=1000, timeout_s=10)
+        assert w.query("SELECT order_id FROM orders ORDER BY order_id", row_cap=20, timeout_s=10).table.num_rows == 20
+    finally:
+        w.close()

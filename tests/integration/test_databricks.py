@@ -116,3 +116,15 @@ def test_a_statement_may_outlast_the_connect_timeout_within_its_wait(dbx):
         w.close()
     assert r.table.to_pylist() == [{"n": 5000}]
     assert calls == [("POST", "/api/2.0/sql/statements")], calls  # answered on the synchronous call, no poll
+
+
+def test_a_result_past_its_byte_budget_stops_being_read(dbx, monkeypatch):
+    """Red team 8: the row cap counts rows, not bytes; each chunk's size is checked and reading stops past it."""
+    import assay.warehouse.base as base
+    from assay.errors import QueryError
+
+    monkeypatch.setattr(base, "MAX_RESULT_BYTES", 600)
+    w = open_warehouse(cfg(dbx))
+    with pytest.raises(QueryError, match="the result holds more than"):
+        w.query("SELECT * FROM orders ORDER BY order_id", row_cap=1000, timeout_s=10)
+    assert w.query("SELECT order_id FROM orders ORDER BY order_id", row_cap=20, timeout_s=10).table.num_rows == 20
