@@ -954,7 +954,8 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
         return
     from rich.live import Live
 
-    with Live(table(), console=out, refresh_per_second=1) as live:
+    # off a terminal, the same wide console as the plain table (rich fit the live one in 80 columns: "Complet…")
+    with Live(table(), console=_table_console(), refresh_per_second=1) as live:
         while any(r.status.value in ("pending", "running") for r in store.list_runs(project, limit)):
             time.sleep(2)
             reap()

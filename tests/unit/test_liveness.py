@@ -105,6 +105,8 @@ def test_assay_runs_shows_prefects_state_names_and_watch_ends_when_the_process_i
     r = CliRunner().invoke(app, ["runs", "--project", "runs-cli", "--watch"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert "Partial" in r.output and "Crashed" in r.output
+    # off a terminal, not squeezed into 80 columns (the error column had no room: session 24's new user)
+    assert "error" in r.output and "crashed: its process" in r.output, r.output
     r = CliRunner().invoke(app, ["runs", "--project", "runs-cli", "--json"], catch_exceptions=False)
     rows = {x["run"]: x for x in map(json.loads, r.output.strip().splitlines())}
     assert rows["cli-partial-0001"]["state"] == "Partial" and rows["cli-killed-0002"]["state"] == "Crashed"
