@@ -243,6 +243,54 @@ def project_list() -> None:
     _table_console().print(t)  # an id cut to "goal-7e79d752…" is no longer one to copy
 
 
+@project_app.command("show")
+@_guarded
+def project_show(project: str = typer.Argument(..., help="project id")) -> None:
+    """Print a project as the YAML `project apply -f` takes (what is stored: secrets never are)."""
+    import yaml
+
+    p = _store().get_project(project)
+    data = p.model_dump(mode="json", exclude_defaults=True)
+    data.pop("created_at", None)  # the store's, not the project file's
+    warehouse = {"kind": p.warehouse.kind, **data.pop("warehouse", {})}
+    data = {"id": p.id, "pack": p.pack, **{k: v for k, v in data.items() if k not in ("id", "pack")},
+            "warehouse": warehouse}
+    sys.stdout.write(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+@project_app.command("delete")
+@_guarded
+def project_delete(project: str = typer.Argument(..., help="project id"),
+                   yes: bool = typer.Option(False, "--yes", help="do not ask (needed off a terminal)")) -> None:
+    """Delete a project with its runs, their insights and its schema index (its Prefect deployments stay)."""
+    store = _store()
+    p = store.get_project(project)  # an unknown id: one line with the known ones
+    runs = store.list_runs(p.id, limit=100_000)
+    if any(r.status.value in ("pending", "running") for r in runs):
+        from .liveness import reap_gone_runs
+
+        reap_gone_runs(store)
+        runs = store.list_runs(p.id, limit=100_000)
+        if any(r.status.value in ("pending", "running") for r in runs):
+            fail(f"project {p.id} has a run in progress; delete it once the run has ended")
+    what = f"project {p.id} and its {len(runs)} run(s)"
+    if not yes:
+        if not sys.stdin.isatty():
+            fail(f"this deletes {what}; pass --yes to confirm")
+        if not typer.confirm(f"Delete {what}?", default=False):
+            fail("nothing deleted", 1)
+    store.delete_project(p.id)
+    try:  # its schema index (the vector collection the explorer's search_tables reads)
+        from .vectors import open_index
+        from .vectors.index import schema_collection
+
+        open_index(load_settings()).drop(schema_collection(p.id))
+    except Exception as exc:  # the store is the record; a collection left behind is found again, never read
+        logging.getLogger("assay").warning("could not drop the schema index of %s: %s", p.id, exc)
+    out.print(f"deleted {what}" + (f"; its Prefect deployments stay (`prefect deployment delete "
+                                   f"assay-discovery/discover-{p.id}`)" if p.schedule else ""), highlight=False)
+
+
 # ---------------------------------------------------------------------------- schema
 
 

@@ -179,6 +179,15 @@ class Store:
             for col in ("candidates", "scans", "recommendations", "results", "runs"):
                 self.db[col].delete_many({"_id": run_id})
 
+    def delete_project(self, project_id: str) -> None:
+        """A project and everything stored for it: its runs (``delete_run``), feedback and cached schema."""
+        for run in self.list_runs(project_id, limit=10**9):
+            self.delete_run(run.id)
+        with self._lock:
+            self.db.feedback.delete_many({"project_id": project_id})
+            self.drop_schema_cache(project_id)
+            self.db.projects.delete_many({"_id": project_id})
+
     # ------------------------------------------------------------------ per-area results
 
     def save_area(self, run_id: str, area: str, insights: list[Insight], log: AreaLog) -> bool:

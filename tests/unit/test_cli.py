@@ -236,3 +236,38 @@ def test_estimate_of_a_statistical_project_prices_the_llm_analyst(tmp_path):
     assert invoke("project", "apply", "-f", str(f)).exit_code == 0
     lead = json.loads(invoke("estimate", "est-llm", "--json").stdout)["lead"]
     assert lead.startswith("No API key is set: a run of this project (analyst: llm) would stop now.")
+
+
+def test_project_show_round_trips_and_delete_removes_the_project_and_its_runs(tmp_path):
+    """A new user (session 24): no way to see what a project holds, or to remove one."""
+    import datetime as dt
+
+    from assay.models import DiscoveryRun, Feedback, RunStatus
+    from assay.settings import load_settings
+    from assay.store import open_store
+    from tests.helpers import small_warehouse
+
+    db = small_warehouse(tmp_path / "w.duckdb")
+    f = tmp_path / "p.yaml"
+    f.write_text(f"id: showme\npack: ecommerce\nanalyst: statistical\nmax_steps: 12\nschedule: '0 6 * * 1'\n"
+                 f"warehouse:\n  kind: duckdb\n  settings: {{path: {db}}}\n  pii_columns: [customers.email]\n"
+                 f"  tenant_filter: {{column: customer_id, value: 7, shared_tables: [orders]}}\n")
+    assert invoke("project", "apply", "-f", str(f)).exit_code == 0
+    r = invoke("project", "show", "showme")
+    assert r.exit_code == 0 and r.output.startswith("id: showme\n") and "customers.email" in r.output, r.output
+    again = tmp_path / "again.yaml"
+    again.write_text(r.output)
+    assert invoke("project", "apply", "-f", str(again)).exit_code == 0  # what show prints, apply takes
+    store = open_store(load_settings())
+    before = store.get_project("showme")
+    assert before.max_steps == 12 and before.warehouse.tenant_filter.value == 7
+    store.create_run(DiscoveryRun(id="showme-run-1", project_id="showme", status=RunStatus.completed))
+    store.add_feedback(Feedback(project_id="showme", run_id="showme-run-1", insight_id="I1", rating="like",
+                                created_at=dt.datetime(2026, 11, 29, tzinfo=dt.timezone.utc)))
+    one_line_error(invoke("project", "delete", "showme"), "pass --yes")  # off a terminal: nothing deleted
+    assert store.get_project("showme").id == "showme"
+    r = invoke("project", "delete", "showme", "--yes")
+    assert r.exit_code == 0 and "deleted project showme and its 1 run(s)" in " ".join(r.output.split()), r.output
+    assert "prefect deployment delete assay-discovery/discover-showme" in " ".join(r.output.split())
+    one_line_error(invoke("project", "show", "showme"), "no project 'showme'")
+    assert store.list_runs("showme", 10) == [] and store.feedback("showme") == []
