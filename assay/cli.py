@@ -474,11 +474,19 @@ def _prefect_server_for_deployments(command: str) -> "_PrefectServer":
     (Prefect's own, when no API URL is set) wrote its schedules where nothing outlived it, met the local server's
     database locked (a traceback), and on Ctrl-C retried the gone server for 30 s instead of pausing its
     deployments."""
+    from assay_flows import local_server
+
+    ephemeral = os.environ.get("ASSAY_PREFECT_SERVER", "local").strip().lower() != "local"
+    if ephemeral and not local_server.configured_api_url():  # before any server starts
+        fail(f"{command} needs a Prefect server that outlives it: set PREFECT_API_URL, or leave "
+             "ASSAY_PREFECT_SERVER unset for the local server", 1)
     server = _PrefectServer()
     server.join()
     if server.fallback:
         fail(f"{command} needs a Prefect server that outlives it, and the local one did not answer (see "
              f"`assay local-server status`), or set PREFECT_API_URL", 1)
+    if server.url is None and not local_server.configured_api_url():  # Prefect already imported: its own
+        fail(f"{command} needs a Prefect server that outlives it: set PREFECT_API_URL", 1)
     return server
 
 
@@ -552,19 +560,42 @@ class _ProgressNotes(logging.Handler):
         return self._note if time.monotonic() < self._until else ""
 
 
-def _watch_flow(run_id: str | None, start, settings=None) -> dict:
+def _watch_flow(run_id: str | None, start, settings=None, rerun: bool = False) -> dict:
     """Run a flow (``start()`` returns its coroutine) in a thread while the main thread shows progress.
     Logs go to the run's log file; a failure is one line and the log's path. With ``run_id`` None the
     run's id is its flow run's: ``start(ready)`` calls ``ready(run_id)`` once the flow run exists."""
     log_path = run_log_path(run_id or f"starting-{os.getpid()}")
     restore = _log_to_file(log_path)
     try:
-        return _watch_flow_logged(run_id, start, log_path, restore.move, settings)
+        return _watch_flow_logged(run_id, start, log_path, restore.move, settings, rerun=rerun)
     finally:
         restore()
 
 
-def _interrupted(store, run_id: str | None, log_path: Path) -> None:
+def _interrupted_rerun(store, run_id: str, log_path: Path) -> None:
+    """Ctrl-C during `assay rerun`: the run goes back to what its saved discovery says (a failed attempt never
+    erases an area's earlier analysis: ``Store.save_area``); it is not cancelled, and its discovery flow run is
+    left as it was (session 24's review)."""
+    from .models import Phase, RunStatus, RunType, utcnow
+
+    try:
+        result = store.get_result(run_id)
+        failed = result.run_type == RunType.failed
+        store.update_run(run_id, status=RunStatus.failed if failed else RunStatus.completed,
+                         run_type=result.run_type, finished_at=utcnow(), phase=Phase.analysis if failed else Phase.done,
+                         error=("; ".join(result.errors) or None) if result.run_type != RunType.full else None)
+    except Exception:  # the store is the record: when it cannot say so, the run is reaped as crashed later
+        pass
+    err.print(f"[bold red]interrupted:[/] the rerun of run {run_id[:8]} stopped; its earlier analysis is kept",
+              soft_wrap=True, highlight=False)
+    err.print(f"[dim]log: {log_path}[/]", highlight=False, soft_wrap=True)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
+def _interrupted(store, run_id: str | None, log_path: Path, rerun: bool = False) -> None:
     """Ctrl-C while a run is watched: the run is cancelled where it stands (its flow run on a Prefect server, then
     its document: written last, so that what the flow's thread writes meanwhile does not undo it), one line says
     how to go on, and the process ends now. The flow runs in a daemon thread that nothing can stop: leaving
@@ -574,6 +605,8 @@ def _interrupted(store, run_id: str | None, log_path: Path) -> None:
 
     if run_id is None:
         fail("interrupted before the run started", 130)
+    if rerun:
+        _interrupted_rerun(store, run_id, log_path)
     why = "interrupted (Ctrl-C)"
     if os.environ.get("PREFECT_API_URL"):
         # a server outlives this process (the local one, or PREFECT_API_URL's): its flow run says so too (an
@@ -605,7 +638,8 @@ def _interrupted(store, run_id: str | None, log_path: Path) -> None:
     os._exit(130)
 
 
-def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None, settings=None) -> dict:
+def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None, settings=None,
+                       rerun: bool = False) -> dict:
     import asyncio
     import contextlib
 
@@ -656,7 +690,7 @@ def _watch_flow_logged(run_id: str | None, start, log_path: Path, move_log=None,
                 prog.update(task, description=run.phase.value, total=run.max_steps,
                             completed=min(run.steps_done, run.max_steps), note=notes.current() or run.analyst)
     except KeyboardInterrupt:
-        _interrupted(store, run_id or result.get("run_id"), log_path)
+        _interrupted(store, run_id or result.get("run_id"), log_path, rerun=rerun)
     finally:
         logging.getLogger("assay").removeHandler(notes)
     if run_id is None and result.get("run_id"):
@@ -737,7 +771,7 @@ def rerun(
 
     params = RerunParams(run=rid, areas=area)
     server.join()
-    done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True), settings=server.flow_settings)
+    done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True), settings=server.flow_settings, rerun=True)
     if not done["state"].is_completed():
         err.print(f"[red]{done['state'].message}[/]", soft_wrap=True)
     show_result(rid)

@@ -89,8 +89,12 @@ def reverify(store: Store, run_ref: str, insight_ids: list[str] | None = None, *
     out: list[Reverified] = []
     try:
         tables = discover_schema(store, project, wh)
-        verifier = Verifier(llm=llm, executor=Executor(wh, build_guard(wh, project.warehouse, tables),
-                                                       project.warehouse, llm),
+        # under a tenant filter the predicate is written into every statement: most are the product's own (the
+        # statistical analyst's, adoption's), which carry none and were refused (session 24's review)
+        cfg = project.warehouse
+        if cfg.tenant_filter is not None:
+            cfg = cfg.model_copy(update={"inject_tenant_filter": True})
+        verifier = Verifier(llm=llm, executor=Executor(wh, build_guard(wh, cfg, tables), project.warehouse, llm),
                             steps=steps, catalog=run.catalog)
         refuter = Refuter(verifier.executor, tables)
         for ins in chosen:

@@ -72,11 +72,21 @@ def check_result_bytes(n: int) -> None:
 
 
 def rows_bytes(rows) -> int:
-    """About how many bytes fetched rows hold (text and binary by their length, anything else as 8)."""
+    """About how many bytes fetched rows hold: text and binary by their length, lists, tuples and dicts (arrays,
+    JSON, records as drivers load them) by what they hold, anything else as 8."""
     n = 0
-    for row in rows:
-        for v in row:
-            n += len(v) if isinstance(v, (str, bytes, bytearray, memoryview)) else 8
+    stack = [v for row in rows for v in row]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (str, bytes, bytearray, memoryview)):
+            n += len(v)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        else:
+            n += 8
     return n
 
 

@@ -495,7 +495,8 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
     args = call_args(node)
     # inside an aggregate (string_agg(repeat(...)), list(lpad(...))) the padding is paid once per row, and inside a
     # lambda once per element (list_transform(range(99999), x -> repeat('ab', 5000)): 10^9 characters, red team 8)
-    limit = MAX_PAD_AGGREGATED if node.find_ancestor(exp.AggFunc, exp.Window, exp.Lambda) is not None else MAX_PAD
+    limit = MAX_PAD_AGGREGATED if node.find_ancestor(exp.AggFunc, exp.Window, *_PER_ELEMENT) is not None \
+        else MAX_PAD
     if name == "space" or isinstance(node, getattr(exp, "Space", ())):  # (T-SQL writes it as replicate)
         n = _number(args[0]) if args else None
         if n is None or n > limit:
@@ -558,6 +559,8 @@ def check_growth_budget(root: exp.Expression, dialect: str, memo: dict | None = 
             "padding); replace in fewer steps, or with shorter replacements")
 
 
+_PER_ELEMENT = (exp.Lambda, exp.Comprehension)  # bodies run once per element of a list
+
 MAX_COPIES = 16  # copies of one value a statement may concatenate into one value (through CTEs and subqueries)
 
 Copies = dict[str, float]  # a value's parts: each source value (a column read, a constant built) and its copies
@@ -567,26 +570,41 @@ def check_self_concatenation(root: exp.Expression) -> None:
     """A value concatenated with copies of itself grows with each level that does it: ``a1 AS (SELECT a.s || b.s
     FROM a0 AS a, a0 AS b)`` thirteen times made 10,000 characters 82 MB a row, and a recursive ``s || s`` 300 MB
     (PostgreSQL's backend at 2.7 GB, the client's past 3.6 GB: red team 8). Every output of every CTE and subquery
-    is read as the source values it holds and how many copies of each (a column of a table: one of itself;
-    ``x || y``: both's, added up), and no value may hold more than ``MAX_COPIES`` copies of one source; a recursive
-    CTE may not concatenate its own columns with each other (the value would double with every pass). Distinct
-    columns concatenated (``first || ' ' || last``) are one copy each."""
+    is read as the source values it holds and how many copies of each (a column of a table: one of itself; a
+    function of several values, ``x || y`` or ``array_to_string([x, x], '')``: their copies added up; a choice
+    between them, ``CASE``/``coalesce``: the most of any), and no value may hold more than ``MAX_COPIES`` copies of
+    one source. A string or list aggregate of an aggregate, or of a padded value, is refused (each level multiplies
+    by its rows); a recursive CTE may not read one of its own columns twice in one output (the value would double
+    with every pass). Distinct columns concatenated (``first || ' ' || last``) are one copy each."""
     ctes: dict[str, dict[str, Copies]] = {}
     for cte in root.find_all(exp.CTE):
         name = cte.alias_or_name.lower()
         body = cte.this
         if isinstance(body, exp.Union) and any(t.name.lower() == name for t in body.expression.find_all(exp.Table)):
-            step = body.expression
-            own = {t.alias_or_name.lower() for t in step.find_all(exp.Table) if t.name.lower() == name}
-            single = len(list(step.find_all(exp.Table))) == 1
-            for cat in step.find_all(exp.DPipe, exp.Concat, exp.ConcatWs):
-                refs = [c for c in cat.find_all(exp.Column) if (c.table or "").lower() in own or (not c.table and single)]
-                if len(refs) > 1:
-                    raise FunctionRefused("a recursive CTE may not concatenate its own columns with each other "
-                                          "(the value doubles with every pass); build the string outside the "
-                                          "recursion")
+            _check_recursive_step(body.expression, name)
         ctes[name] = _outputs(body, ctes)
     _outputs(root, ctes)
+
+
+def _check_recursive_step(step: exp.Expression, name: str) -> None:
+    own = {t.alias_or_name.lower() for t in step.find_all(exp.Table) if t.name.lower() == name}
+    single = len(list(step.find_all(exp.Table))) == 1
+    selects = [step] if isinstance(step, exp.Select) else list(step.find_all(exp.Select))
+    for sel in selects:
+        for e in sel.expressions:
+            seen: dict[str, int] = {}
+            for c in e.find_all(exp.Column):
+                if (c.table or "").lower() in own or (not c.table and single):
+                    seen[c.name.lower()] = seen.get(c.name.lower(), 0) + 1
+            if any(n > 1 for n in seen.values()) and (e.find(exp.DPipe, exp.Concat, exp.ConcatWs, exp.Array)
+                                                      or any(isinstance(f, exp.Func) and not isinstance(
+                                                          f, _OPERATORS) for f in e.find_all(exp.Func))):
+                raise FunctionRefused("a recursive CTE may not read one of its own columns twice in one output (the "
+                                      "value could double with every pass); build the string outside the recursion")
+
+
+_CHOICE = (exp.Case, exp.If, exp.Coalesce, exp.Nullif, exp.Greatest, exp.Least)  # one of their values, not all
+_PADDING = ("repeat", "replicate", "lpad", "rpad", "pad", "space")
 
 
 def _outputs(query: exp.Expression, ctes: dict[str, dict[str, Copies]]) -> dict[str, Copies]:
@@ -608,9 +626,10 @@ def _outputs(query: exp.Expression, ctes: dict[str, dict[str, Copies]]) -> dict[
             sources[node.alias_or_name.lower()] = _outputs(node.this, ctes)
     out: dict[str, Copies] = {}
     for e in query.expressions:
-        out[e.alias_or_name.lower()] = _check_copies(_copies(e, sources))
-    for other in query.find_all(exp.DPipe, exp.Concat, exp.ConcatWs):  # WHERE, ORDER BY, inside calls
-        _check_copies(_copies(other, sources))
+        out[e.alias_or_name.lower()] = _check_copies(_copies(e, sources, ctes))
+    for key in ("where", "having", "qualify"):  # a condition computes values too (length(a.s || b.s) > 0)
+        if isinstance(query.args.get(key), exp.Expression):
+            _check_copies(_copies(query.args[key], sources, ctes))
     out["*"] = _most(*out.values())
     return out
 
@@ -630,7 +649,15 @@ def _most(*parts: Copies) -> Copies:
     return out
 
 
-def _copies(e: exp.Expression, sources: dict[str, dict[str, Copies]]) -> Copies:
+def _sum(*parts: Copies) -> Copies:
+    out: Copies = {}
+    for p in parts:
+        for k, v in p.items():
+            out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def _copies(e: exp.Expression, sources: dict[str, dict[str, Copies]], ctes: dict[str, dict[str, Copies]]) -> Copies:
     if isinstance(e, exp.Column):
         src = sources.get((e.table or "").lower())
         if src is None and not e.table and len(sources) == 1:
@@ -643,23 +670,34 @@ def _copies(e: exp.Expression, sources: dict[str, dict[str, Copies]]) -> Copies:
         # a column of a table read directly: itself; of a CTE or subquery whose outputs are unknown: all they hold
         return {f"{k}.{e.name.lower()}": v for k, v in star.items()} if all(k.startswith("table:") for k in star) \
             else star
-    if isinstance(e, (exp.DPipe, exp.Concat, exp.ConcatWs)):
-        out: Copies = {}
-        for x in e.iter_expressions():
-            for k, v in _copies(x, sources).items():
-                out[k] = out.get(k, 0.0) + v
-        return out
-    if isinstance(e, exp.Literal):
+    if isinstance(e, (exp.Literal, exp.Star)):
         return {}
-    parts = [_copies(x, sources) for x in e.iter_expressions()]
-    if isinstance(e, (exp.GroupConcat, exp.ArrayAgg)) and any(k.startswith("built:") for p in parts for k in p):
-        # string_agg(repeat(...)) is bounded where the padding is written (MAX_PAD_AGGREGATED); one built in a CTE
-        # or a subquery and aggregated over its rows is not (10,000 characters x 100,000 rows: red team 8)
-        raise FunctionRefused("an aggregate of a padded value built in a CTE or subquery is not allowed; pad after "
-                              "aggregating, or aggregate the values themselves")
-    if isinstance(e, exp.Func) and not any(parts):  # a value built from constants (lpad('x', 10000, 'y'))
-        return {f"built:{id(e)}": 1.0}
-    return _most(*parts)
+    if isinstance(e, (exp.Subquery, exp.Select)):  # a scalar subquery: what its outputs hold
+        return _check_copies(_outputs(e, ctes).get("*", {}))
+    # a chain of one operator (a OR b OR ..., a || b || ...) read flat, not one Python frame per term
+    operands = list(e.flatten()) if isinstance(e, (exp.Connector, exp.Binary)) else list(e.iter_expressions())
+    if isinstance(e, (exp.Predicate, exp.Connector)):  # a truth value: what it computed on the way is checked
+        for x in operands:
+            _check_copies(_copies(x, sources, ctes))
+        return {}
+    parts = [_copies(x, sources, ctes) for x in operands]
+    if isinstance(e, (exp.GroupConcat, exp.ArrayAgg)):
+        held = [k for p in parts for k in p]
+        if any(k.startswith(("built:", "agg:")) for k in held):
+            # string_agg(repeat(...)) is bounded where the padding is written (MAX_PAD_AGGREGATED); one built in a CTE
+            # or subquery and aggregated over its rows is not (10,000 characters x 100,000 rows), and an aggregate
+            # of an aggregate multiplies by its rows at each level (red team 8, session 24's review)
+            raise FunctionRefused("an aggregate of a padded value, or of another aggregate's string or list, is not "
+                                  "allowed; pad after aggregating, or aggregate the values themselves once")
+        return {**_sum(*parts), f"agg:{id(e)}": 1.0}
+    if isinstance(e, _CHOICE):
+        return _most(*parts)
+    out = _sum(*parts)  # a function of several values holds them all (array_to_string([s, s], ''): two copies)
+    name = (e.sql_name() if isinstance(e, exp.Func) and not isinstance(e, exp.Anonymous) else
+            str(e.name) if isinstance(e, exp.Anonymous) else "").lower()
+    if isinstance(e, exp.Func) and (name in _PADDING or isinstance(e, getattr(exp, "Space", ()))):
+        out[f"built:{id(e)}"] = 1.0  # padded to a length of its own, from constants or a column
+    return out
 
 
 def _replace_factor(node: exp.Func, name: str) -> float | None:
@@ -680,15 +718,26 @@ def _replace_factor(node: exp.Func, name: str) -> float | None:
 def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:
     """Series multiply when joined (a, b = a x b rows): their product in one statement is bounded."""
     total = 1.0
-    for lam in root.find_all(exp.Lambda):
-        # a lambda runs once per element of its list: a lambda inside it multiplies them (a list of a 90,000 series
-        # walked inside a lambda over the same series: 8.1e9 elements, red team 8)
-        if lam.find_ancestor(exp.Lambda) is not None:
+    for lam in root.find_all(*_PER_ELEMENT):
+        # a lambda (or a list comprehension) runs once per element of its list: a lambda inside it multiplies them
+        # (a list of a 90,000 series walked inside a lambda over the same series: 8.1e9 elements, red team 8), and
+        # a value it reads from outside is repeated once per element (list_transform(range(99999), lambda x: p.s)
+        # over a padded p.s: session 24's review)
+        if lam.find_ancestor(*_PER_ELEMENT) is not None:
             raise FunctionRefused("a lambda inside a lambda is not allowed (each runs once per element: they "
                                   "multiply); unnest the list and aggregate instead")
+        if isinstance(lam, exp.Lambda):
+            params, body = {i.name.lower() for i in lam.expressions}, [lam.this]
+        else:
+            params, body = {lam.expression.name.lower()}, [lam.this, lam.args.get("condition")]
+        for part in body:
+            for col in (part.find_all(exp.Column) if isinstance(part, exp.Expression) else ()):
+                if (col.table or col.name).lower() not in params:  # x, or a field of it (x.price)
+                    raise FunctionRefused("a lambda may read only its own parameters (a value from outside it is "
+                                          "repeated once per element); join or unnest instead")
     for node in root.find_all(exp.Func):
         name, _ = engine_name(node, dialect, memo)
-        if (name in _SERIES or isinstance(node, _HIDDEN_SERIES)) and node.find_ancestor(exp.Lambda) is not None:
+        if (name in _SERIES or isinstance(node, _HIDDEN_SERIES)) and node.find_ancestor(*_PER_ELEMENT) is not None:
             raise FunctionRefused(f"{name or 'a series'}() inside a lambda is not allowed (it runs once per element)")
         if name in _SERIES or isinstance(node, _HIDDEN_SERIES):
             total *= _series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name) \

@@ -160,7 +160,17 @@ _PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "jso
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 
 
-MAX_DEPTH = 256  # levels of a statement's tree the guard analyses (see _check)
+MAX_DEPTH = 512  # levels of a statement's tree the guard analyses (see _check)
+
+
+def _projecting(query: exp.Expression) -> list[exp.Select]:
+    """The SELECTs whose lists are a query's outputs: itself, or each branch of a set operation (not the subqueries
+    inside them: EXISTS (SELECT * ...) names no output)."""
+    while isinstance(query, (exp.Subquery, exp.Paren)):
+        query = query.this
+    if isinstance(query, exp.SetOperation):
+        return _projecting(query.this) + _projecting(query.expression)
+    return [query] if isinstance(query, exp.Select) else []
 MAX_NODES = 50_000  # ... and its parts
 
 
@@ -306,8 +316,8 @@ class SQLGuard:
                 # scope and lineage analysis grow faster than a deep tree: an OR chain of 7,000 terms (84,000
                 # characters, a tree 7,000 deep) kept the guard busy for minutes (red team 8); no question needs it
                 raise GuardRefusal(
-                    f"the statement nests more than {MAX_DEPTH} levels deep (a chain of AND, OR, || or + is one level "
-                    f"per term)" if depth > MAX_DEPTH else f"the statement has more than {MAX_NODES:,} parts"
+                    f"the statement nests more than {MAX_DEPTH} levels deep (a chain of AND, OR, ||, + or UNION is one "
+                    f"level per term)" if depth > MAX_DEPTH else f"the statement has more than {MAX_NODES:,} parts"
                 ) from None
             stack.extend((child, depth + 1) for child in node.iter_expressions())
             # a comment "/* sqlglot.meta case_sensitive */" is a directive to the parser (it turns name folding off
@@ -356,7 +366,7 @@ class SQLGuard:
             body = node.parent.this if isinstance(node.parent, (exp.Subquery, exp.CTE)) else None
             if node.columns and isinstance(body, exp.Query) and any(
                     isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
-                    for sel in body.find_all(exp.Select) for p in sel.expressions):
+                    for sel in _projecting(body) for p in sel.expressions):
                 raise GuardRefusal(
                     f"a column list over a * ({node.sql(dialect=self.dialect)}) is not allowed; select the columns "
                     "by name in the subquery or CTE and rename them there (col AS name)")

@@ -73,3 +73,8 @@ def test_a_statistical_run_under_a_tenant_filter_finds_its_tenants_pattern(tmp_p
     # (a step keeps the SQL as the product wrote it; the guard wrote the predicate into what ran)
     text = " ".join(f"{i.name} {i.description} {i.segment or ''}" for i in result.insights)
     assert "south" in text and "north" not in text, text
+    # `assay verify` re-derives the same numbers under the filter (its statements were refused: session 24's review)
+    from assay.reverify import reverify
+
+    rows = reverify(store, run_id, None)
+    assert rows and all(r.now == "confirmed" for r in rows), [(r.insight, r.now, r.reasoning[:120]) for r in rows]

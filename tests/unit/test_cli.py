@@ -271,3 +271,13 @@ def test_project_show_round_trips_and_delete_removes_the_project_and_its_runs(tm
     assert "prefect deployment delete assay-discovery/discover-showme" in " ".join(r.output.split())
     one_line_error(invoke("project", "show", "showme"), "no project 'showme'")
     assert store.list_runs("showme", 10) == [] and store.feedback("showme") == []
+
+
+def test_serve_and_deploy_refuse_a_server_their_schedules_would_not_outlive(monkeypatch, tmp_path):
+    """Session 24's review: with ASSAY_PREFECT_SERVER=ephemeral, `assay serve`/`deploy` still wrote to a temporary
+    Prefect server. They need one that outlives them, and say so in one line before any server starts."""
+    monkeypatch.setenv("ASSAY_PREFECT_SERVER", "ephemeral")
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setenv("PREFECT_PROFILES_PATH", str(tmp_path / "none.toml"))
+    for args in (["serve"], ["deploy", "--pool", "assay"]):
+        one_line_error(invoke(*args), "needs a Prefect server that outlives it")

@@ -340,12 +340,27 @@ def _doubling(levels: int, concat: str = "a.s || b.s") -> str:
      "VARCHAR(10)) FROM d WHERE day < 5) SELECT * FROM d", True),
     ("WITH x AS (SELECT c.first || ' ' || c.last AS name FROM customers AS c) SELECT x.name || ' (' || x.name || ')' "
      "AS label FROM x", True),
+    # session 24's review: doubling through functions, lists and aggregates, level after level
+    (_doubling(13, "array_to_string([a.s, b.s], '')"), False),
+    (_doubling(13, "list_aggr([a.s, b.s], 'string_agg', '')"), False),
+    ("WITH a0 AS (SELECT c.note AS s FROM customers AS c), " + ", ".join(
+        f"a{i} AS (SELECT string_agg(x.s, '') AS s FROM a{i - 1} AS x, (SELECT 1 AS k UNION ALL SELECT 2) AS v)"
+        for i in range(1, 8)) + " SELECT length(a7.s) AS l FROM a7", False),
+    ("WITH RECURSIVE r(n, s) AS (SELECT 1, c.note FROM customers AS c UNION ALL SELECT n + 1, array_to_string([s, s], "
+     "'') FROM r WHERE n < 30) SELECT max(length(s)) AS l FROM r", False),
+    ("SELECT string_agg(p.s, '') AS s FROM (SELECT lpad(c.note, 10000, 'x') AS s FROM customers AS c) AS p", False),
+    # ... and what an analyst writes: a label grown by one column each pass, a list of values aggregated once
+    ("WITH RECURSIVE r(n, s) AS (SELECT 1, 'x' UNION ALL SELECT n + 1, s || ',' || CAST(n + 1 AS VARCHAR(10)) FROM r "
+     "WHERE n < 5) SELECT s FROM r", True),
+    ("WITH x AS (SELECT c.country, string_agg(c.note, ', ') AS notes FROM customers AS c GROUP BY 1) "
+     "SELECT x.country, length(x.notes) AS l FROM x", True),
 ])
 def test_a_value_concatenated_with_itself_level_after_level_is_refused(dialect, sql, ok):
     v = SQLGuard(dialect).check(sql)
     assert v.allowed == ok, v.reason
     if not ok:
-        assert "copies" in v.reason or "recursive CTE" in v.reason, v.reason
+        assert any(w in v.reason for w in ("copies", "recursive CTE", "an aggregate of", "not on the allow-list")), \
+            v.reason
 
 
 @pytest.mark.parametrize("dialect", ["mysql", "postgres", "duckdb"])
@@ -360,10 +375,17 @@ def test_concat_doubling_is_refused_as_the_operator_is(dialect):
      "inside an aggregate, a window or a lambda"),
     # ... a lambda over a 90,000 list inside a lambda over the same list: 8.1e9 elements
     ("WITH r AS (SELECT range(90000) AS l) SELECT list_sum(list_transform(l, lambda x: list_sum(list_transform(l, "
-     "lambda y: x * y)))) AS s FROM r", "a lambda inside a lambda"),
+     "lambda y: x * y)))) AS s FROM r", "a lambda "),  # (inside a lambda, and reading l from outside it)
+    # session 24's review: a value read from outside a lambda is repeated once per element; a list comprehension is
+    # a lambda too
+    ("SELECT list_transform(range(99999), lambda x: p.s) AS l FROM (SELECT repeat('ab', 5000) AS s) AS p",
+     "a lambda may read only its own parameters"),
+    ("SELECT [repeat('ab', 5000) for x in range(99999)] AS l", "inside an aggregate, a window or a lambda"),
     ("SELECT list_transform(range(3), lambda x: range(2)) AS l", "inside a lambda"),
 ])
 def test_generators_and_padding_inside_lambdas_are_bounded(sql, why):
     v = SQLGuard("duckdb").check(sql)
     assert not v.allowed and why in v.reason, v.reason
     assert SQLGuard("duckdb").check("SELECT list_transform([1, 2, 3], lambda x: x * 2) AS l").allowed
+    assert SQLGuard("duckdb").check("SELECT [x * 2 for x in [1, 2, 3] if x > 1] AS l").allowed
+    assert SQLGuard("duckdb").check("SELECT list_filter([{'a': 1}], lambda x: x.a > 0) AS l").allowed

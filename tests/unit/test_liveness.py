@@ -111,3 +111,32 @@ def test_assay_runs_shows_prefects_state_names_and_watch_ends_when_the_process_i
     rows = {x["run"]: x for x in map(json.loads, r.output.strip().splitlines())}
     assert rows["cli-partial-0001"]["state"] == "Partial" and rows["cli-killed-0002"]["state"] == "Crashed"
     assert rows["cli-killed-0002"]["flow_run"] == "f2" and "assay rerun cli-kill" in rows["cli-killed-0002"]["error"]
+
+
+def test_ctrl_c_during_a_rerun_gives_the_run_back_its_saved_state(monkeypatch, tmp_path, capsys):
+    """Session 24's review: Ctrl-C during `assay rerun` marked a finished run cancelled (and its discovery flow run
+    too), and its hint suggested a rerun that had nothing left to do. A rerun never erases an area's analysis, so
+    the run goes back to what its saved discovery says."""
+    import pytest
+
+    from assay import cli
+    from assay.models import DiscoveryResult, Phase, RunType
+
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="rerun-ctrlc-1", project_id="runs-cli", status=RunStatus.completed,
+                                  run_type=RunType.full))
+    store.save_result(DiscoveryResult(run_id="rerun-ctrlc-1", project_id="runs-cli", domain="ecommerce",
+                                      run_type=RunType.full))
+    store.update_run("rerun-ctrlc-1", status=RunStatus.running, phase=Phase.analysis)  # as prepare_rerun does
+
+    def exit_(code):
+        raise SystemExit(code)
+    monkeypatch.setattr(cli.os, "_exit", exit_)
+    monkeypatch.setattr(cli.logging, "shutdown", lambda: None)  # the process would end: pytest's must not
+    with pytest.raises(SystemExit) as e:
+        cli._interrupted(store, "rerun-ctrlc-1", tmp_path / "x.log", rerun=True)
+    assert e.value.code == 130
+    run = store.get_run("rerun-ctrlc-1")
+    assert run.status == RunStatus.completed and run.run_type == RunType.full and run.phase == Phase.done
+    assert run.error is None
+    assert "the rerun of run rerun-ct stopped; its earlier analysis is kept" in " ".join(capsys.readouterr().err.split())

@@ -69,3 +69,21 @@ def test_an_average_of_the_joined_keys_attribute_is_no_finding(session):
         assert not any(m == "avg_unit_price" for m, _ in found), found
     assert analyst.key_attributes(s, "main.order_items", "product_id", ["quantity", "unit_price"]) == \
         (frozenset() if discount else frozenset({"unit_price"}))
+
+
+def test_keys_that_rarely_repeat_are_not_judged(tmp_path):
+    """Session 24's review: with 97% of customers placing one order, no spread within a customer is left, and
+    "premium customers spend more per order" was dropped as if amount were the customer's attribute."""
+    path = tmp_path / "o.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE orders AS SELECT i AS order_id, CASE WHEN i % 33 = 0 THEN i - 1 ELSE i END AS
+                   customer_id, (CASE WHEN i % 5 = 0 THEN 300 ELSE 100 END) + i % 7 AS amount FROM range(5000) r(i)""")
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    try:
+        ex = Executor(wh, SQLGuard("duckdb", tables=wh.list_tables(), default_schema="main"),
+                      WarehouseConfig(kind="duckdb", settings={}), None)
+        s = SimpleNamespace(run_id="rare-keys", executor=ex, warehouse=wh, tables=wh.list_tables())
+        assert analyst.key_attributes(s, "main.orders", "customer_id", ["amount"]) == frozenset()
+    finally:
+        wh.close()
