@@ -123,20 +123,20 @@ def test_ctrl_c_during_a_rerun_gives_the_run_back_its_saved_state(monkeypatch, t
     from assay.models import DiscoveryResult, Phase, RunType
 
     store = open_store(load_settings())
-    store.create_run(DiscoveryRun(id="rerun-ctrlc-1", project_id="runs-cli", status=RunStatus.completed,
+    store.create_run(DiscoveryRun(id="ctrlc-redo-1", project_id="runs-cli", status=RunStatus.completed,
                                   run_type=RunType.full))
-    store.save_result(DiscoveryResult(run_id="rerun-ctrlc-1", project_id="runs-cli", domain="ecommerce",
+    store.save_result(DiscoveryResult(run_id="ctrlc-redo-1", project_id="runs-cli", domain="ecommerce",
                                       run_type=RunType.full))
-    store.update_run("rerun-ctrlc-1", status=RunStatus.running, phase=Phase.analysis)  # as prepare_rerun does
+    store.update_run("ctrlc-redo-1", status=RunStatus.running, phase=Phase.analysis)  # as prepare_rerun does
 
     def exit_(code):
         raise SystemExit(code)
     monkeypatch.setattr(cli.os, "_exit", exit_)
     monkeypatch.setattr(cli.logging, "shutdown", lambda: None)  # the process would end: pytest's must not
     with pytest.raises(SystemExit) as e:
-        cli._interrupted(store, "rerun-ctrlc-1", tmp_path / "x.log", rerun=True)
+        cli._interrupted(store, "ctrlc-redo-1", tmp_path / "x.log", rerun=True)
     assert e.value.code == 130
-    run = store.get_run("rerun-ctrlc-1")
+    run = store.get_run("ctrlc-redo-1")
     assert run.status == RunStatus.completed and run.run_type == RunType.full and run.phase == Phase.done
     assert run.error is None
-    assert "the rerun of run rerun-ct stopped; its earlier analysis is kept" in " ".join(capsys.readouterr().err.split())
+    assert "the rerun of run ctrlc-re stopped; its earlier analysis is kept" in " ".join(capsys.readouterr().err.split())
