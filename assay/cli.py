@@ -240,7 +240,7 @@ def project_list() -> None:
     for p in _store().list_projects():
         t.add_row(p.id, f"{p.pack}/{p.category or '-'}", p.warehouse.kind, p.analyst, p.state.value,
                   p.schedule or "-")
-    _table_console().print(t)  # an id cut to "goal-7e79d752…" is no longer one to copy
+    _table_console().print(t)  # an id cut to "shop-7e79d7…" is no longer one to copy
 
 
 @project_app.command("show")
@@ -846,9 +846,24 @@ def discover(
         raise typer.Exit(PARTIAL_EXIT)
 
 
-def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> str:
+def _file_project_id(path: Path) -> str:
+    """The project of a warehouse file run without a project id: the one already made for that file (whatever its
+    id: earlier ones were ``goal-<hash>``), else one named after the file (``shop`` for ``shop.duckdb``; with a
+    short hash of its path when another project has that name), not ``goal-7e79d752a1``."""
     import hashlib
+    import re
 
+    store = _store()
+    for p in store.list_projects():
+        if p.pack in ("goal", "generic") and p.warehouse.kind == "duckdb" \
+                and str(p.warehouse.settings.get("path")) == str(path):
+            return p.id
+    base = re.sub(r"[^a-z0-9_-]+", "-", path.stem.lower()).strip("-")[:40] or "warehouse"
+    taken = {p.id for p in store.list_projects()}
+    return base if base not in taken else f"{base}-{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
+
+
+def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> str:
     from .models import Project, WarehouseConfig
 
     if not warehouse:
@@ -863,7 +878,7 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
              "Snowflake and the others write a project file and `assay project apply -f` it)")
     # one project per warehouse file: each --goal run (failed ones too) reuses it with that goal;
     # without a goal the generic pack runs
-    pid = project or "goal-" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    pid = project or _file_project_id(path)
     try:
         old = _store().get_project(pid)
     except UserError:

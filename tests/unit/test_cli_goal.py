@@ -178,3 +178,26 @@ def test_zero_steps_is_refused_by_every_command_that_takes_them():
     for args in (["demo", "--generate-only", "--max-steps", "0"], ["eval", "demo", "--max-steps", "0"]):
         r = CliRunner().invoke(app, args, catch_exceptions=False)
         assert r.exit_code == 2 and "--max-steps" in r.output, (args, r.output)
+
+
+def test_a_warehouse_files_project_is_named_after_the_file(tmp_path):
+    """A new user's walkthroughs (sessions 23 and 24): one-off projects were named `goal-7e79d752a1`. Now the file's
+    name (`shop24`), with a short hash of its path when another project already has that name; a project made for
+    the file before (whatever its id) is reused, so its runs stay together."""
+    from assay.models import Project, WarehouseConfig
+
+    db = tmp_path / "Shop 24.duckdb"
+    duckdb.connect(str(db)).close()
+    pid = _goal_project(None, str(db), "what sells?")
+    assert pid == "shop-24" and _goal_project(None, str(db), None) == "shop-24"
+    elsewhere = tmp_path / "b" / "Shop 24.duckdb"
+    elsewhere.parent.mkdir()
+    duckdb.connect(str(elsewhere)).close()
+    other = _goal_project(None, str(elsewhere), "what sells?")
+    assert other.startswith("shop-24-") and len(other) == len("shop-24-") + 6
+    # a project an earlier version made for a file, under its old id, is the file's project still
+    old_file = tmp_path / "legacy24.duckdb"
+    duckdb.connect(str(old_file)).close()
+    _store().save_project(Project(id="goal-0123456789", pack="goal", goal="why?", warehouse=WarehouseConfig(
+        kind="duckdb", settings={"path": str(old_file.resolve())})))
+    assert _goal_project(None, str(old_file), "why else?") == "goal-0123456789"
