@@ -839,6 +839,9 @@ def discover(
         why = "; ".join(result.errors) or "the run failed"
         fail(why, 1, log=run_log_path(run_id))  # the log's name is the run's id
     show_result(run_id, done["run"].analyst)
+    if not (done["run"].goal or p.goal):  # an open discovery: how to ask the warehouse a question of one's own
+        out.print(f'[dim]a question of your own: assay discover {project} --goal "..."[/]', highlight=False,
+                  soft_wrap=True)
     if result.run_type.value == "partial":  # saved, but not whole: a script must not read it as a full discovery
         left = [a for a in done["run"].areas if _store().area_done(run_id, a) is None]
         err.print(f"[yellow]partial: {len(left)} area(s) have no analysis ({', '.join(left)}); "

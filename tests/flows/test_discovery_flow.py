@@ -326,6 +326,8 @@ def test_a_cli_run_has_its_flow_runs_id(project):
     before = {r.id for r in store.list_runs("flowtest", 100)}
     r = CliRunner().invoke(app, ["discover", "flowtest", "--area", "conversion"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
+    # an open discovery says how to ask a question of one's own (session 24's new user found --goal nowhere)
+    assert 'a question of your own: assay discover flowtest --goal "..."' in " ".join(r.output.split())
     (run,) = [x for x in store.list_runs("flowtest", 100) if x.id not in before]
     assert re.search(rf"Discovery {run.id[:8]}", r.output)
     assert run.flow_run_id.replace("-", "") == run.id
@@ -391,7 +393,7 @@ def test_cli_goal_for_a_project_reaches_every_prompt_and_the_picker(project):
     assert r.exit_code == 0, r.output
     assert store.get_project("goaltest").goal is None  # the run's goal, not a change to the project
     run_doc = store.list_runs("goaltest", limit=1)[0]
-    assert run_doc.goal == GOAL
+    assert run_doc.goal == GOAL and "a question of your own" not in r.output
     prompts = {req.purpose: req.system[0].text for req in GOAL_CALLS}
     for purpose in ("explore", "analyze:overview", "recommend"):
         assert f"## Goal of this discovery\n{GOAL}" in prompts[purpose], purpose
