@@ -117,8 +117,50 @@ def insight_notes(i: Insight) -> list[str]:
     if i.also_relevant_to:
         notes.append(f"also relevant to: {', '.join(i.also_relevant_to)}")
     if i.affected_count is not None:
-        notes.append(f"what the affected count counts: {i.affected_entity or 'not stated'}")
+        notes.append(f"what the affected count counts: {counted(i)}")
     return notes
+
+
+def counted(i: Insight) -> str:
+    """Which rows an insight's affected count counts: its entity, and the conditions of its count query (the
+    statistical analyst's, an adopted finding's) or else its count claim's segment. "customer" alone did not say
+    that 1,795 were the paid_social customers who never came back."""
+    entity = i.affected_entity or "not stated"
+    if i.verification_sql:
+        conditions = count_conditions(i.verification_sql)
+        return f"{entity} where {conditions}" if conditions else entity
+    n = i.affected_count
+    claim = next((c for c in i.claims if c.metric == MetricKind.count and c.value is not None and n is not None
+                  and round(c.value) == n and c.segment), None)
+    return f"{entity} · {claim.segment}" if claim else entity
+
+
+def count_conditions(sql: str) -> str:
+    """The WHERE and HAVING conditions of a count query, without table aliases or quotes ("" when it has none, or
+    cannot be read)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:
+        return ""
+    out = []
+    for sel in tree.find_all(exp.Select):
+        for key in ("where", "having"):
+            part = sel.args.get(key)
+            if part is None:
+                continue
+            cond = part.this.copy()
+            for col in cond.find_all(exp.Column):
+                col.set("table", None)
+            for ident in cond.find_all(exp.Identifier):
+                ident.set("quoted", False)
+            for cast in list(cond.find_all(exp.Cast)):
+                if isinstance(cast.this, exp.Literal):
+                    cast.replace(cast.this)
+            out.append(cond.sql(dialect="duckdb"))
+    return " AND ".join(out)
 
 
 def checked_summary(insights: list[Insight]) -> str:

@@ -685,3 +685,26 @@ def test_a_listed_lead_is_matched_whole_merged_or_not_and_only_from_an_insight_t
     for bad in ({"L2": 1}, 2.0, [None, True, {"x": 1}]):
         assert InsightDraft(name="abc", description="abc", leads=bad).leads == []
     assert InsightDraft(name="abc", description="abc", leads=["L2", 3]).leads == ["L2", "3"]
+
+
+def test_the_affected_count_says_which_rows_it_counts():
+    """A new user (session 23): "what the affected count counts: customer" did not say that the 1,795 were the
+    paid_social customers with a single order. The note now gives the count query's conditions, or the count
+    claim's segment."""
+    from assay.models import Claim, Insight, MetricKind
+    from assay.report.claims import counted
+
+    stat = Insight(id="retention-1", area="retention", name="paid_social customers do not come back", description="12% come back, against 35%", affected_count=1795, affected_entity="customer",
+                   verification_sql='SELECT count(*) AS count FROM (SELECT e."customer_id" FROM "main"."customers" e '
+                                    'JOIN "main"."orders" a ON a."customer_id" = e."customer_id" WHERE '
+                                    'e."acquisition_channel" = \'paid_social\' GROUP BY e."customer_id" HAVING '
+                                    'count(*) = 1) AS single')
+    assert counted(stat) == "customer where acquisition_channel = 'paid_social' AND COUNT(*) = 1"
+    dated = stat.model_copy(update={"verification_sql": "SELECT count(DISTINCT \"customer_id\") AS count FROM "
+                                    "\"main\".\"events\" WHERE \"platform\" = 'android' AND \"event_at\" >= "
+                                    "TIMESTAMP '2026-07-01'"})
+    assert counted(dated) == "customer where platform = 'android' AND event_at >= '2026-07-01'"
+    llm = Insight(id="churn-1", area="churn", name="paid customers churn", description="31% against 15%", affected_count=66, affected_entity="customers",
+                  claims=[Claim(metric=MetricKind.count, value=66, segment="paid customers who churned")])
+    assert counted(llm) == "customers · paid customers who churned"
+    assert counted(llm.model_copy(update={"claims": []})) == "customers"
