@@ -586,13 +586,7 @@ def _interrupted_rerun(store, run_id: str, log_path: Path) -> None:
                          error=("; ".join(result.errors) or None) if result.run_type != RunType.full else None)
     except Exception:  # the store is the record: when it cannot say so, the run is reaped as crashed later
         pass
-    err.print(f"[bold red]interrupted:[/] the rerun of run {run_id[:8]} stopped; its earlier analysis is kept",
-              soft_wrap=True, highlight=False)
-    err.print(f"[dim]log: {log_path}[/]", highlight=False, soft_wrap=True)
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(130)
+    _exit_interrupted(f"the rerun of run {run_id[:8]} stopped; its earlier analysis is kept", log_path)
 
 
 def _interrupted(store, run_id: str | None, log_path: Path, rerun: bool = False) -> None:
@@ -624,13 +618,17 @@ def _interrupted(store, run_id: str | None, log_path: Path, rerun: bool = False)
                          error=f"{why} during {run.phase.value}")
     except Exception:  # the store is the record: when it cannot say so, the run is reaped as crashed later
         run = None
-    if run is not None:
-        how = (f"`assay rerun {run_id[:8]}` analyses its areas from the stored exploration"
-               if run.exploration_finished else "its exploration had not finished: start a new discovery")
-        err.print(f"[bold red]interrupted:[/] run {run_id[:8]} cancelled during {run.phase.value} "
-                  f"({run.steps_done}/{run.max_steps} steps); {how}", soft_wrap=True, highlight=False)
-    else:
-        err.print(f"[bold red]interrupted:[/] run {run_id[:8]}", soft_wrap=True, highlight=False)
+    if run is None:
+        _exit_interrupted(f"run {run_id[:8]}", log_path)
+    how = (f"`assay rerun {run_id[:8]}` analyses its areas from the stored exploration"
+           if run.exploration_finished else "its exploration had not finished: start a new discovery")
+    _exit_interrupted(f"run {run_id[:8]} cancelled during {run.phase.value} ({run.steps_done}/{run.max_steps} "
+                      f"steps); {how}", log_path)
+
+
+def _exit_interrupted(what: str, log_path: Path) -> None:
+    """One line and the log's path, then the process ends now (the flow's daemon thread with it)."""
+    err.print(f"[bold red]interrupted:[/] {what}", soft_wrap=True, highlight=False)
     err.print(f"[dim]log: {log_path}[/]", highlight=False, soft_wrap=True)
     logging.shutdown()
     sys.stdout.flush()
@@ -856,13 +854,13 @@ def _file_project_id(path: Path) -> str:
     import hashlib
     import re
 
-    store = _store()
-    for p in store.list_projects():
+    projects = _store().list_projects()
+    for p in projects:
         if p.pack in ("goal", "generic") and p.warehouse.kind == "duckdb" \
                 and str(p.warehouse.settings.get("path")) == str(path):
             return p.id
     base = re.sub(r"[^a-z0-9_-]+", "-", path.stem.lower()).strip("-")[:40] or "warehouse"
-    taken = {p.id for p in store.list_projects()}
+    taken = {p.id for p in projects}
     return base if base not in taken else f"{base}-{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
 
 
