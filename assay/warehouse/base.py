@@ -71,6 +71,24 @@ def check_result_bytes(n: int) -> None:
                          "columns, or aggregate")
 
 
+def fetch_capped(cur, row_cap: int, *, before_batch=None) -> list:
+    """Up to ``row_cap + 1`` rows from a DB-API cursor (one more than the cap says the result was cut), read
+    ``FETCH_ROWS`` at a time with the result's size checked after each batch; ``before_batch`` runs before each
+    read (a deadline check). Every adapter whose driver streams reads its result through this."""
+    got: list = []
+    size = 0
+    while len(got) <= row_cap:
+        if before_batch is not None:
+            before_batch()
+        batch = cur.fetchmany(min(FETCH_ROWS, row_cap + 1 - len(got)))
+        if not batch:
+            break
+        got.extend(batch)
+        size += rows_bytes(batch)
+        check_result_bytes(size)
+    return got
+
+
 def rows_bytes(rows) -> int:
     """About how many bytes fetched rows hold: text and binary by their length, lists, tuples and dicts (arrays,
     JSON, records as drivers load them) by what they hold, anything else as 8."""

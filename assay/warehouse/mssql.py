@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 import threading
+import contextlib
 import time
 
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import QueryResult, clean_comment, fix_prompt_for
+from .base import QueryResult, clean_comment, fetch_capped, fix_prompt_for
 from .redact import scrub_error
 from .values import table_from_rows
 
@@ -164,7 +165,7 @@ class MSSQLWarehouse:
                 cur.execute(f"SET ROWCOUNT {int(row_cap) + 1}")
                 cur.execute(sql)
                 cols = [d[0] for d in cur.description] if cur.description else []
-                got = cur.fetchmany(row_cap + 1)
+                got = fetch_capped(cur, row_cap)  # in batches, the result's size checked after each
                 while cur.nextset():  # a statement leaves one result; drain anything else
                     pass
                 cur.execute("SET ROWCOUNT 0")
@@ -184,6 +185,11 @@ class MSSQLWarehouse:
             raise QueryError(msg) from None
         except pymssql.Error as exc:
             raise QueryError(_message(exc)) from None
+        except QueryError:  # the result grew past its byte budget
+            self._local.conn = None  # the rest of the result is not read: a new query starts on a new connection
+            with contextlib.suppress(Exception):
+                c.close()
+            raise
         except Exception as exc:
             raise QueryError(f"the result could not be read: {type(exc).__name__}") from None
         return QueryResult(table=table_from_rows(cols, got), truncated=truncated, total_rows=total,

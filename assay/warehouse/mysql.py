@@ -21,12 +21,11 @@ from urllib.parse import parse_qs, unquote, urlparse
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import FETCH_ROWS, QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
+from .base import QueryResult, clean_comment, fetch_capped, fix_prompt_for
 from .redact import scrub_error
 from .values import table_from_rows
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
-FETCH_BATCH = FETCH_ROWS  # rows read at a time: the result's size is checked after each
 # server error codes
 _TIMEOUT_CODES = {1969, 3024, 1317, 1028}  # max_statement_time / max_execution_time exceeded, interrupted
 _ACCESS_DENIED = {1044, 1045, 1698}
@@ -257,14 +256,7 @@ class MySQLWarehouse:
             cur = c.cursor(pymysql.cursors.SSCursor)
             cur.execute(sql)
             cols = [d[0] for d in cur.description] if cur.description else []
-            size = 0
-            while len(got) <= row_cap:
-                batch = cur.fetchmany(min(FETCH_BATCH, row_cap + 1 - len(got)))
-                if not batch:
-                    break
-                got.extend(batch)
-                size += rows_bytes(batch)
-                check_result_bytes(size)
+            got = fetch_capped(cur, row_cap)
             truncated = len(got) > row_cap
             got = got[:row_cap]
             if truncated:

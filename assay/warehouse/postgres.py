@@ -26,7 +26,7 @@ from psycopg.types.string import TextLoader
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import FETCH_ROWS, QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
+from .base import FETCH_ROWS, QueryResult, clean_comment, fetch_capped, fix_prompt_for
 from .redact import scrub_error
 from .values import table_from_rows
 
@@ -265,16 +265,7 @@ class PostgresWarehouse:
                     self._budget(setup, deadline)
                     cur.execute(sql)  # DECLARE: plans the query; the FETCHes run it
                     cols = [d.name for d in cur.description] if cur.description else []
-                    got: list[tuple] = []
-                    size = 0
-                    while len(got) <= row_cap:
-                        self._budget(setup, deadline)
-                        batch = cur.fetchmany(min(FETCH_BATCH, row_cap + 1 - len(got)))
-                        if not batch:
-                            break
-                        got.extend(batch)
-                        size += rows_bytes(batch)
-                        check_result_bytes(size)
+                    got = fetch_capped(cur, row_cap, before_batch=lambda: self._budget(setup, deadline))
                     truncated = len(got) > row_cap
                     got = got[:row_cap]
                 if truncated:

@@ -12,7 +12,7 @@ import time
 from .. import secrets
 from ..errors import ConfigError, QueryError, QueryTimeout, WarehouseUnreachable
 from ..models import ColumnInfo, TableInfo, WarehouseConfig
-from .base import FETCH_ROWS, QueryResult, check_result_bytes, clean_comment, fix_prompt_for, rows_bytes
+from .base import QueryResult, clean_comment, fetch_capped, fix_prompt_for
 from .redact import scrub_error
 from .values import table_from_rows
 
@@ -125,15 +125,7 @@ class SnowflakeWarehouse:
         try:
             cur.execute(sql, timeout=int(max(timeout_s, 1)))
             cols = [d[0].lower() for d in cur.description] if cur.description else []
-            rows: list = []
-            size = 0
-            while len(rows) <= row_cap:  # in batches, the result's size checked after each
-                batch = cur.fetchmany(min(FETCH_ROWS, row_cap + 1 - len(rows)))
-                if not batch:
-                    break
-                rows.extend(batch)
-                size += rows_bytes(batch)
-                check_result_bytes(size)
+            rows = fetch_capped(cur, row_cap)
         except QueryError:  # the result grew past its byte budget
             raise
         except self._errors.ProgrammingError as exc:

@@ -4,6 +4,7 @@ error text scrubbed of the values it quotes, and any failure of one query a step
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -242,6 +243,33 @@ def test_scrub_reads_a_values_apostrophe_as_part_of_it(message, sql):
 def test_scrub_always_masks_contacts():
     text = scrub_error("bad value ann@example.com, call +44 20 7946 0958 or 555-123-4567 (on 2024-01-01 10:00:00)")
     assert text == "bad value [masked], call [masked] or [masked] (on 2024-01-01 10:00:00)"
+
+
+def test_every_streaming_adapter_reads_through_one_budgeted_fetch(monkeypatch):
+    """Session 25: SQL Server read up to the row cap in one fetch, with no byte budget. PostgreSQL, MySQL,
+    Snowflake and SQL Server now read through ``fetch_capped``: batches of FETCH_ROWS, one row past the cap to
+    say the result was cut, the size checked after each batch, a hook before each read (PostgreSQL's deadline).
+    Exercised here on a real DB-API cursor (DuckDB's)."""
+    import duckdb
+
+    import assay.warehouse.base as base
+    from assay.errors import QueryError
+
+    con = duckdb.connect()
+    calls = []
+    cur = con.cursor()
+    cur.execute("SELECT i FROM range(2500) t(i)")
+    got = base.fetch_capped(cur, 2000, before_batch=lambda: calls.append(1))
+    assert len(got) == 2001 and len(calls) == 3  # 1,000 + 1,000 + 1: one past the cap, three reads
+    cur.execute("SELECT i FROM range(5) t(i)")
+    assert [r[0] for r in base.fetch_capped(cur, 10)] == [0, 1, 2, 3, 4]
+    monkeypatch.setattr(base, "MAX_RESULT_BYTES", 100_000)
+    cur.execute("SELECT repeat('x', 200) FROM range(3000)")
+    with pytest.raises(QueryError, match="the result holds more than"):
+        base.fetch_capped(cur, 3000)
+    for mod in ("postgres", "mysql", "snowflake", "mssql"):
+        text = (Path(base.__file__).parent / f"{mod}.py").read_text()
+        assert "fetch_capped(cur, row_cap" in text, mod
 
 
 def test_the_fixer_reads_the_error_before_the_query(db):
