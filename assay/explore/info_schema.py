@@ -6,21 +6,29 @@ system schemas on the warehouse (they also show what the project does not
 cover), so such a statement is run instead against an in-memory DuckDB copy of
 ``tables`` and ``columns`` built from the schema the run already has: the model
 gets a normal query result, limited to the project's tables.
+
+The statement never reaches the warehouse, but it runs in this process (red team
+9 read every tenant's rows and the process's environment through ``LATERAL
+read_duckdb(...)`` here): only a statement whose every source is one of the two
+views takes this path, and it runs in ``warehouse.sandbox`` (the guard for DuckDB
+over those two tables, no file access, a memory limit and a timeout).
 """
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
 from ..models import TableInfo
+from ..warehouse import sandbox
 from ..warehouse.base import QueryResult
 
 VIEWS = ("tables", "columns")
 _SCHEMA = "information_schema"
-_LOCAL = "isc"
+# what may appear as a source in FROM/JOIN: the views by name, a CTE's name, a subquery; never a function
+# (read_text, range), LATERAL, UNNEST, VALUES or a table of any other schema
+_NOT_A_SOURCE = (exp.Lateral, exp.Unnest, exp.Values)
 
 
 def _tables_of(sql: str, dialect: str) -> list[exp.Table] | None:
@@ -34,11 +42,20 @@ def _tables_of(sql: str, dialect: str) -> list[exp.Table] | None:
 
 
 def is_info_schema_query(sql: str, dialect: str) -> bool:
-    """One SELECT whose every table is information_schema.tables / .columns."""
+    """One SELECT whose every source is information_schema.tables / .columns (or a CTE or subquery of them):
+    no table function, LATERAL, UNNEST or VALUES anywhere."""
     tables = _tables_of(sql, dialect)
     if not tables:
         return False
-    return all(t.db.lower() == _SCHEMA and t.name.lower() in VIEWS for t in tables)
+    tree = tables[0].root()
+    if tree.find(*_NOT_A_SOURCE) is not None:
+        return False
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    views = [t for t in tables if not (not t.db and t.name.lower() in ctes)]
+    return bool(views) and all(
+        isinstance(t.this, exp.Identifier) and not t.args.get("catalog") and t.db.lower() == _SCHEMA
+        and t.name.lower() in VIEWS for t in views)
+
 
 
 def _frames(tables: list[TableInfo]) -> tuple[pa.Table, pa.Table]:
@@ -67,28 +84,21 @@ def _frames(tables: list[TableInfo]) -> tuple[pa.Table, pa.Table]:
 
 
 def answer(sql: str, dialect: str, tables: list[TableInfo], row_cap: int = 10_000) -> QueryResult:
-    """Run an information_schema query against the discovered schema. Raises ValueError when it cannot."""
-    trees = sqlglot.parse(sql, read=dialect)
-    tree = trees[0]
+    """Run an information_schema query against the discovered schema. Raises ValueError when it cannot (the
+    statement is not one over the two views, the guard refuses it, or DuckDB does)."""
+    if not is_info_schema_query(sql, dialect):
+        raise ValueError("only information_schema.tables and information_schema.columns can be read here")
+    tree = sqlglot.parse(sql, read=dialect)[0]
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     for t in tree.find_all(exp.Table):
-        t.set("db", exp.to_identifier(_LOCAL))
-        t.set("catalog", None)
+        if t.db:  # a view (is_info_schema_query); a bare name is a CTE's
+            t.set("db", exp.to_identifier(sandbox.SCHEMA))
+            t.set("catalog", None)
+        elif t.name.lower() not in ctes:
+            raise ValueError(f"unknown table {t.name}")
     local_sql = tree.sql(dialect="duckdb")
     t_tab, c_tab = _frames(tables)
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(f"CREATE SCHEMA {_LOCAL}")
-        con.register("t_src", t_tab)
-        con.register("c_src", c_tab)
-        con.execute(f"CREATE TABLE {_LOCAL}.tables AS SELECT * FROM t_src")
-        con.execute(f"CREATE TABLE {_LOCAL}.columns AS SELECT * FROM c_src")
-        try:
-            result = con.sql(local_sql)
-            table = result.to_arrow_table() if result is not None else pa.table({})
-        except duckdb.Error as exc:
-            raise ValueError(str(exc).splitlines()[0]) from None
-    finally:
-        con.close()
+    table = sandbox.run(local_sql, {"tables": t_tab, "columns": c_tab})
     total = table.num_rows
     truncated = total > row_cap
     if truncated:

@@ -158,9 +158,13 @@ _DIALECT_SYSTEM_PREFIXES = {
 _PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "json_populate_record", "record_out",
                                            "pg_column_size", "pg_typeof", "quote_literal", "quote_nullable"}
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
+# a column type compared as text: a number against it is compared as a number on MySQL ('01' = 1), as an enum's
+# position on MySQL's ENUM, and refused or cast elsewhere
+_TEXT_TYPE = re.compile(r"char|text|string|clob|enum|uuid|citext|name\b", re.I)
 
 
 MAX_DEPTH = 512  # levels of a statement's tree the guard analyses (see _check)
+MAX_NODES = 50_000  # ... and its parts
 
 
 def _projecting(query: exp.Expression) -> list[exp.Select]:
@@ -171,7 +175,13 @@ def _projecting(query: exp.Expression) -> list[exp.Select]:
     if isinstance(query, exp.SetOperation):
         return _projecting(query.this) + _projecting(query.expression)
     return [query] if isinstance(query, exp.Select) else []
-MAX_NODES = 50_000  # ... and its parts
+
+
+# engines where a schema's or table's name may be case-sensitive whatever its quoting: MySQL/MariaDB with
+# lower_case_table_names=0 (Linux's default: databases and tables are directories and files), BigQuery's datasets
+# and tables, SQL Server under a case-sensitive collation. A name there must be written as the catalog spells it
+# (red team 9: MariaDB read `REDTEAM9.customers`, another database, as the project's `redteam9.customers`)
+_NAMES_AS_STORED = {"mysql", "bigquery", "tsql"}
 
 
 @dataclass
@@ -559,6 +569,10 @@ class SQLGuard:
         if info is not None and kept and not self._names_exactly(t, info):
             raise GuardRefusal(f"table {shown} is not the catalog's {info.fqn}: this engine keeps the case of a quoted "
                                f"name; write it unquoted or as the catalog spells it")
+        if info is not None and self.dialect in _NAMES_AS_STORED and (
+                t.name != info.name or (t.db and t.db != info.schema_name)):
+            raise GuardRefusal(f"table {shown} is not written as the catalog spells it ({info.fqn}): on this engine "
+                               "a name in another case may be another table; write it as the catalog does")
         if info is None:
             cands = self._by_name.get(t.name.lower(), []) if not t.db else []
             if len(cands) > 1:
@@ -637,15 +651,26 @@ class SQLGuard:
         schema = (t.db or "").lower()
         return t.name.lower() in self._shared and (not schema or schema == (self.default_schema or ""))
 
-    def _tenant_literal(self) -> exp.Expression:
-        v = self.tenant.value
-        return exp.Literal.number(v) if isinstance(v, int) else exp.Literal.string(str(v))
+    def _tenant_is_text(self, info: TableInfo | None) -> bool:
+        """The table's tenant column holds text (or an enum): its value is compared as a string. MySQL compares a
+        text column with a number as numbers, so ``tenant_id = 1`` also reads '01' and '1-eu' (red team 9)."""
+        col = self.tenant.column.lower()
+        for c in info.columns if info is not None else []:
+            if c.name.lower() == col:
+                return bool(_TEXT_TYPE.search(c.type or ""))
+        return False
 
-    def _literal_matches(self, lit: exp.Expression) -> bool:
+    def _tenant_literal(self, info: TableInfo | None) -> exp.Expression:
+        v = self.tenant.value
+        if isinstance(v, int) and not self._tenant_is_text(info):
+            return exp.Literal.number(v)
+        return exp.Literal.string(str(v))
+
+    def _literal_matches(self, lit: exp.Expression, info: TableInfo | None) -> bool:
         if not isinstance(lit, exp.Literal):
             return False
         want = self.tenant.value
-        if isinstance(want, int):
+        if isinstance(want, int) and not self._tenant_is_text(info):
             return not lit.is_string and str(lit.this) == str(want)
         return lit.is_string and lit.this == str(want)
 
@@ -690,13 +715,13 @@ class SQLGuard:
         cands = [a for a in scope.selected_sources if self._might_have(scope, a, col)]
         return cands == [alias]
 
-    def _is_tenant_pred(self, cond: exp.Expression, scope: Scope, alias: str) -> bool:
+    def _is_tenant_pred(self, cond: exp.Expression, scope: Scope, alias: str, info: TableInfo | None) -> bool:
         if not isinstance(cond, exp.EQ):
             return False
         left, right = cond.this, cond.expression
         if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
             left, right = right, left
-        if not isinstance(left, exp.Column) or not self._literal_matches(right):
+        if not isinstance(left, exp.Column) or not self._literal_matches(right, info):
             return False
         return self._binds_to(left, scope, alias)
 
@@ -758,7 +783,7 @@ class SQLGuard:
                     "holds no tenant's data"
                 )
             mine = conds + own_on.get(alias, [])
-            if any(self._is_tenant_pred(c, scope, alias) for c in mine):
+            if any(self._is_tenant_pred(c, scope, alias, info) for c in mine):
                 continue
             if self.inject_tenant:
                 # the source's own alias (or name) node, quoted as it is: an unquoted o beside "O" is the other
@@ -766,7 +791,7 @@ class SQLGuard:
                 ident = ta.this if isinstance(ta, exp.TableAlias) and isinstance(ta.this, exp.Identifier) \
                     else table.this
                 pred = exp.EQ(this=exp.Column(this=exp.to_identifier(self.tenant.column), table=ident.copy()),
-                              expression=self._tenant_literal())
+                              expression=self._tenant_literal(info))
                 join = table.parent if isinstance(table.parent, exp.Join) else None
                 if join is not None and (join.side or "").upper() == "LEFT" and join.args.get("on") is not None:
                     # the joined side of a LEFT JOIN: in its ON, so the left rows are kept as the query meant
@@ -776,7 +801,7 @@ class SQLGuard:
                 continue
             raise GuardRefusal(
                 f"table {table.sql(dialect=self.dialect)} must be filtered by "
-                f"{alias}.{self.tenant.column} = {self.tenant.value!r} in the same SELECT "
+                f"{alias}.{self.tenant.column} = {self._tenant_literal(info).sql(dialect=self.dialect)} in the same SELECT "
                 "(an AND-ed predicate in WHERE or an inner JOIN's ON; OR does not count)"
             )
         return covered

@@ -149,6 +149,51 @@ def test_aliases_that_differ_only_in_case_are_two_aliases_as_mariadb_reads_them(
         w.close()
 
 
+def test_a_name_in_another_case_and_a_number_on_a_text_tenant_column_read_no_other_rows(mysql_dsn, my_db):
+    """Red team 9 (session 25), on MariaDB with lower_case_table_names=0: ``UPPER.customers`` is another database's
+    table, and the guard read it as the project's; and ``tenant_id = 1`` on a VARCHAR column also returns '01' and
+    '1-eu' (MySQL compares them as numbers). A name must be written as the catalog spells it; the tenant literal
+    follows the column's type."""
+    from assay.models import TenantFilter
+
+    other = my_db.upper()
+    with _admin(mysql_dsn) as c, c.cursor() as cur:
+        cur.execute("SELECT @@lower_case_table_names")
+        if cur.fetchone()[0] != 0:
+            pytest.skip("this server folds names (lower_case_table_names != 0)")
+        cur.execute(f"CREATE DATABASE `{other}`")
+        cur.execute(f"CREATE TABLE `{other}`.customers (customer_id INT, email VARCHAR(80), channel TEXT)")
+        cur.execute(f"INSERT INTO `{other}`.customers VALUES (7, 'x@other.db', 'other database')")
+        cur.execute(f"CREATE TABLE {my_db}.accounts (id INT, tenant_id VARCHAR(10), note TEXT)")
+        cur.execute(f"INSERT INTO {my_db}.accounts VALUES (1, '1', 'mine'), (2, '01', 'not mine'), "
+                    "(3, '1-eu', 'not mine'), (4, '2', 'not mine')")
+    w = wh(mysql_dsn, my_db)
+    try:
+        assert w.query(f"SELECT channel FROM `{other}`.customers", row_cap=5, timeout_s=5).table.to_pylist() == [
+            {"channel": "other database"}]  # the engine reads it
+        g = SQLGuard("mysql", tables=w.list_tables(), schemas=[my_db], default_schema=my_db,
+                     tenant=TenantFilter(column="tenant_id", value=1, shared_tables=["customers", "orders"]),
+                     inject_tenant=True)
+        for sql in (f"SELECT c.channel FROM `{other}`.customers c", f"SELECT c.channel FROM {other}.customers c",
+                    f"SELECT c.channel FROM {my_db}.CUSTOMERS c"):
+            v = g.check(sql)
+            assert not v.allowed and "as the catalog spells it" in v.reason, sql
+        assert g.check(f"SELECT c.channel FROM {my_db}.customers c").allowed
+        sql = g.enforce("SELECT a.id, a.note FROM accounts a ORDER BY a.id")
+        assert "a.tenant_id = '1'" in sql
+        assert w.query(sql, row_cap=10, timeout_s=5).table.to_pylist() == [{"id": 1, "note": "mine"}]
+        strict = SQLGuard("mysql", tables=w.list_tables(), schemas=[my_db], default_schema=my_db,
+                          tenant=TenantFilter(column="tenant_id", value=1, shared_tables=["customers", "orders"]))
+        v = strict.check("SELECT a.id FROM accounts a WHERE a.tenant_id = 1")
+        assert not v.allowed and "a.tenant_id = '1'" in v.reason
+        assert strict.check("SELECT a.id FROM accounts a WHERE a.tenant_id = '1'").allowed
+    finally:
+        w.close()
+        with _admin(mysql_dsn) as c, c.cursor() as cur:
+            cur.execute(f"DROP DATABASE `{other}`")
+            cur.execute(f"DROP TABLE {my_db}.accounts")
+
+
 def test_one_clear_error_per_failure(mysql_dsn, my_db):
     host = parse_dsn(mysql_dsn)
     base = f"mysql://{{user}}@{host['host']}:{host['port']}/{{db}}"

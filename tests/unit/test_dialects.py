@@ -24,8 +24,9 @@ def _tables(schema: str) -> list[TableInfo]:
     return [
         TableInfo(schema=schema, name="orders", columns=[ColumnInfo(name=n, type="INT") for n in
                                                          ("order_id", "customer_id", "amount", "placed_at", "tenant_id")]),
-        TableInfo(schema=schema, name="customers", columns=[ColumnInfo(name=n, type="TEXT") for n in
-                                                            ("customer_id", "email", "channel", "tenant_id")]),
+        TableInfo(schema=schema, name="customers", columns=[ColumnInfo(name=n, type=t) for n, t in
+                                                            (("customer_id", "INT"), ("email", "TEXT"),
+                                                             ("channel", "TEXT"), ("tenant_id", "INT"))]),
     ]
 
 

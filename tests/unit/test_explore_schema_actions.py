@@ -108,6 +108,48 @@ def test_information_schema_is_answered_from_the_discovered_schema(wide_db):
     assert ex.counters.get("guard_refusals", 0) == 0 and ex.counters["information_schema_answers"] == 2
 
 
+def test_information_schema_answers_are_held_to_the_guard(wide_db, tmp_path, monkeypatch):
+    """Red team 9: the information_schema path ran whatever came with the views, with no guard, on a DuckDB with
+    file access: ``LATERAL read_duckdb(<the warehouse>, ...)`` gave every tenant's rows unmasked, ``read_text`` any
+    file (``/proc/self/environ``: the warehouse password and the API keys), ``range`` x ``range`` ran unbounded.
+    Only a statement whose every source is one of the two views takes this path (anything else goes to the
+    warehouse's guard, which refuses information_schema); it is checked by the guard for DuckDB against the two
+    views, and runs with external access off."""
+    from assay.explore.info_schema import answer, is_info_schema_query
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRETLINE")
+    monkeypatch.setenv("REDTEAM_PW", "hunter2")
+    attacks = [
+        f"SELECT r.* FROM information_schema.tables t, LATERAL read_duckdb('{wide_db}', table_name => 'w0') AS r",
+        f"SELECT r.content FROM information_schema.tables CROSS JOIN LATERAL read_text('{secret}') AS r",
+        f"SELECT * FROM information_schema.tables, read_text('{secret}')",
+        f"SELECT (SELECT content FROM read_text('{secret}')) AS c FROM information_schema.tables",
+        "SELECT count(*) FROM information_schema.tables a, range(1000000) b, range(1000000) c",
+        "SELECT * FROM information_schema.tables, unnest([1, 2])",
+        "SELECT * FROM information_schema.tables JOIN w0 ON true",
+    ]
+    llm = ReplayLLM({"explore": [q(a) for a in attacks] + ['{"done": true}'], "fix:explore": []})
+    ex = make_explorer(wide_db, llm, max_steps=len(attacks) + 1)
+    steps = [s for s in ex.run().steps if s.action == StepAction.query]
+    assert [s.query for s in steps] == attacks
+    for a, step in zip(attacks, steps):
+        assert not is_info_schema_query(a, "duckdb"), a
+        assert step.refused or step.error, a  # the warehouse's guard had them, not the local views
+        assert "SECRETLINE" not in (step.result_preview or "") and "hunter2" not in (step.result_preview or "")
+    assert ex.counters.get("information_schema_answers", 0) == 0
+    # over the views alone, the guard's rules hold (functions, bounds), and no file is reachable
+    for bad, why in [("SELECT getenv('REDTEAM_PW') FROM information_schema.tables", "allow-list"),
+                     ("SELECT repeat('x', 100000000) FROM information_schema.tables", "repeat"),
+                     ("SELECT table_name FROM information_schema.tables WHERE table_name IN "
+                      f"(SELECT content FROM read_text('{secret}'))", "only information_schema")]:
+        with pytest.raises(ValueError, match=why):
+            answer(bad, "duckdb", ex.tables)
+    ok = answer("WITH c AS (SELECT * FROM information_schema.columns) SELECT t.table_name, count(*) AS n "
+                "FROM information_schema.tables t JOIN c USING (table_name) GROUP BY 1 ORDER BY 1", "duckdb", ex.tables)
+    assert ok.row_count == len(WIDE) and ok.table.column("n").to_pylist() == [15] * len(WIDE)
+
+
 def test_the_catalog_lists_column_names(wide_db):
     tables = DuckDBWarehouse(str(wide_db)).list_tables()
     text = render_catalog(tables).text

@@ -179,3 +179,38 @@ def test_statement_sent_has_no_comments_and_round_trips(dialect):
     v = g.check("SELECT id /* c */ FROM orders -- */ , pg_sleep(10) /*")
     assert v.allowed and "/*" not in v.sql and "--" not in v.sql and "sleep" not in v.sql.lower()
     assert g.check(v.sql).sql == v.sql  # what is sent passes the guard again, unchanged
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "bigquery", "tsql"])
+def test_where_names_may_be_case_sensitive_they_are_written_as_the_catalog_spells_them(dialect):
+    """Red team 9 (session 25): on MySQL with lower_case_table_names=0, BigQuery and a case-sensitive SQL Server, a
+    schema or table named in another case can be another object; the guard matched it to the project's table."""
+    tables = [TableInfo(schema="shop", name="Orders", columns=[ColumnInfo(name="id", type="INT")])]
+    g = SQLGuard(dialect, tables=tables, schemas=["shop"], default_schema="shop")
+    assert g.check("SELECT o.id FROM shop.Orders o").allowed
+    assert g.check("SELECT o.id FROM Orders o").allowed
+    for sql in ("SELECT o.id FROM SHOP.Orders o", "SELECT o.id FROM shop.orders o", "SELECT o.id FROM orders o"):
+        v = g.check(sql)
+        assert not v.allowed and "as the catalog spells it (shop.Orders)" in v.reason, (dialect, sql)
+    # DuckDB and PostgreSQL read names as before (folded, or matched whatever their case)
+    assert SQLGuard("duckdb", tables=tables, schemas=["shop"], default_schema="shop").check(
+        "SELECT o.id FROM SHOP.ORDERS o").allowed
+
+
+def test_the_tenant_literal_follows_the_tenant_columns_type():
+    """Red team 9 (session 25): a number tenant value on a text tenant column was written as a number, which MySQL
+    compares as numbers ('01' and '1-eu' equal 1). On a text column the literal is a string; on a number column a
+    number, as before."""
+    tables = [TableInfo(schema="main", name="accounts", columns=[ColumnInfo(name="tenant_id", type="VARCHAR(10)"),
+                                                                 ColumnInfo(name="id", type="INT")]),
+              TableInfo(schema="main", name="orders", columns=[ColumnInfo(name="tenant_id", type="BIGINT"),
+                                                               ColumnInfo(name="id", type="INT")])]
+    g = SQLGuard("mysql", tables=tables, default_schema="main", tenant=TenantFilter(column="tenant_id", value=1),
+                 inject_tenant=True)
+    sql = g.enforce("SELECT a.id, o.id AS oid FROM accounts a JOIN orders o ON o.id = a.id")
+    assert "a.tenant_id = '1'" in sql and "o.tenant_id = 1" in sql and "o.tenant_id = '1'" not in sql
+    strict = SQLGuard("mysql", tables=tables, default_schema="main", tenant=TenantFilter(column="tenant_id", value=1))
+    assert not strict.check("SELECT a.id FROM accounts a WHERE a.tenant_id = 1").allowed
+    assert strict.check("SELECT a.id FROM accounts a WHERE a.tenant_id = '1'").allowed
+    assert strict.check("SELECT o.id FROM orders o WHERE o.tenant_id = 1").allowed
+    assert not strict.check("SELECT o.id FROM orders o WHERE o.tenant_id = '1'").allowed

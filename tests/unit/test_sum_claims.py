@@ -235,6 +235,29 @@ def test_a_column_name_cannot_write_the_sql_that_grounds_a_number():
     assert ground_claim(claim, {1: step}, [1]) == [4242040.0]
 
 
+def test_a_condition_recomputed_in_process_is_held_to_the_guard():
+    """Red team 9 (session 25): a claim's condition is the model's text, run on the step's rows in this process.
+    Each function was checked on its own, so ``list_transform(range(9999), lambda x: range(99999))`` (10^9 elements in
+    this process) passed; the statement now goes through the guard for DuckDB over the rows, on a sandboxed
+    connection (no file access, a memory limit, a timeout), and a refused condition grounds nothing."""
+    import time
+
+    import pyarrow as pa
+
+    table = pa.table({"channel": ["paid_social", "organic"], "revenue": [10.0, 20.0]})
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, purpose="p", query="SELECT 1",
+                           row_count=2, digest=build_compact_result(table))
+    fine = Claim(metric="sum", measure="revenue", sum_sql="revenue", segment_sql="channel = 'paid_social'",
+                 value=10.0, source_steps=[1])
+    assert 10.0 in sum_numbers(step, fine)
+    t0 = time.perf_counter()
+    for cond in ["len(list_transform(range(9999), lambda x: range(99999))) > 0 AND channel = 'paid_social'",
+                 "channel = 'paid_social' AND len(flatten([range(99999) for x in range(9999)])) > 0"]:
+        bomb = fine.model_copy(update={"segment_sql": cond})
+        assert sum_numbers(step, bomb) == [], cond
+    assert time.perf_counter() - t0 < 5
+
+
 def test_a_sum_divided_into_an_average_or_a_ratio_is_refused():
     """A SUM of the stated expression divided by a count (an average per order) or by another sum (a ratio) is no
     total: refused as off the sum, in the query itself or through a CTE's columns; a unit conversion (a division by a
