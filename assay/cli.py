@@ -215,12 +215,16 @@ def pack_accept(project: str, directory: Optional[Path] = typer.Argument(
 
 @project_app.command("apply")
 @_guarded
-def project_apply(file: Path = typer.Option(..., "-f", "--file", help="project YAML")) -> None:
-    """Create or update a project from a versioned YAML file."""
+def project_apply(file: Optional[Path] = typer.Option(None, "-f", "--file", help="project YAML"),
+                  path: Optional[Path] = typer.Argument(None, help="project YAML (as -f)", show_default=False)) -> None:
+    """Create or update a project from a versioned YAML file (`-f FILE`, or the file as the argument)."""
     from .config import check_warehouse_contents, check_warehouse_file
     from .packs import pack_for_project
     from .settings import load_project_file
 
+    if (file is None) == (path is None):
+        fail("give the project's YAML file once: assay project apply -f FILE (or assay project apply FILE)", 2)
+    file = file or path
     project = load_project_file(file)
     pack_for_project(project)  # a bad pack or override fails here, not mid-run
     check_warehouse_file(project, str(file))  # a missing DuckDB file too, not at doctor or discover

@@ -51,6 +51,12 @@ def test_project_apply_resolves_relative_paths(tmp_path):
     from assay.store import open_store
 
     assert open_store(load_settings()).get_project("rel").warehouse.settings["path"] == str(tmp_path / "w.duckdb")
+    # the file as the argument, as a new user typed it (session 25: "Missing option '-f'")
+    f.write_text(f.read_text().replace("match3", "idle"))
+    assert invoke("project", "apply", str(f)).exit_code == 0
+    assert open_store(load_settings()).get_project("rel").category == "idle"
+    one_line_error(invoke("project", "apply"), "give the project's YAML file once")
+    one_line_error(invoke("project", "apply", "-f", str(f), str(f)), "give the project's YAML file once")
 
 
 def test_unknown_project_and_run():
