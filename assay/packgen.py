@@ -110,8 +110,10 @@ affected_count when the results support one.
 
 
 def _literal(text: str) -> str:
-    """Model text placed in a Jinja template: shown as written, never evaluated."""
-    return "{% raw %}" + text.replace("{% endraw %}", "") + "{% endraw %}"
+    """Model text placed in a Jinja template: shown as written, never evaluated. Inside a raw block only an
+    ``endraw`` tag ends it, in any of its spellings (``{%endraw%}``, ``{%- endraw %}``, one built around a removed
+    one): with no ``{%`` left in the text, none can be formed (red team 10 ran code through ``{%endraw%}``)."""
+    return "{% raw %}" + text.replace("{%", "{ %") + "{% endraw %}"
 
 
 def draft_pack(llm: LLM, catalog: str, notes: str) -> tuple[PackDraft, TokenUsage]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 from pydantic import ValidationError
 
 from . import limits
@@ -29,7 +30,9 @@ PROMPT_KEYS = ("base_context", "exploration", "recommendations")
 PACK_KEYS = ("name", "description", "prompts", "areas", "categories", "profile_schema")
 _AREA_ID = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
-_env = jinja2.Environment(
+# sandboxed: a pack is text from elsewhere (a shared folder, a model's draft), and its templates run in the process
+# that holds the warehouse's credentials; attribute tricks (``cycler.__init__.__globals__.os``) are refused
+_env = jinja2.sandbox.ImmutableSandboxedEnvironment(
     undefined=jinja2.StrictUndefined,
     autoescape=False,
     keep_trailing_newline=True,
@@ -79,6 +82,8 @@ def render(template: str, where: str = "template", **values: Any) -> str:
         raise PackError(f"{where} line {exc.lineno}: template syntax error: {exc.message}") from None
     except jinja2.UndefinedError as exc:
         raise PackError(f"{where}: unknown template variable ({exc.message})") from None
+    except jinja2.sandbox.SecurityError as exc:
+        raise PackError(f"{where}: the template reaches outside its variables ({exc})") from None
 
 
 def _read_prompt(folder: Path, name: str, yaml_path: Path, field: str) -> str:

@@ -122,3 +122,30 @@ def test_a_pack_changed_on_disk_is_read_again_even_within_the_same_millisecond(t
     again = load_pack_dir(folder)
     again.areas.clear()
     assert load_pack_dir(folder).areas
+
+
+def test_model_text_in_a_drafted_pack_is_never_run(tmp_path):
+    """Red team 10 (session 25): an area's focus of ``{%endraw%}{{ cycler.__init__.__globals__.os.popen(...) }}``
+    ran a shell command as `write_pack` validated the draft (the raw block's end was removed only as written with
+    spaces, and the templates rendered in a plain Jinja environment). The model's text now shows as written, and
+    pack templates render in Jinja's sandbox."""
+    from assay.packgen import AreaDraft, PackDraft, write_pack
+    from assay.packs import render
+
+    marker = tmp_path / "pwned"
+    call = "{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}"
+    focuses = [f"Look for churn. {{%endraw%}}{call}{{%raw%}}", f"Look for churn. {{%- endraw %}}{call}",
+               f"Look for churn. {{% end{{% endraw %}}raw %}}{call}", f"Look for churn. {{%endraw-%}}{call}"]
+    for i, focus in enumerate(focuses):
+        areas = [AreaDraft(id=f"a{j}", name="Area", description="an area of the shop", keywords=["a", "b"],
+                           focus=focus) for j in range(2)]
+        folder = write_pack(PackDraft(name="Shop", description="a small web shop", areas=areas), tmp_path / f"p{i}")
+        load_pack_dir(folder)
+        text = render((folder / "prompts" / "analysis_a0.md").read_text(), "area",
+                      area={"name": "A", "description": "d", "id": "a0", "keywords": []})
+        assert "cycler.__init__" in text and "Look for churn." in text, focus  # shown, not run
+    assert not marker.exists()
+    # a pack written by hand that reaches for Python's internals is refused, not run
+    with pytest.raises(PackError, match="reaches outside its variables"):
+        render("{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}", "hand-made")
+    assert not marker.exists()
