@@ -14,6 +14,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.padding import Padding
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -64,9 +65,9 @@ def _table_console() -> Console:
 
 def fail(msg: str, code: int = 2, log: Path | None = None) -> None:
     for line in str(msg).splitlines() or [""]:  # one line per error
-        err.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True, markup=True)
+        err.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True, markup=True)
     if log is not None:
-        err.print(f"[dim]log: {log}[/]", highlight=False, soft_wrap=True)
+        err.print(f"[dim]log: {escape(str(log))}[/]", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -360,8 +361,8 @@ def schema_search(
         t.add_column(c, **kw)
     for i, h in enumerate(hits, 1):
         cols = ", ".join(h["columns"])
-        t.add_row(str(i), h["table"], f"{h['score']:.3f}", f"{h['rows']:,}",
-                  h.get("description") or cols, str(len(h.get("similar", [])) + h.get("more_similar", 0) or ""))
+        t.add_row(str(i), escape(h["table"]), f"{h['score']:.3f}", f"{h['rows']:,}",
+                  escape(h.get("description") or cols), str(len(h.get("similar", [])) + h.get("more_similar", 0) or ""))
     _table_console().print(t)
 
 
@@ -632,7 +633,7 @@ def _interrupted(store, run_id: str | None, log_path: Path, rerun: bool = False)
 
 def _exit_interrupted(what: str, log_path: Path) -> None:
     """One line and the log's path, then the process ends now (the flow's daemon thread with it)."""
-    err.print(f"[bold red]interrupted:[/] {what}", soft_wrap=True, highlight=False)
+    err.print(f"[bold red]interrupted:[/] {escape(what)}", soft_wrap=True, highlight=False)
     err.print(f"[dim]log: {log_path}[/]", highlight=False, soft_wrap=True)
     logging.shutdown()
     sys.stdout.flush()
@@ -775,7 +776,7 @@ def rerun(
     server.join()
     done = _watch_flow(rid, lambda: rerun_flow(params, return_state=True), settings=server.flow_settings, rerun=True)
     if not done["state"].is_completed():
-        err.print(f"[red]{done['state'].message}[/]", soft_wrap=True)
+        err.print(f"[red]{escape(str(done['state'].message))}[/]", soft_wrap=True)
     show_result(rid)
     if not done["state"].is_completed() or store.get_result(rid).run_type.value == "failed":
         raise typer.Exit(1)
@@ -910,8 +911,6 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
 def show_result(run_id: str, analyst: str | None = None) -> None:
     """A run in the terminal. ``analyst`` is given when the run's first line already said which analyst
     ran and why (`assay discover`), so it is not said twice."""
-    from rich.markup import escape
-
     from .llm.resolve import HOW_TO_ADD_AN_LLM
     from .models import ValidationStatus
     from .report.claims import checked_summary, claim_line, insight_notes
@@ -934,9 +933,9 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         elif recs:
             out.print(f"[yellow]{recs.strip()}[/]", soft_wrap=True)
     elif not failed and result.recommendation_note and not result.recommendations:
-        out.print(f"[yellow]{result.recommendation_note}[/]", soft_wrap=True)
+        out.print(f"[yellow]{escape(result.recommendation_note)}[/]", soft_wrap=True)
     for e in result.errors:
-        out.print(f"[red]error:[/] {e}", soft_wrap=True)
+        out.print(f"[red]error:[/] {escape(e)}", soft_wrap=True)
     badge = {ValidationStatus.confirmed: "[green]confirmed[/]", ValidationStatus.adjusted: "[yellow]adjusted[/]",
              ValidationStatus.rejected: "[red]rejected[/]", ValidationStatus.error: "[red]not verified[/]",
              ValidationStatus.not_verifiable: "[dim]no number checked[/]"}
@@ -965,7 +964,7 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                     f", [yellow]{escape(v.refutation)}[/]"
             out.print(f"[bold]{i.id}[/] {sev.get(i.severity.value, i.severity.value)} · {count}{check}{dup}",
                       soft_wrap=True)
-            for line in (f"[bold]{i.name}[/]", f"[dim]{i.description}[/]"):  # one block each: no padding to
+            for line in (f"[bold]{escape(i.name)}[/]", f"[dim]{escape(i.description)}[/]"):  # one block each: no padding to
                 out.print(Padding(line, (0, 0, 0, 2), expand=False))         # the other's width
             for line in insight_notes(i) + [claim_line(c) for c in i.claims]:
                 out.print("    " + escape(line), soft_wrap=True)
@@ -985,8 +984,8 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         for c in ("id", "prio", "recommendation", "addresses"):
             r.add_column(c)
         for rec in sorted(result.recommendations, key=lambda x: x.priority):
-            r.add_row(rec.id, str(rec.priority), f"[bold]{rec.title}[/]\n[dim]{rec.description}[/]",
-                      ", ".join(rec.related_insight_ids))
+            r.add_row(escape(rec.id), str(rec.priority), f"[bold]{escape(rec.title)}[/]\n[dim]{escape(rec.description)}[/]",
+                      escape(", ".join(rec.related_insight_ids)))
         out.print(r)
     out.print(f"[dim]details: assay show {result.run_id[:8]} --json · report: assay report {result.run_id[:8]}[/]")
 
@@ -1037,7 +1036,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
         t.add_column("error", overflow="fold")
         for r in store.list_runs(project, limit):
             t.add_row(r.id[:8], r.project_id, state_name(r), r.phase.value, f"{r.steps_done}/{r.max_steps}",
-                      r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), _one_line(r.error or "", 60))
+                      r.analyst, r.started_at.strftime("%Y-%m-%d %H:%M"), escape(_one_line(r.error or "", 60)))
         return t
 
     if project is not None and not store.list_runs(project, 1):
@@ -1360,14 +1359,15 @@ def ask(project: str = typer.Argument(..., help="a project id (`assay project li
         # answer (the insight search needs no LLM: MCP's search_insights offers it as well)
         _closest_findings(store, p.id, question)
         raise
-    out.print(f"[bold]{ans.answer}[/]", soft_wrap=True)
-    out.print(f"[dim]answered from: {ans.sources}[/]")
+    out.print(f"[bold]{escape(ans.answer)}[/]", soft_wrap=True)
+    out.print(f"[dim]answered from: {escape(str(ans.sources))}[/]")
     for h in ans.cited_insights():
-        out.print(f"\n[dim]{h.kind} {h.cite()} · {h.verdict or 'recommendation'}:[/] {h.title}", soft_wrap=True)
+        out.print(f"\n[dim]{h.kind} {escape(h.cite())} · {h.verdict or 'recommendation'}:[/] {escape(h.title)}",
+                  soft_wrap=True)
     from .explore.numbering import name
 
     for s in ans.cited():  # under the number the answer cites it by (explore/numbering.py), not the stored one
-        out.print(f"\n[dim]{name(s)}: {s.purpose} ({s.row_count:,} rows)[/]")
+        out.print(f"\n[dim]{name(s)}: {escape(s.purpose or '')} ({s.row_count:,} rows)[/]")
         out.print(Syntax(s.query, "sql", word_wrap=True))
 
 
@@ -1383,7 +1383,8 @@ def _closest_findings(store, project_id: str, question: str, k: int = 3) -> None
     if hits:
         out.print("[dim]no LLM to answer; the project's findings closest to the question:[/]", highlight=False)
         for h in hits:
-            out.print(f"[dim]{h.kind} {h.cite()} · {h.verdict or 'recommendation'}:[/] {h.title}", soft_wrap=True)
+            out.print(f"[dim]{h.kind} {escape(h.cite())} · {h.verdict or 'recommendation'}:[/] {escape(h.title)}",
+                      soft_wrap=True)
 
 
 @app.command()
@@ -1411,8 +1412,8 @@ def verify(run: str, insights: Optional[list[str]] = typer.Argument(
     for r in rows:
         now = f"[bold]{r.now}[/]" if r.changed else r.now
         # shortened at a space, never inside a number ("claimed 0.163 vs 0" read as a baseline of 0)
-        t.add_row(f"{r.insight} {textwrap.shorten(r.title, 60, placeholder=' …')}", r.before, now,
-                  textwrap.shorten(r.reasoning, 240, placeholder=" …"))
+        t.add_row(escape(f"{r.insight} {textwrap.shorten(r.title, 60, placeholder=' …')}"), r.before, now,
+                  escape(textwrap.shorten(r.reasoning, 240, placeholder=" …")))
     _table_console().print(t)
     changed = [r.insight for r in rows if r.changed]
     rank = {s.value: n for n, s in enumerate(ORDER)}  # worst first
@@ -1556,7 +1557,7 @@ def doctor(project: str = typer.Argument(..., help="project id, or a project YAM
     t.add_column("s", justify="right")
     marks = {OK: "[green]ok[/]", FAIL: "[bold red]FAIL[/]"}
     for c in checks:
-        t.add_row(c.part, marks.get(c.status, "[dim]—[/]"), c.detail, f"{c.seconds:.1f}")
+        t.add_row(c.part, marks.get(c.status, "[dim]—[/]"), escape(c.detail), f"{c.seconds:.1f}")
     out.print(t)
     failed = [c.part for c in checks if c.status == FAIL]
     if failed:

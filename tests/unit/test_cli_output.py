@@ -109,3 +109,25 @@ def test_a_commands_help_reads_as_paragraphs():
     demo = CliRunner().invoke(app, ["demo", "--help"], terminal_width=200).output
     demo = " ".join(demo.translate({ord(c): " " for c in "│╭╮╰╯─"}).split())
     assert "schema assay_demo_ecommerce or _gaming" in demo, demo
+
+
+def test_values_in_brackets_are_shown_as_written_and_never_read_as_markup():
+    """Red team 10 (session 25): a category value ``west[/]`` in an insight's headline made `assay show` and
+    `assay discover` exit 1 (rich read it as a closing tag), and an error's ``[masked]`` vanished (read as a style).
+    Data and model text are escaped wherever the CLI prints them."""
+    from assay.models import Insight, Recommendation, RunStatus
+
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="markup001", project_id="p", status=RunStatus.completed))
+    ins = Insight(id="revenue-1", area="revenue", name="west[/] has a much higher average amount",
+                  description="[link=https://e.vil]click[/link] [bold]loud[/bold]")
+    rec = Recommendation(id="rec-1", priority=1, title="Look at west[/]", description="[red]x",
+                         related_insight_ids=["revenue-1"])
+    store.save_result(DiscoveryResult(run_id="markup001", project_id="p", domain="ecommerce", insights=[ins],
+                                      recommendations=[rec], errors=["value [masked] failed"]))
+    r = CliRunner().invoke(app, ["show", "markup001"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    for text in ("west[/] has a much higher average amount", "[link=https://e.vil]click[/link]", "Look at west[/]",
+                 "value [masked] failed", "[red]x"):
+        assert text in flat, text
