@@ -158,9 +158,13 @@ _DIALECT_SYSTEM_PREFIXES = {
 _PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "json_populate_record", "record_out",
                                            "pg_column_size", "pg_typeof", "quote_literal", "quote_nullable"}
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
-# a column type compared as text: a number against it is compared as a number on MySQL ('01' = 1), as an enum's
-# position on MySQL's ENUM, and refused or cast elsewhere
-_TEXT_TYPE = re.compile(r"char|text|string|clob|enum|uuid|citext|name\b", re.I)
+# a column type compared as a number: the tenant value is written as a number only on these; against any other
+# type (text, binary, blob, enum, set, uuid, ...) a number compares in ways that read other tenants' rows on MySQL
+# ('01' and '1-eu' equal 1 as text or binary, ENUM by position, SET as a bitmask: red teams 9 and 10)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER_TYPE = re.compile(r"^\s*(?:unsigned\s+)?u?(?:tiny|small|medium|big|huge)?(?:int|integer|serial)\d*\b|^\s*(?:"
+                          r"decimal|numeric|number|dec|fixed|float|double|real|bit|year|int64|float64|bignumeric)\b",
+                          re.I)
 
 
 MAX_DEPTH = 512  # levels of a statement's tree the guard analyses (see _check)
@@ -651,28 +655,39 @@ class SQLGuard:
         schema = (t.db or "").lower()
         return t.name.lower() in self._shared and (not schema or schema == (self.default_schema or ""))
 
-    def _tenant_is_text(self, info: TableInfo | None) -> bool:
-        """The table's tenant column holds text (or an enum): its value is compared as a string. MySQL compares a
-        text column with a number as numbers, so ``tenant_id = 1`` also reads '01' and '1-eu' (red team 9)."""
+    def _tenant_kind(self, info: TableInfo | None) -> str | None:
+        """How the table's tenant column compares: "number" for a number type, "text" for any other known type
+        (MySQL compares a text or binary column with a number as numbers, so ``tenant_id = 1`` also reads '01' and
+        '1-eu' (red team 9), an ENUM by position and a SET as a bitmask (red team 10)); None when unknown."""
         col = self.tenant.column.lower()
         for c in info.columns if info is not None else []:
-            if c.name.lower() == col:
-                return bool(_TEXT_TYPE.search(c.type or ""))
-        return False
+            if c.name.lower() == col and (c.type or "").strip():
+                return "number" if _NUMBER_TYPE.search(c.type) else "text"
+        return None
 
     def _tenant_literal(self, info: TableInfo | None) -> exp.Expression:
         v = self.tenant.value
-        if isinstance(v, int) and not self._tenant_is_text(info):
+        kind = self._tenant_kind(info)
+        if kind == "number" and not _NUMBER.fullmatch(str(v)):
+            # MySQL reads int_col = 'acme' as int_col = 0: another tenant's rows
+            raise GuardRefusal(f"the tenant value {v!r} is no number, and {self.tenant.column} of {info.fqn} is a "
+                               "number column: the project's tenant_filter.value must be its number")
+        if kind == "number" or (kind is None and isinstance(v, int)):
             return exp.Literal.number(v)
         return exp.Literal.string(str(v))
 
     def _literal_matches(self, lit: exp.Expression, info: TableInfo | None) -> bool:
+        """``lit`` names exactly the tenant's value for this table: a string on a text column; on a number column
+        the number, or the same digits quoted (every engine reads ``int_col = '1'`` as 1)."""
         if not isinstance(lit, exp.Literal):
             return False
         want = self.tenant.value
-        if isinstance(want, int) and not self._tenant_is_text(info):
-            return not lit.is_string and str(lit.this) == str(want)
-        return lit.is_string and lit.this == str(want)
+        kind = self._tenant_kind(info)
+        if kind == "number":
+            return bool(_NUMBER.fullmatch(str(want))) and lit.this == str(want)
+        if kind == "text" or not isinstance(want, int):
+            return lit.is_string and lit.this == str(want)
+        return not lit.is_string and str(lit.this) == str(want)
 
     def _might_have(self, scope: Scope, alias: str, col: str) -> bool:
         """Could the engine bind an unqualified ``col`` to source ``alias`` of this scope?"""

@@ -104,8 +104,11 @@ def test_tenant_union_branch_refused(tenant_guard):
 
 
 def test_tenant_value_type_and_value_must_match(tenant_guard):
-    assert not tenant_guard.check("SELECT * FROM orders WHERE tenant_id = '7'").allowed
     assert not tenant_guard.check("SELECT * FROM orders WHERE tenant_id = 8").allowed
+    assert not tenant_guard.check("SELECT * FROM orders WHERE tenant_id = '8'").allowed
+    assert not tenant_guard.check("SELECT * FROM orders WHERE tenant_id = '07'").allowed
+    # the same digits quoted, on a number column: every engine reads it as 7 (the false-refusal audit, session 25)
+    assert tenant_guard.check("SELECT * FROM orders WHERE tenant_id = '7'").allowed
 
 
 def test_tenant_left_join_on_counts_only_for_joined_table(tenant_guard):
@@ -213,4 +216,15 @@ def test_the_tenant_literal_follows_the_tenant_columns_type():
     assert not strict.check("SELECT a.id FROM accounts a WHERE a.tenant_id = 1").allowed
     assert strict.check("SELECT a.id FROM accounts a WHERE a.tenant_id = '1'").allowed
     assert strict.check("SELECT o.id FROM orders o WHERE o.tenant_id = 1").allowed
-    assert not strict.check("SELECT o.id FROM orders o WHERE o.tenant_id = '1'").allowed
+    assert strict.check("SELECT o.id FROM orders o WHERE o.tenant_id = '1'").allowed  # read as 1 everywhere
+    # red team 10: binary, blob, SET and ENUM columns compare a number in other ways: the value is a string there
+    for typ in ("VARBINARY(10)", "BLOB", "SET('7','1')", "ENUM('1','2')", "binary(4)"):
+        t = [TableInfo(schema="main", name="a", columns=[ColumnInfo(name="tenant_id", type=typ)])]
+        g = SQLGuard("mysql", tables=t, default_schema="main", tenant=TenantFilter(column="tenant_id", value=1),
+                     inject_tenant=True)
+        assert "a.tenant_id = '1'" in g.enforce("SELECT a.tenant_id FROM a"), typ
+    # a value that is no number on a number column (MySQL reads int_col = 'acme' as 0): refused, said plainly
+    named = SQLGuard("mysql", tables=tables, default_schema="main", tenant=TenantFilter(column="tenant_id",
+                     value="acme"), inject_tenant=True)
+    v = named.check("SELECT o.id FROM orders o")
+    assert not v.allowed and "is no number" in v.reason

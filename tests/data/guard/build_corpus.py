@@ -56,7 +56,7 @@ tenant_escapes = [
     "SELECT * FROM orders WHERE tenant_id IN (7, 8)",
     "SELECT * FROM orders WHERE tenant_id > 6",
     "SELECT * FROM orders WHERE tenant_id = 8",
-    "SELECT * FROM orders WHERE tenant_id = '7'",
+    "SELECT * FROM orders WHERE tenant_id = '8'",
     "SELECT * FROM orders WHERE NOT tenant_id <> 7",
     "SELECT * FROM orders WHERE customer_id = 7",
     "SELECT * FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.tenant_id = 7",
