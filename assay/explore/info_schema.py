@@ -98,9 +98,8 @@ def answer(sql: str, dialect: str, tables: list[TableInfo], row_cap: int = 10_00
             raise ValueError(f"unknown table {t.name}")
     local_sql = tree.sql(dialect="duckdb")
     t_tab, c_tab = _frames(tables)
-    table = sandbox.run(local_sql, {"tables": t_tab, "columns": c_tab})
-    total = table.num_rows
-    truncated = total > row_cap
-    if truncated:
-        table = table.slice(0, row_cap)
-    return QueryResult(table=table, truncated=truncated, total_rows=total, columns=table.column_names)
+    table = sandbox.run(local_sql, {"tables": t_tab, "columns": c_tab}, row_cap=row_cap)
+    truncated = table.num_rows > row_cap
+    table = table.slice(0, row_cap)
+    return QueryResult(table=table, truncated=truncated, total_rows=None if truncated else table.num_rows,
+                       columns=table.column_names)

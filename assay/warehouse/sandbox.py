@@ -15,7 +15,9 @@ import threading
 import duckdb
 import pyarrow as pa
 
+from ..errors import QueryError
 from ..models import ColumnInfo, TableInfo
+from .base import FETCH_ROWS, check_result_bytes
 
 MEMORY_LIMIT = "256MB"  # what a query over a few thousand held rows may use
 TIMEOUT_S = 10.0
@@ -41,9 +43,11 @@ def guarded(sql: str, tables: dict[str, list[str]]) -> str:
     return verdict.sql
 
 
-def run(sql: str, tables: dict[str, pa.Table], *, timeout_s: float = TIMEOUT_S) -> pa.Table:
-    """``sql`` over ``tables`` (name -> rows) once the guard allows it, on a sandboxed connection. Raises
-    ValueError (refused, failed, timed out)."""
+def run(sql: str, tables: dict[str, pa.Table], *, row_cap: int = 10_000, timeout_s: float = TIMEOUT_S) -> pa.Table:
+    """``sql`` over ``tables`` (name -> rows) once the guard allows it, on a sandboxed connection: at most
+    ``row_cap + 1`` rows (one more says the result was cut), read in batches and stopped past the result's byte
+    budget (red team 10 grew a self-join of the views past 1 GB; DuckDB's memory limit does not cover the
+    result). Raises ValueError (refused, failed, timed out, too large)."""
     checked = guarded(sql, {name: t.column_names for name, t in tables.items()})
     con = connect()
     timer = threading.Timer(timeout_s, con.interrupt)
@@ -55,7 +59,18 @@ def run(sql: str, tables: dict[str, pa.Table], *, timeout_s: float = TIMEOUT_S) 
         con.execute("SET lock_configuration = true")
         timer.start()
         try:
-            return con.sql(checked).to_arrow_table()
+            reader = con.sql(checked).to_arrow_reader(min(max(row_cap, 1), FETCH_ROWS))
+            batches, rows, size = [], 0, 0
+            for batch in reader:
+                batches.append(batch)
+                rows += batch.num_rows
+                size += batch.nbytes
+                check_result_bytes(size)
+                if rows > row_cap:
+                    break
+            return pa.Table.from_batches(batches, schema=reader.schema).slice(0, row_cap + 1)
+        except QueryError as exc:
+            raise ValueError(str(exc)) from None
         except duckdb.InterruptException:
             raise ValueError(f"the query exceeded the {timeout_s:g}s timeout") from None
         except duckdb.Error as exc:

@@ -145,6 +145,16 @@ def test_information_schema_answers_are_held_to_the_guard(wide_db, tmp_path, mon
                       f"(SELECT content FROM read_text('{secret}'))", "only information_schema")]:
         with pytest.raises(ValueError, match=why):
             answer(bad, "duckdb", ex.tables)
+    # a self-join of the views that pads every row: cut at the row cap, read in batches under the byte budget
+    import assay.warehouse.base as base
+
+    big = answer("SELECT lpad(a.column_name, 10000, 'x') AS p FROM information_schema.columns a, "
+                 "information_schema.columns b", "duckdb", ex.tables, row_cap=50)
+    assert big.row_count == 50 and big.truncated
+    monkeypatch.setattr(base, "MAX_RESULT_BYTES", 2**20)
+    with pytest.raises(ValueError, match="the result holds more than 1 MB"):
+        answer("SELECT lpad(a.column_name, 10000, 'x') AS p FROM information_schema.columns a, "
+               "information_schema.columns b", "duckdb", ex.tables, row_cap=5000)
     ok = answer("WITH c AS (SELECT * FROM information_schema.columns) SELECT t.table_name, count(*) AS n "
                 "FROM information_schema.tables t JOIN c USING (table_name) GROUP BY 1 ORDER BY 1", "duckdb", ex.tables)
     assert ok.row_count == len(WIDE) and ok.table.column("n").to_pylist() == [15] * len(WIDE)
