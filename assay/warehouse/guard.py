@@ -738,7 +738,20 @@ class SQLGuard:
             left, right = right, left
         if not isinstance(left, exp.Column) or not self._literal_matches(right, info):
             return False
-        return self._binds_to(left, scope, alias)
+        return self._binds_to(left, scope, alias) and self._tenant_spelled(left, info)
+
+    def _tenant_spelled(self, column: exp.Column, info: TableInfo | None) -> bool:
+        """On an engine that keeps a quoted name's case (PostgreSQL, Snowflake, Redshift; SQL Server under a
+        case-sensitive collation), ``"TENANT_ID"`` can be another column than ``tenant_id``: the predicate's column
+        must be the catalog's tenant column as the engine spells it (red team 10 read tenant 2's rows on
+        PostgreSQL through ``e."TENANT_ID" = 1``)."""
+        if info is None or (self._fold is None and self.dialect != "tsql"):
+            return True
+        want = self.tenant.column.lower()
+        spelled = [c.name for c in info.columns if c.name.lower() == want]
+        if self._fold is not None and self._fold_dialect != "postgres":
+            spelled = [self._fold(n) for n in spelled]  # the Snowflake adapter lists upper-case names in lower case
+        return len(spelled) == 1 and column.name == spelled[0]
 
     @staticmethod
     def _conjuncts(cond: exp.Expression | None) -> list[exp.Expression]:

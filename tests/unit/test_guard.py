@@ -228,3 +228,23 @@ def test_the_tenant_literal_follows_the_tenant_columns_type():
                      value="acme"), inject_tenant=True)
     v = named.check("SELECT o.id FROM orders o")
     assert not v.allowed and "is no number" in v.reason
+
+
+def test_a_tenant_predicate_on_a_quoted_column_in_another_case_does_not_count():
+    """Red team 10 (session 25): PostgreSQL keeps a quoted name's case, so ``e."TENANT_ID" = 1`` filters another
+    column than tenant_id, and tenant 2's rows came back. The predicate's column must be the catalog's tenant column
+    as the engine spells it."""
+    def g(*cols, dialect="postgres"):
+        t = [TableInfo(schema="public", name="events", columns=[ColumnInfo(name=c, type="INT") for c in cols])]
+        return SQLGuard(dialect, tables=t, schemas=["public"], default_schema="public",
+                        tenant=TenantFilter(column="tenant_id", value=1))
+
+    both = g("id", "tenant_id", "TENANT_ID")
+    assert not both.check('SELECT e.id FROM events e WHERE e."TENANT_ID" = 1').allowed
+    one = g("id", "tenant_id")
+    assert not one.check('SELECT e.id FROM events e WHERE e."TENANT_ID" = 1').allowed
+    assert one.check('SELECT e.id FROM events e WHERE e.tenant_id = 1').allowed
+    assert one.check('SELECT e.id FROM events e WHERE e."tenant_id" = 1').allowed
+    assert one.check('SELECT e.id FROM events e WHERE e.TENANT_ID = 1').allowed  # unquoted: folded to tenant_id
+    # DuckDB matches column names whatever their case: unchanged
+    assert g("id", "tenant_id", dialect="duckdb").check('SELECT e.id FROM events e WHERE e."TENANT_ID" = 1').allowed
