@@ -740,6 +740,18 @@ class SQLGuard:
             return False
         return self._binds_to(left, scope, alias) and self._tenant_spelled(left, info)
 
+    def _exact_pred(self, pred: exp.EQ, info: TableInfo | None) -> exp.Expression | None:
+        """MySQL/MariaDB compare text under the column's collation, by default case- and accent-insensitive and
+        padded: ``tenant_id = 'acme'`` also reads 'ACME', 'acme  ' and 'acmé' (red team 10). Beside the predicate
+        (which the engine's index serves) the same value compared as bytes; None where no such rule applies."""
+        if self.dialect != "mysql" or self._tenant_kind(info) == "number":
+            return None
+        col = pred.this if isinstance(pred.this, exp.Column) else pred.expression
+        lit = pred.expression if isinstance(pred.this, exp.Column) else pred.this
+        if not (isinstance(col, exp.Column) and isinstance(lit, exp.Literal) and lit.is_string):
+            return None
+        return exp.EQ(this=col.copy(), expression=exp.Cast(this=lit.copy(), to=exp.DataType.build("BINARY")))
+
     def _tenant_spelled(self, column: exp.Column, info: TableInfo | None) -> bool:
         """On an engine that keeps a quoted name's case (PostgreSQL, Snowflake, Redshift; SQL Server under a
         case-sensitive collation), ``"TENANT_ID"`` can be another column than ``tenant_id``: the predicate's column
@@ -811,7 +823,15 @@ class SQLGuard:
                     "holds no tenant's data"
                 )
             mine = conds + own_on.get(alias, [])
-            if any(self._is_tenant_pred(c, scope, alias, info) for c in mine):
+            join = table.parent if isinstance(table.parent, exp.Join) else None
+            found = next((c for c in mine if self._is_tenant_pred(c, scope, alias, info)), None)
+            if found is not None:
+                exact = self._exact_pred(found, info)
+                if exact is not None and not any(m == exact for m in mine):
+                    if found in own_on.get(alias, []) and join is not None:
+                        join.set("on", exp.and_(join.args["on"], exact, copy=False))
+                    else:
+                        select.where(exact, append=True, copy=False)
                 continue
             if self.inject_tenant:
                 # the source's own alias (or name) node, quoted as it is: an unquoted o beside "O" is the other
@@ -820,7 +840,9 @@ class SQLGuard:
                     else table.this
                 pred = exp.EQ(this=exp.Column(this=exp.to_identifier(self.tenant.column), table=ident.copy()),
                               expression=self._tenant_literal(info))
-                join = table.parent if isinstance(table.parent, exp.Join) else None
+                exact = self._exact_pred(pred, info)
+                if exact is not None:
+                    pred = exp.and_(pred, exact, copy=False)
                 if join is not None and (join.side or "").upper() == "LEFT" and join.args.get("on") is not None:
                     # the joined side of a LEFT JOIN: in its ON, so the left rows are kept as the query meant
                     join.set("on", exp.and_(join.args["on"], pred, copy=False))

@@ -194,6 +194,40 @@ def test_a_name_in_another_case_and_a_number_on_a_text_tenant_column_read_no_oth
             cur.execute(f"DROP TABLE {my_db}.accounts")
 
 
+def test_a_text_tenant_value_reads_only_its_own_bytes(mysql_dsn, my_db):
+    """Red team 10 (session 25): under MariaDB's default collation (case- and accent-insensitive, padded)
+    ``tenant_id = 'acme'`` also read 'ACME', 'acme  ' and 'acmé'. The guard writes the same value compared as bytes
+    beside the predicate, whether the model wrote it or the guard injected it, in WHERE and in a LEFT JOIN's ON."""
+    from assay.models import TenantFilter
+
+    with _admin(mysql_dsn) as c, c.cursor() as cur:
+        cur.execute(f"CREATE TABLE {my_db}.notes (id INT, tenant_id VARCHAR(10), note TEXT) "
+                    "CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci")
+        cur.execute(f"INSERT INTO {my_db}.notes VALUES (1, 'acme', 'mine'), (2, 'ACME', 'not mine'), "
+                    "(3, 'acme  ', 'not mine'), (4, 'acmé', 'not mine'), (5, 'acme', 'mine too')")
+    w = wh(mysql_dsn, my_db)
+    try:
+        assert w.query(f"SELECT count(*) AS n FROM {my_db}.notes WHERE tenant_id = 'acme'", row_cap=5,
+                       timeout_s=5).table.to_pylist() == [{"n": 5}]  # the engine's own reading
+        tf = TenantFilter(column="tenant_id", value="acme", shared_tables=["customers", "orders"])
+        tables = w.list_tables()
+        for inject, sql in ((True, "SELECT n.id FROM notes n ORDER BY n.id"),
+                            (False, "SELECT n.id FROM notes n WHERE n.tenant_id = 'acme' ORDER BY n.id"),
+                            (False, "SELECT m.id FROM notes m LEFT JOIN notes n ON n.id = m.id + 1 AND "
+                                    "n.tenant_id = 'acme' WHERE m.tenant_id = 'acme' AND n.id IS NOT NULL "
+                                    "ORDER BY m.id")):
+            g = SQLGuard("mysql", tables=tables, schemas=[my_db], default_schema=my_db, tenant=tf,
+                         inject_tenant=inject)
+            sent = g.enforce(sql)
+            assert "CAST('acme' AS BINARY)" in sent, sent
+            got = [r["id"] for r in w.query(sent, row_cap=10, timeout_s=5).table.to_pylist()]
+            assert got == ([] if "LEFT JOIN" in sql else [1, 5]), (sent, got)
+    finally:
+        w.close()
+        with _admin(mysql_dsn) as c, c.cursor() as cur:
+            cur.execute(f"DROP TABLE {my_db}.notes")
+
+
 def test_one_clear_error_per_failure(mysql_dsn, my_db):
     host = parse_dsn(mysql_dsn)
     base = f"mysql://{{user}}@{host['host']}:{host['port']}/{{db}}"
