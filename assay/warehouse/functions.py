@@ -458,7 +458,66 @@ def _series_size(args: list[exp.Expression], name: str) -> float | None:
         step = _interval_s(args[2] if len(args) > 2 else None)
         if a and b and step:
             return abs((b - a).total_seconds()) / step + 1
+        ra, rb = _anchored(args[0]), _anchored(args[1])
+        if ra and rb and step and ra[0] == rb[0]:  # "the last 30 days": both bounds from one anchor
+            return abs(rb[1] - ra[1]) / step + 1
     return None
+
+
+# the moments a spine may be anchored on: constant within one statement (never random(), never a column)
+_ANCHORS = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentTime)
+_ANCHOR_NAMES = {"now", "today", "getdate", "sysdate", "current_date", "current_timestamp", "localtimestamp",
+                 "getutcdate", "sysdatetime", "transaction_timestamp", "statement_timestamp"}
+_UNIT_MAX_S = dict(_UNIT_S, month=31 * 86400, year=366 * 86400)  # an offset's upper bound (a step's lower: _UNIT_S)
+
+
+def _anchored(e: exp.Expression) -> tuple[str, float] | None:
+    """A bound written from a constant moment of the statement (``current_date - INTERVAL 29 DAY``,
+    ``date_trunc('month', now()) - interval '11 months'``, BigQuery's ``DATE_SUB(CURRENT_DATE(), INTERVAL 30
+    DAY)``): the anchor's rendering and the offset in seconds (an upper bound); None otherwise."""
+    offset = 0.0
+    while True:
+        while isinstance(e, (exp.Paren, exp.Cast)):
+            e = e.this
+        if isinstance(e, (exp.Add, exp.Sub)) and isinstance(e.expression, exp.Interval):
+            n = _interval_s(e.expression)
+            if n is None:
+                return None
+            offset += (n if isinstance(e, exp.Add) else -n) * _stretch(e.expression)
+            e = e.this
+        elif isinstance(e, (exp.DateAdd, exp.DateSub, exp.TimestampAdd, exp.TimestampSub, exp.DatetimeAdd,
+                            exp.DatetimeSub)) and e.args.get("expression") is not None:
+            amount, unit = e.expression, e.args.get("unit")
+            if isinstance(amount, exp.Interval):
+                n = _interval_s(amount)
+                stretch = _stretch(amount)
+            else:
+                n = _interval_s(exp.Interval(this=amount.copy(), unit=unit.copy() if unit else None))
+                stretch = _stretch(exp.Interval(this=amount.copy(), unit=unit.copy() if unit else None))
+            if n is None:
+                return None
+            add = isinstance(e, (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd))
+            offset += (n if add else -n) * stretch
+            e = e.this
+        else:
+            break
+    base = e
+    while isinstance(base, (exp.DateTrunc, exp.TimestampTrunc, exp.Cast, exp.Paren)):
+        base = base.this
+    named = isinstance(base, exp.Anonymous) and base.name.lower() in _ANCHOR_NAMES and not base.expressions
+    if not (isinstance(base, _ANCHORS) and not any(base.args.get(k) for k in ("this", "expression"))) and not named:
+        return None
+    return e.sql(), offset
+
+
+def _stretch(interval: exp.Interval) -> float:
+    """How much longer a unit may be than ``_interval_s`` counts it (months of 31 days, not 28)."""
+    unit = interval.args.get("unit")
+    name = (unit.name if unit else "").lower().rstrip("s")
+    if not name and isinstance(interval.this, exp.Literal):
+        m = re.search(r"([a-z]+?)s?\s*$", str(interval.this.this).lower())
+        name = m.group(1) if m else ""
+    return _UNIT_MAX_S.get(name, 1) / _UNIT_S.get(name, 1) if name in _UNIT_S else 1.0
 
 
 def _growth(node: exp.Func, name: str) -> float | None:
@@ -537,8 +596,9 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
         size = _series_size(args, name)
         if size is None or size > MAX_SERIES:
             raise FunctionRefused(
-                f"{name}() needs literal bounds (numbers, or dates with a literal interval step) "
-                f"producing at most {MAX_SERIES:,} values"
+                f"{name}() needs literal bounds (numbers, dates, or current_date/now() give or take literal "
+                f"intervals, the same anchor at both ends) and a literal step, producing at most {MAX_SERIES:,} "
+                "values"
             )
 
 

@@ -51,6 +51,8 @@ LEGIT = {
               "SELECT customer_id, GROUP_CONCAT(order_id ORDER BY order_id SEPARATOR ',') AS ids FROM orders "
               "GROUP BY customer_id"],
     "bigquery": ["SELECT channel, COUNTIF(customer_id > 5) AS n FROM sales.customers GROUP BY channel",
+                 "SELECT d FROM UNNEST(GENERATE_DATE_ARRAY(DATE_SUB(CURRENT_DATE(), INTERVAL 30 DAY), "
+                 "CURRENT_DATE())) AS d",
                  "SELECT DATE_TRUNC(DATE(placed_at), MONTH) AS m, SAFE_DIVIDE(SUM(amount), COUNT(*)) AS avg_amt "
                  "FROM `sales.orders` GROUP BY m",
                  "SELECT APPROX_QUANTILES(amount, 100)[OFFSET(50)] AS median FROM sales.orders",

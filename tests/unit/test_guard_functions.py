@@ -127,6 +127,16 @@ def test_string_blow_ups_are_bounded(dialect, sql, ok):
     ("SELECT * FROM generate_series(DATE '1000-01-01', DATE '9999-12-31', INTERVAL '1 second') g", False),
     ("SELECT generate_series(1, 10)", True),
     ("SELECT generate_series(1, 10000000000)", False),
+    # "the last N days/months" from one anchor (the false-refusal audit, session 25)
+    ("SELECT * FROM generate_series(current_date - INTERVAL '29 days', current_date, INTERVAL '1 day') g", True),
+    ("SELECT * FROM generate_series(date_trunc('month', now()) - interval '11 months', date_trunc('month', now()), "
+     "interval '1 month') g", True),
+    ("SELECT * FROM generate_series(now() - interval '1 year', now(), interval '1 second') g", False),
+    ("SELECT * FROM generate_series(current_date - interval '300000 days', current_date, interval '1 day') g", False),
+    ("SELECT * FROM generate_series(current_date - interval '29 days', now(), interval '1 second') g", False),
+    ("SELECT * FROM generate_series(random() - 10, random(), 1) g", False),
+    ("SELECT * FROM generate_series((SELECT max(created_at) FROM orders) - interval '1 day', "
+     "(SELECT max(created_at) FROM orders), interval '1 hour') g", False),
 ])
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
 def test_series_need_small_literal_bounds(dialect, sql, ok):
