@@ -181,6 +181,16 @@ def _projecting(query: exp.Expression) -> list[exp.Select]:
     return [query] if isinstance(query, exp.Select) else []
 
 
+def _regexp_for_mariadb(tree: exp.Expression) -> None:
+    """sqlglot writes MySQL's ``x REGEXP y`` as ``REGEXP_LIKE(x, y)``, which MariaDB does not have (the statement
+    failed there: the false-refusal audit, session 25); ``(REGEXP_INSTR(x, y) > 0)`` reads the same on both, NULL
+    included. A call with match flags stays (MySQL 8 only)."""
+    for node in list(tree.find_all(exp.RegexpLike)):
+        if node.args.get("flag") is None:
+            node.replace(exp.Paren(this=exp.GT(this=exp.Anonymous(this="REGEXP_INSTR", expressions=[
+                node.this.copy(), node.expression.copy()]), expression=exp.Literal.number(0))))
+
+
 # engines where a schema's or table's name may be case-sensitive whatever its quoting: MySQL/MariaDB with
 # lower_case_table_names=0 (Linux's default: databases and tables are directories and files), BigQuery's datasets
 # and tables, SQL Server under a case-sensitive collation. A name there must be written as the catalog spells it
@@ -397,6 +407,8 @@ class SQLGuard:
             for i in out.find_all(exp.Identifier):
                 if not i.quoted:  # as written; a name the guard added (the tenant predicate) in lower case
                     i.set("this", written.get(id(i), i.this.lower()))
+        if self.dialect == "mysql":
+            _regexp_for_mariadb(out)
         return GuardVerdict(True, "", self._render(out), referenced,
                             masked_outputs=masked, touches_pii=touches, output_count=width, output_names=names)
 

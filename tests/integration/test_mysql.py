@@ -126,6 +126,10 @@ def test_guard_in_mysql_dialect_end_to_end(mysql_dsn, my_db):
             assert not g.check(bad).allowed, bad
         v = g.vet("SELECT email FROM customers")
         assert v.masked_outputs == [0]
+        # REGEXP as MariaDB reads it (sqlglot writes REGEXP_LIKE, which MariaDB lacks: session 25's audit)
+        for sql, n in (("SELECT count(*) AS n FROM customers WHERE channel REGEXP '^pa'", 50),
+                       ("SELECT count(*) AS n FROM customers WHERE channel NOT RLIKE '^pa'", 50)):
+            assert w.query(g.enforce(sql), row_cap=5, timeout_s=5).table.to_pylist() == [{"n": n}], sql
     finally:
         w.close()
 
