@@ -355,12 +355,20 @@ class SQLGuard:
             # statement sent keeps its unquoted names as written (the engine folds them alike)
             written = {id(i): i.this for i in root.find_all(exp.Identifier) if not i.quoted}
             root = normalize_identifiers(root, dialect=self._fold_dialect)
+        if self.dialect == "postgres":
+            # a function in FROM is lateral on PostgreSQL with or without the keyword: LATERAL jsonb_each_text(...)
+            # is checked (and sent) as the same call without it, which every check already reads
+            for lat in list(root.find_all(exp.Lateral)):
+                if isinstance(lat.this, exp.Func) and isinstance(lat.parent, (exp.From, exp.Join)) and not any(
+                        lat.args.get(k) for k in ("view", "outer", "ordinality", "cross_apply")):
+                    lat.replace(exp.Table(this=lat.this, alias=lat.args.get("alias")))
         inner = root
         while isinstance(inner, (exp.Subquery, exp.Paren)):
             inner = inner.this
         if not isinstance(inner, (exp.Select, exp.SetOperation)):
             kind = type(inner).__name__.upper()
-            raise GuardRefusal(f"only SELECT, WITH and set operations are allowed, not {kind}")
+            hint = "; write it as SELECT * FROM (PIVOT ...)" if isinstance(inner, exp.Pivot) else ""
+            raise GuardRefusal(f"only SELECT, WITH and set operations are allowed, not {kind}{hint}")
         names: dict = {}  # each call's engine name, read once for both checks (the tree is not changed between)
         self._check_nodes(root, names)
         try:

@@ -248,3 +248,21 @@ def test_a_tenant_predicate_on_a_quoted_column_in_another_case_does_not_count():
     assert one.check('SELECT e.id FROM events e WHERE e.TENANT_ID = 1').allowed  # unquoted: folded to tenant_id
     # DuckDB matches column names whatever their case: unchanged
     assert g("id", "tenant_id", dialect="duckdb").check('SELECT e.id FROM events e WHERE e."TENANT_ID" = 1').allowed
+
+
+def test_a_lateral_function_on_postgresql_is_checked_as_the_same_call_without_the_keyword():
+    """The false-refusal audit (session 25): ``CROSS JOIN LATERAL jsonb_each_text(e.properties)`` was refused while
+    the comma form passed; PostgreSQL reads a function in FROM as lateral either way. Lineage still masks what a PII
+    column feeds, and a function off the allow-list is still refused."""
+    t = [TableInfo(schema="public", name="events", columns=[ColumnInfo(name="id", type="int"),
+                                                             ColumnInfo(name="properties", type="jsonb"),
+                                                             ColumnInfo(name="email", type="text")])]
+    g = SQLGuard("postgres", tables=t, schemas=["public"], default_schema="public", pii_columns=["email"])
+    v = g.check("SELECT kv.key, count(*) AS n FROM events e CROSS JOIN LATERAL jsonb_each_text(e.properties) AS kv "
+                "GROUP BY 1")
+    assert v.allowed and "CROSS JOIN JSONB_EACH_TEXT(e.properties) AS kv" in v.sql
+    assert g.check("SELECT kv.key FROM events e LEFT JOIN LATERAL jsonb_each_text(e.properties) kv ON true").allowed
+    v = g.check("SELECT kv.value FROM events e CROSS JOIN LATERAL jsonb_array_elements_text(to_jsonb(ARRAY[e.email])) kv")
+    assert v.allowed and v.masked_outputs == [0]
+    assert not g.check("SELECT x FROM events e CROSS JOIN LATERAL pg_read_file('/etc/passwd') x").allowed
+    assert "SELECT * FROM (PIVOT" in SQLGuard("duckdb", tables=t).check("PIVOT events ON id USING count(*)").reason
