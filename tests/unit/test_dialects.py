@@ -218,3 +218,25 @@ def test_generated_sql_date_parts_are_spelt_for_each_engine():
     # the DuckDB meaning they reproduce: 2024-01-07 is a Sunday, day 7 of the year
     assert duckdb.sql("SELECT EXTRACT(DOW FROM DATE '2024-01-07'), EXTRACT(ISODOW FROM DATE '2024-01-07'), "
                       "EXTRACT(DOY FROM DATE '2024-01-07')").fetchall() == [(0, 7, 7)]
+
+
+@pytest.mark.parametrize("dialect,sql,ok", [
+    # the false-refusal audit (session 25): ordinary calls that were refused
+    ("bigquery", "SELECT DATE_TRUNC(placed_at, WEEK(MONDAY)) AS w, COUNT(*) AS n FROM sales.orders GROUP BY 1", True),
+    ("bigquery", "SELECT STRUCT(1 AS a, 'x' AS b) AS st", True),
+    ("bigquery", "SELECT SAFE.PARSE_DATE('%Y-%m-%d', channel) AS d FROM sales.customers", True),
+    ("bigquery", "SELECT SAFE.SESSION_USER() AS u", False),
+    ("bigquery", "SELECT x FROM UNNEST(ARRAY(SELECT AS STRUCT email FROM sales.customers)) AS x", False),
+    ("tsql", "SELECT FORMAT(placed_at, 'yyyy-MM') AS m FROM sales.orders", True),
+    ("tsql", "SELECT FORMAT(amount, 'D1000000') AS m FROM sales.orders", False),
+    ("mysql", "SELECT FORMAT(amount, 2) AS m FROM sales.orders", True),
+    ("snowflake", "SELECT TIME_SLICE(placed_at, 1, 'WEEK') AS w, BOOLAND_AGG(amount > 0) AS a FROM sales.orders "
+                  "GROUP BY 1", True),
+    ("databricks", "SELECT transform(array(1, 2), x -> x + 1) AS t", True),
+    ("databricks", "SELECT transform(sequence(1, 99999), x -> sequence(1, 99999)) AS t", False),
+    ("databricks", "SELECT aggregate(array('a', 'b'), '', (acc, x) -> concat(acc, acc, x)) AS t", False),
+])
+def test_ordinary_dialect_calls_pass_and_their_bounds_hold(dialect, sql, ok):
+    db = {"bigquery": "test-project", "databricks": "main", "tsql": "analytics"}.get(dialect)
+    v = guard(dialect, database=db).check(sql)
+    assert v.allowed == ok, (sql, v.reason)
