@@ -483,11 +483,16 @@ def _anchored(e: exp.Expression) -> tuple[str, float] | None:
     """A bound written from a constant moment of the statement (``current_date - INTERVAL 29 DAY``,
     ``date_trunc('month', now()) - interval '11 months'``, BigQuery's ``DATE_SUB(CURRENT_DATE(), INTERVAL 30
     DAY)``): the anchor's rendering and the offset in seconds (an upper bound); None otherwise."""
-    offset = 0.0
+    offset, days = 0.0, False
     while True:
         while isinstance(e, (exp.Paren, exp.Cast)):
             e = e.this
-        if isinstance(e, (exp.Add, exp.Sub)) and isinstance(e.expression, exp.Interval):
+        if isinstance(e, (exp.Add, exp.Sub)) and _number(e.expression) is not None:
+            # current_date - 29: a date give or take whole days (PostgreSQL, DuckDB)
+            offset += _number(e.expression) * 86400 * (1 if isinstance(e, exp.Add) else -1)
+            days = True
+            e = e.this
+        elif isinstance(e, (exp.Add, exp.Sub)) and isinstance(e.expression, exp.Interval):
             n = _interval_s(e.expression)
             if n is None:
                 return None
@@ -515,6 +520,8 @@ def _anchored(e: exp.Expression) -> tuple[str, float] | None:
     named = isinstance(base, exp.Anonymous) and base.name.lower() in _ANCHOR_NAMES and not base.expressions
     if not (isinstance(base, _ANCHORS) and not any(base.args.get(k) for k in ("this", "expression"))) and not named:
         return None
+    if days and not (e is base and isinstance(base, exp.CurrentDate)):
+        return None  # a number of days is added to a date only
     return e.sql(), offset
 
 

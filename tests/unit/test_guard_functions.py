@@ -135,6 +135,9 @@ def test_string_blow_ups_are_bounded(dialect, sql, ok):
     ("SELECT * FROM generate_series(current_date - interval '300000 days', current_date, interval '1 day') g", False),
     ("SELECT * FROM generate_series(current_date - interval '29 days', now(), interval '1 second') g", False),
     ("SELECT * FROM generate_series(random() - 10, random(), 1) g", False),
+    ("SELECT d FROM generate_series(current_date - 29, current_date, interval '1 day') AS d", True),
+    ("SELECT d FROM generate_series(current_date - 2900000, current_date, interval '1 day') AS d", False),
+    ("SELECT d FROM generate_series(now() - 29, now(), interval '1 day') AS d", False),
     ("SELECT * FROM generate_series((SELECT max(created_at) FROM orders) - interval '1 day', "
      "(SELECT max(created_at) FROM orders), interval '1 hour') g", False),
 ])
