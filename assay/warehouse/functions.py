@@ -468,7 +468,9 @@ def _series_size(args: list[exp.Expression], name: str) -> float | None:
             return abs((b - a).total_seconds()) / step + 1
         ra, rb = _anchored(args[0]), _anchored(args[1])
         if ra and rb and step and ra[0] == rb[0]:  # "the last 30 days": both bounds from one anchor
-            return abs(rb[1] - ra[1]) / step + 1
+            # each offset is a range (a month is 28 to 31 days): the widest span the two ranges allow (red team
+            # 11: '1000 years' against '366000 days' was counted as one value and made a million)
+            return max(abs(rb[2] - ra[1]), abs(ra[2] - rb[1])) / step + 1
     return None
 
 
@@ -479,24 +481,25 @@ _ANCHOR_NAMES = {"now", "today", "getdate", "sysdate", "current_date", "current_
 _UNIT_MAX_S = dict(_UNIT_S, month=31 * 86400, year=366 * 86400)  # an offset's upper bound (a step's lower: _UNIT_S)
 
 
-def _anchored(e: exp.Expression) -> tuple[str, float] | None:
+def _anchored(e: exp.Expression) -> tuple[str, float, float] | None:
     """A bound written from a constant moment of the statement (``current_date - INTERVAL 29 DAY``,
     ``date_trunc('month', now()) - interval '11 months'``, BigQuery's ``DATE_SUB(CURRENT_DATE(), INTERVAL 30
-    DAY)``): the anchor's rendering and the offset in seconds (an upper bound); None otherwise."""
-    offset, days = 0.0, False
+    DAY)``): the anchor's rendering and the least and the most its offset may be, in seconds; None otherwise."""
+    lo = hi = 0.0
+    days = False
     while True:
         while isinstance(e, (exp.Paren, exp.Cast)):
             e = e.this
         if isinstance(e, (exp.Add, exp.Sub)) and _number(e.expression) is not None:
             # current_date - 29: a date give or take whole days (PostgreSQL, DuckDB)
-            offset += _number(e.expression) * 86400 * (1 if isinstance(e, exp.Add) else -1)
-            days = True
+            d = _number(e.expression) * 86400 * (1 if isinstance(e, exp.Add) else -1)
+            lo, hi, days = lo + d, hi + d, True
             e = e.this
         elif isinstance(e, (exp.Add, exp.Sub)) and isinstance(e.expression, exp.Interval):
             n = _interval_s(e.expression)
             if n is None:
                 return None
-            offset += (n if isinstance(e, exp.Add) else -n) * _stretch(e.expression)
+            lo, hi = _shift(lo, hi, n, _stretch(e.expression), isinstance(e, exp.Add))
             e = e.this
         elif isinstance(e, (exp.DateAdd, exp.DateSub, exp.TimestampAdd, exp.TimestampSub, exp.DatetimeAdd,
                             exp.DatetimeSub)) and e.args.get("expression") is not None:
@@ -509,8 +512,7 @@ def _anchored(e: exp.Expression) -> tuple[str, float] | None:
                 stretch = _stretch(exp.Interval(this=amount.copy(), unit=unit.copy() if unit else None))
             if n is None:
                 return None
-            add = isinstance(e, (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd))
-            offset += (n if add else -n) * stretch
+            lo, hi = _shift(lo, hi, n, stretch, isinstance(e, (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd)))
             e = e.this
         else:
             break
@@ -522,7 +524,12 @@ def _anchored(e: exp.Expression) -> tuple[str, float] | None:
         return None
     if days and not (e is base and isinstance(base, exp.CurrentDate)):
         return None  # a number of days is added to a date only
-    return e.sql(), offset
+    return e.sql(), lo, hi
+
+
+def _shift(lo: float, hi: float, n: float, stretch: float, add: bool) -> tuple[float, float]:
+    """An offset range moved by an interval of ``n`` to ``n * stretch`` seconds (``n`` >= 0), forward or back."""
+    return (lo + n, hi + n * stretch) if add else (lo - n * stretch, hi - n)
 
 
 def _stretch(interval: exp.Interval) -> float:
@@ -602,8 +609,11 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
         fmt = _strip(args[1]) if len(args) > 1 else None
         if not (isinstance(fmt, exp.Literal) and fmt.is_string):
             raise FunctionRefused("format() needs a literal format string")
-        if any(int(w) > limit for w in re.findall(r"\d+", fmt.this)):
-            raise FunctionRefused(f"format() pads to a literal width of at most {limit:,}")
+        # a custom format writes about as many characters as it holds ('0#0#...': red team 11), a standard one its
+        # precision ('D1000000')
+        if len(fmt.this) > limit or any(len(w) > 6 or int(w) > limit for w in re.findall(r"\d+", fmt.this)):
+            raise FunctionRefused(f"format() pads to a literal width of at most {limit:,}"
+                                  + (" inside an aggregate, a window or a lambda" if limit != MAX_PAD else ""))
     elif name in ("printf", "format", "format_string"):
         fmt = _strip(args[0]) if args else None
         if not (isinstance(fmt, exp.Literal) and fmt.is_string):

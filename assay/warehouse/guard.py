@@ -763,16 +763,24 @@ class SQLGuard:
             return False
         return self._binds_to(left, scope, alias) and self._tenant_spelled(left, info)
 
-    def _exact_pred(self, pred: exp.EQ, info: TableInfo | None) -> exp.Expression | None:
+    def _exact_pred(self, pred: exp.Expression, info: TableInfo | None) -> exp.Expression | None:
         """MySQL/MariaDB compare text under the column's collation, by default case- and accent-insensitive and
-        padded: ``tenant_id = 'acme'`` also reads 'ACME', 'acme  ' and 'acmé' (red team 10). Beside the predicate
-        (which the engine's index serves) the same value compared as bytes; None where no such rule applies."""
-        if self.dialect != "mysql" or self._tenant_kind(info) == "number":
+        padded: ``tenant_id = 'acme'`` also reads 'ACME', 'acme  ' and 'acmé' (red team 10); PostgreSQL does so
+        for citext and nondeterministic collations. Beside the predicate (which the engine's index serves) the same
+        value compared as bytes (MySQL) or under the "C" collation (PostgreSQL); None where no such rule applies."""
+        if self.dialect not in ("mysql", "postgres") or self._tenant_kind(info) != "text":
             return None
+        if isinstance(pred, exp.In) and len(pred.expressions) == 1:  # tenant_id IN ('acme') (red team 11)
+            pred = exp.EQ(this=pred.this, expression=pred.expressions[0])
         col = pred.this if isinstance(pred.this, exp.Column) else pred.expression
         lit = pred.expression if isinstance(pred.this, exp.Column) else pred.this
         if not (isinstance(col, exp.Column) and isinstance(lit, exp.Literal) and lit.is_string):
-            return None
+            raise GuardRefusal("the tenant predicate could not be made exact; write it as "
+                               f"{self.tenant.column} = {self._tenant_literal(info).sql(dialect=self.dialect)}")
+        if self.dialect == "postgres":
+            # citext and nondeterministic collations equate 'ACME' and 'acme' (red team 11): compared under "C"
+            return exp.EQ(this=exp.Collate(this=exp.Cast(this=col.copy(), to=exp.DataType.build("TEXT")),
+                                           expression=exp.to_identifier("C", quoted=True)), expression=lit.copy())
         return exp.EQ(this=col.copy(), expression=exp.Cast(this=lit.copy(), to=exp.DataType.build("BINARY")))
 
     def _tenant_spelled(self, column: exp.Column, info: TableInfo | None) -> bool:
@@ -828,23 +836,31 @@ class SQLGuard:
             side = (join.side or "").upper()
             kind = (join.kind or "").upper()
             on = self._conjuncts(join.args.get("on"))
+            if join.args.get("method"):  # ASOF (its last condition is >=), NATURAL, POSITIONAL: no ON counts
+                continue
             if not side and kind in ("", "INNER"):
                 conds = conds + on
             elif side == "LEFT" and isinstance(join.this, exp.Table):
                 own_on.setdefault(join.this.alias_or_name, []).extend(on)
-        using: dict[str, list[str]] = {}  # a join's USING (..., tenant column): the joined alias -> the others
-        seen: list[str] = []
+        using: dict[str, str] = {}  # a join's USING (..., tenant column): the joined alias -> the one it pairs with
+        seen: list[str] = []  # the catalog tables since the last comma that have the tenant column
         col = self.tenant.column.lower()
         for source in [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or []):
             t = source.this if source is not None else None
-            if not isinstance(t, exp.Table):
+            if isinstance(source, exp.Join) and not any(source.args.get(k) for k in (
+                    "on", "using", "kind", "side", "method")):
+                seen = []  # a comma binds looser than JOIN: `a, b JOIN c USING (t)` pairs c with b only
+            if not (isinstance(t, exp.Table) and isinstance(t.this, exp.Identifier)):
                 seen = []  # a subquery or function before it: which source USING pairs with is not traced here
                 continue
             names = {u.name.lower() for u in (source.args.get("using") or []) if isinstance(u, exp.Identifier)}
             side = (source.side or "").upper() if isinstance(source, exp.Join) else ""
-            if col in names and side in ("", "LEFT") and (source.kind or "").upper() in ("", "INNER", "OUTER"):
-                using[t.alias_or_name] = list(seen)
-            seen.append(t.alias_or_name)
+            if col in names and side in ("", "LEFT") and (source.kind or "").upper() in ("", "INNER", "OUTER") \
+                    and not source.args.get("method") and len(seen) == 1:
+                using[t.alias_or_name] = seen[0]  # (two before it: the engine merges or refuses; not traced)
+            info = infos.get(id(t))
+            if info is None or any(c.name.lower() == col for c in info.columns):
+                seen.append(t.alias_or_name)
         covered: set[int] = set()
         proved: set[str] = set()
         pending: list[tuple[str, exp.Table, TableInfo | None]] = []
@@ -876,7 +892,7 @@ class SQLGuard:
         # ON, or in its own LEFT JOIN's ON; USING (..., tenant_id)) holds only that tenant's rows too
         while pending:
             tied = [item for item in pending if self._tied(item[0], item[2], conds + own_on.get(item[0], []),
-                                                           using.get(item[0], []), proved, scope, sources, infos)]
+                                                           using.get(item[0]), proved, scope, sources, infos)]
             if not tied:
                 break
             for item in tied:
@@ -908,20 +924,21 @@ class SQLGuard:
             )
         return covered
 
-    def _tied(self, alias: str, info: TableInfo | None, mine: list[exp.Expression], using: list[str],
+    def _tied(self, alias: str, info: TableInfo | None, mine: list[exp.Expression], using: str | None,
               proved: set[str], scope: Scope, sources: dict, infos: dict[int, TableInfo | None]) -> bool:
         """``alias``'s tenant column equals a proved source's: by an equality among ``mine`` (the conjuncts that
-        filter it) or a USING over the tenant column. Both columns must compare alike: a number column with a
-        number column; on MySQL, text columns compare under their collation ('ACME' = 'acme'), so never there."""
+        filter it) or a USING over the tenant column. Number columns only: text compares under a collation that
+        may equate 'ACME' and 'acme' (MySQL's default, SQL Server's, PostgreSQL's citext and nondeterministic
+        collations: red team 11), and text against a number by conversion."""
         kind = self._tenant_kind(info)
-        if kind is None or (kind == "text" and self.dialect == "mysql"):
+        if kind != "number":
             return False
 
         def alike(other: str) -> bool:
             return other in proved and other in sources and \
                 self._tenant_kind(infos.get(id(sources[other][1]))) == kind
 
-        if any(alike(o) for o in using):
+        if using is not None and alike(using):
             return True
         for c in mine:
             if not (isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column)):

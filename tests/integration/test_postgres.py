@@ -252,3 +252,36 @@ def test_the_refuters_whole_level_runs_on_postgresql(pg_dsn, pg_schema):
     row = w.query(sql, row_cap=10, timeout_s=5).table.to_pylist()
     assert len(row) == 1 and row[0]["refute_level"] == "all" and row[0]["refute_n_segment"] == 2500, row
     w.close()
+
+
+def test_a_text_tenant_value_reads_only_its_own_spelling_under_a_case_insensitive_collation(pg_dsn):
+    """Red team 11 (session 25): a tenant column of a nondeterministic (case-insensitive) collation equates 'ACME'
+    and 'acme', and ``tenant_id = 'acme'`` read both tenants. Beside the predicate the guard writes the value
+    compared under the "C" collation; an equality of two text tenant columns ties nothing."""
+    from assay.models import TenantFilter
+
+    schema = f"assay_{uuid.uuid4().hex[:8]}"
+    coll = f"{schema}.ci"
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute(f"CREATE COLLATION {coll} (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+        c.execute(f"CREATE TABLE {schema}.notes (id int, tenant_id text COLLATE {coll}, note text)")
+        c.execute(f"INSERT INTO {schema}.notes VALUES (1, 'acme', 'mine'), (2, 'ACME', 'not mine'), (3, 'acme', 'too')")
+    w = wh(pg_dsn, schema)
+    try:
+        assert len(w.query(f"SELECT id FROM {schema}.notes WHERE tenant_id = 'acme'", row_cap=10,
+                           timeout_s=5).table) == 3  # the engine's own reading
+        tf = TenantFilter(column="tenant_id", value="acme")
+        for inject, sql in ((True, "SELECT n.id FROM notes n ORDER BY n.id"),
+                            (False, "SELECT n.id FROM notes n WHERE n.tenant_id = 'acme' ORDER BY n.id")):
+            g = SQLGuard("postgres", tables=w.list_tables(), schemas=[schema], default_schema=schema, tenant=tf,
+                         inject_tenant=inject)
+            sent = g.enforce(sql)
+            assert [r["id"] for r in w.query(sent, row_cap=10, timeout_s=5).table.to_pylist()] == [1, 3], sent
+        strict = SQLGuard("postgres", tables=w.list_tables(), schemas=[schema], default_schema=schema, tenant=tf)
+        assert not strict.check("SELECT m.id FROM notes m JOIN notes n ON n.tenant_id = m.tenant_id "
+                                "WHERE m.tenant_id = 'acme'").allowed
+    finally:
+        w.close()
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA {schema} CASCADE")

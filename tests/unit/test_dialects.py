@@ -229,6 +229,7 @@ def test_generated_sql_date_parts_are_spelt_for_each_engine():
     ("bigquery", "SELECT x FROM UNNEST(ARRAY(SELECT AS STRUCT email FROM sales.customers)) AS x", False),
     ("tsql", "SELECT FORMAT(placed_at, 'yyyy-MM') AS m FROM sales.orders", True),
     ("tsql", "SELECT FORMAT(amount, 'D1000000') AS m FROM sales.orders", False),
+    ("tsql", "SELECT STRING_AGG(FORMAT(amount, '" + "0#" * 100 + "'), '') AS m FROM sales.orders", False),
     ("mysql", "SELECT FORMAT(amount, 2) AS m FROM sales.orders", True),
     ("snowflake", "SELECT TIME_SLICE(placed_at, 1, 'WEEK') AS w, BOOLAND_AGG(amount > 0) AS a FROM sales.orders "
                   "GROUP BY 1", True),

@@ -138,6 +138,13 @@ def test_string_blow_ups_are_bounded(dialect, sql, ok):
     ("SELECT d FROM generate_series(current_date - 29, current_date, interval '1 day') AS d", True),
     ("SELECT d FROM generate_series(current_date - 2900000, current_date, interval '1 day') AS d", False),
     ("SELECT d FROM generate_series(now() - 29, now(), interval '1 day') AS d", False),
+    # units of different lengths at the two ends: the widest span they allow (red team 11: counted as one value)
+    ("SELECT count(*) AS n FROM generate_series(current_timestamp + interval '1000 years', current_timestamp + "
+     "interval '366000 days', interval '1 minute') s(x)", False),
+    ("SELECT count(*) AS n FROM generate_series(current_date + interval '10000 months', current_date + 310000, "
+     "interval '1 second') s(x)", False),
+    ("SELECT count(*) AS n FROM generate_series(current_date - interval '12 months', current_date - interval "
+     "'1 year', interval '1 day') s(x)", True),
     ("SELECT * FROM generate_series((SELECT max(created_at) FROM orders) - interval '1 day', "
      "(SELECT max(created_at) FROM orders), interval '1 hour') g", False),
 ])

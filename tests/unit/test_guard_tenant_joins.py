@@ -79,15 +79,46 @@ def test_what_does_not_tie_a_source_is_refused(sql):
     assert not guard().check(sql).allowed, sql
 
 
-def test_text_tenant_columns_on_mysql_are_never_tied():
-    """MySQL compares text under the column's collation: 'ACME' = 'acme' holds, so an equality of two text tenant
-    columns proves nothing; each table needs its own predicate there (or injection)."""
+def test_text_tenant_columns_are_never_tied():
+    """Text compares under the column's collation: 'ACME' = 'acme' holds on MySQL's default, SQL Server's, and
+    PostgreSQL's citext or a nondeterministic collation (red team 11), so an equality of two text tenant columns
+    proves nothing; each table needs its own predicate there (or injection)."""
     sql = ("SELECT o.order_id FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
            "AND c.tenant_id = o.tenant_id WHERE o.tenant_id = '1'")
     assert not guard("mysql", "VARCHAR(10)").check(sql).allowed
-    assert guard("postgres", "TEXT").check(sql).allowed
+    assert not guard("postgres", "TEXT").check(sql).allowed
     assert guard("mysql", "INT").check(sql.replace("'1'", "1")).allowed
+    assert guard("postgres", "BIGINT").check(sql.replace("'1'", "1")).allowed
     # a text column tied to a number column compares by conversion: not tied
     mixed = SQLGuard("postgres", tables=[_tables("TEXT")[0], _tables("INTEGER")[1]], default_schema="main",
                      tenant=TenantFilter(column="tenant_id", value=1))
     assert not mixed.check(sql).allowed
+
+
+@pytest.mark.parametrize("sql", [
+    # red team 11 (session 25): a comma binds looser than JOIN, so USING pairs c with what follows the comma
+    "SELECT c.tenant_id AS a, c.tenant_id AS b FROM orders a, generate_series(9, 9) AS u(tenant_id) "
+    "JOIN customers c USING (tenant_id) WHERE a.tenant_id = 1",
+    "SELECT c.tenant_id AS a, b.tenant_id AS b FROM orders a, orders b JOIN customers c USING (tenant_id) "
+    "WHERE a.tenant_id = 1 AND b.tenant_id = c.tenant_id",
+    # DuckDB's ASOF JOIN compares USING's last column with >=
+    "SELECT c.tenant_id AS a, c.tenant_id AS b FROM orders o ASOF JOIN customers c USING (customer_id, tenant_id) "
+    "WHERE o.tenant_id = 1",
+    "SELECT c.tenant_id AS a, c.tenant_id AS b FROM orders o ASOF JOIN customers c ON c.customer_id = o.customer_id "
+    "AND c.tenant_id >= o.tenant_id AND c.tenant_id = o.tenant_id WHERE o.tenant_id = 1",
+])
+def test_a_using_or_asof_join_that_does_not_tie_the_tenant_is_refused(sql):
+    assert not guard().check(sql).allowed, sql
+
+
+def test_in_of_one_text_value_is_made_exact_as_an_equality_is():
+    """Red team 11: ``tenant_id IN ('acme')`` took the tenant predicate's place without the byte-exact comparison
+    MySQL needs under its default collation."""
+    g = SQLGuard("mysql", tables=_tables("VARCHAR(10)"), default_schema="main",
+                 tenant=TenantFilter(column="tenant_id", value="acme"))
+    sent = g.enforce("SELECT o.order_id FROM orders o WHERE o.tenant_id IN ('acme')")
+    assert "o.tenant_id = CAST('acme' AS BINARY)" in sent
+    pg = SQLGuard("postgres", tables=_tables("TEXT"), default_schema="main",
+                  tenant=TenantFilter(column="tenant_id", value="acme"))
+    assert """CAST(o.tenant_id AS TEXT) COLLATE "C" = 'acme'""" in pg.enforce(
+        "SELECT o.order_id FROM orders o WHERE o.tenant_id = 'acme'")
