@@ -488,7 +488,7 @@ def _anchored(e: exp.Expression) -> tuple[str, float, float] | None:
     lo = hi = 0.0
     days = False
     while True:
-        while isinstance(e, (exp.Paren, exp.Cast)):
+        while isinstance(e, exp.Paren):  # a cast stays: CAST(now() AS DATE) is up to a day before now() (review)
             e = e.this
         if isinstance(e, (exp.Add, exp.Sub)) and _number(e.expression) is not None:
             # current_date - 29: a date give or take whole days (PostgreSQL, DuckDB)

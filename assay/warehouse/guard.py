@@ -162,6 +162,7 @@ _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 # type (text, binary, blob, enum, set, uuid, ...) a number compares in ways that read other tenants' rows on MySQL
 # ('01' and '1-eu' equal 1 as text or binary, ENUM by position, SET as a bitmask: red teams 9 and 10)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_COLLATED_TYPE = re.compile(r"char|text|string|clob|\bname\b", re.I)  # (varchar, nchar, citext, mediumtext, ...)
 _NUMBER_TYPE = re.compile(r"^\s*(?:unsigned\s+)?u?(?:tiny|small|medium|big|huge)?(?:int|integer|serial)\d*\b|^\s*(?:"
                           r"decimal|numeric|number|dec|fixed|float|double|real|bit|year|int64|float64|bignumeric)\b",
                           re.I)
@@ -367,7 +368,8 @@ class SQLGuard:
             inner = inner.this
         if not isinstance(inner, (exp.Select, exp.SetOperation)):
             kind = type(inner).__name__.upper()
-            hint = "; write it as SELECT * FROM (PIVOT ...)" if isinstance(inner, exp.Pivot) else ""
+            hint = "; write it as SELECT * FROM (PIVOT ...)" if isinstance(inner, exp.Pivot) and self.tenant is None \
+                else ""
             raise GuardRefusal(f"only SELECT, WITH and set operations are allowed, not {kind}{hint}")
         names: dict = {}  # each call's engine name, read once for both checks (the tree is not changed between)
         self._check_nodes(root, names)
@@ -767,8 +769,9 @@ class SQLGuard:
         """MySQL/MariaDB compare text under the column's collation, by default case- and accent-insensitive and
         padded: ``tenant_id = 'acme'`` also reads 'ACME', 'acme  ' and 'acmé' (red team 10); PostgreSQL does so
         for citext and nondeterministic collations. Beside the predicate (which the engine's index serves) the same
-        value compared as bytes (MySQL) or under the "C" collation (PostgreSQL); None where no such rule applies."""
-        if self.dialect not in ("mysql", "postgres") or self._tenant_kind(info) != "text":
+        value compared as bytes (MySQL) or under the "C" collation (PostgreSQL, and DuckDB for a column declared
+        COLLATE NOCASE); None where no such rule applies."""
+        if self.dialect not in ("mysql", "postgres", "duckdb") or not self._tenant_collated(info):
             return None
         if isinstance(pred, exp.In) and len(pred.expressions) == 1:  # tenant_id IN ('acme') (red team 11)
             pred = exp.EQ(this=pred.this, expression=pred.expressions[0])
@@ -777,11 +780,24 @@ class SQLGuard:
         if not (isinstance(col, exp.Column) and isinstance(lit, exp.Literal) and lit.is_string):
             raise GuardRefusal("the tenant predicate could not be made exact; write it as "
                                f"{self.tenant.column} = {self._tenant_literal(info).sql(dialect=self.dialect)}")
+        if self.dialect == "duckdb":  # a column declared COLLATE NOCASE equates 'ACME' and 'acme'
+            return exp.EQ(this=exp.Collate(this=col.copy(), expression=exp.to_identifier("C")), expression=lit.copy())
         if self.dialect == "postgres":
             # citext and nondeterministic collations equate 'ACME' and 'acme' (red team 11): compared under "C"
             return exp.EQ(this=exp.Collate(this=exp.Cast(this=col.copy(), to=exp.DataType.build("TEXT")),
                                            expression=exp.to_identifier("C", quoted=True)), expression=lit.copy())
-        return exp.EQ(this=col.copy(), expression=exp.Cast(this=lit.copy(), to=exp.DataType.build("BINARY")))
+        # the column's bytes as utf8mb4 (a latin1 column's 'acmé' is other bytes than the statement's)
+        as_bytes = sqlglot.parse_one("CAST(CAST(x AS CHAR CHARACTER SET utf8mb4) AS BINARY)", read="mysql")
+        as_bytes.find(exp.Column).replace(col.copy())
+        return exp.EQ(this=as_bytes, expression=exp.Cast(this=lit.copy(), to=exp.DataType.build("BINARY")))
+
+    def _tenant_collated(self, info: TableInfo | None) -> bool:
+        """The tenant column is text under a collation (char, varchar, text, citext, ...): not a uuid, an enum or
+        binary, whose comparisons are exact already and which a cast to text would change (session 25's review:
+        an upper-case uuid value matched nothing)."""
+        col = self.tenant.column.lower()
+        return any(c.name.lower() == col and _COLLATED_TYPE.search(c.type or "")
+                   for c in (info.columns if info is not None else []))
 
     def _tenant_spelled(self, column: exp.Column, info: TableInfo | None) -> bool:
         """On an engine that keeps a quoted name's case (PostgreSQL, Snowflake, Redshift; SQL Server under a
@@ -884,10 +900,9 @@ class SQLGuard:
             proved.add(alias)
             exact = self._exact_pred(found, info)
             if exact is not None and not any(m == exact for m in mine):
-                if found in own_on.get(alias, []) and join is not None:
-                    join.set("on", exp.and_(join.args["on"], exact, copy=False))
-                else:
-                    select.where(exact, append=True, copy=False)
+                # beside the predicate, where it is (WHERE, an inner JOIN's ON, its own LEFT JOIN's ON): moved to
+                # WHERE it would drop an outer join's unmatched rows (session 25's review)
+                found.replace(exp.Paren(this=exp.and_(found.copy(), exact, copy=False)))
         # a source tied by its tenant column to a proved one (x.tenant_id = y.tenant_id AND-ed in WHERE or an inner
         # ON, or in its own LEFT JOIN's ON; USING (..., tenant_id)) holds only that tenant's rows too
         while pending:
@@ -916,11 +931,12 @@ class SQLGuard:
                 else:
                     select.where(pred, append=True, copy=False)
                 continue
+            tie = (", or its tenant column equal to a filtered table's of the same FROM"
+                   if self._tenant_kind(info) == "number" else "")
             raise GuardRefusal(
                 f"table {table.sql(dialect=self.dialect)} must be filtered by "
                 f"{alias}.{self.tenant.column} = {self._tenant_literal(info).sql(dialect=self.dialect)} in the same SELECT "
-                "(an AND-ed predicate in WHERE or an inner JOIN's ON, or an equality of its tenant column with a "
-                "filtered table's; OR does not count)"
+                f"(an AND-ed predicate in WHERE or an inner JOIN's ON{tie}; OR does not count)"
             )
         return covered
 

@@ -265,4 +265,11 @@ def test_a_lateral_function_on_postgresql_is_checked_as_the_same_call_without_th
     v = g.check("SELECT kv.value FROM events e CROSS JOIN LATERAL jsonb_array_elements_text(to_jsonb(ARRAY[e.email])) kv")
     assert v.allowed and v.masked_outputs == [0]
     assert not g.check("SELECT x FROM events e CROSS JOIN LATERAL pg_read_file('/etc/passwd') x").allowed
+    assert not g.check("SELECT kv.key FROM events e CROSS JOIN LATERAL jsonb_each_text(e.properties) "
+                       "WITH ORDINALITY kv").allowed
+    # MySQL's REGEXP goes as REGEXP_INSTR (MariaDB has no REGEXP_LIKE); a call with match flags stays as written
+    m = SQLGuard("mysql", tables=t, default_schema="public")
+    assert "(REGEXP_INSTR(e.email, '^a') > 0)" in m.enforce("SELECT e.id FROM events e WHERE e.email REGEXP '^a'")
+    assert "REGEXP_LIKE(e.email, '^a', 'i')" in m.enforce("SELECT e.id FROM events e WHERE "
+                                                          "REGEXP_LIKE(e.email, '^a', 'i')")
     assert "SELECT * FROM (PIVOT" in SQLGuard("duckdb", tables=t).check("PIVOT events ON id USING count(*)").reason

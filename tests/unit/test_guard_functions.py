@@ -145,6 +145,15 @@ def test_string_blow_ups_are_bounded(dialect, sql, ok):
      "interval '1 second') s(x)", False),
     ("SELECT count(*) AS n FROM generate_series(current_date - interval '12 months', current_date - interval "
      "'1 year', interval '1 day') s(x)", True),
+    # session 25's review: a cast moves its anchor (up to a day: 5.8 million values at 0.01 s); two anchors differ;
+    # a month may be 31 days (140 months of hours: 94,080 at 28 days, 104,160 at 31)
+    ("SELECT count(*) AS n FROM generate_series(CAST(now() AS DATE), now(), interval '0.01 second') AS g(x)", False),
+    ("SELECT count(*) AS n FROM generate_series(date_trunc('millennium', now()), now(), interval '1 day') g(x)",
+     False),
+    ("SELECT count(*) AS n FROM generate_series(current_date - interval '140 months', current_date, "
+     "interval '1 hour') g(x)", False),
+    ("SELECT count(*) AS n FROM generate_series(current_date - interval '130 months', current_date, "
+     "interval '1 hour') g(x)", True),
     ("SELECT * FROM generate_series((SELECT max(created_at) FROM orders) - interval '1 day', "
      "(SELECT max(created_at) FROM orders), interval '1 hour') g", False),
 ])

@@ -117,8 +117,79 @@ def test_in_of_one_text_value_is_made_exact_as_an_equality_is():
     g = SQLGuard("mysql", tables=_tables("VARCHAR(10)"), default_schema="main",
                  tenant=TenantFilter(column="tenant_id", value="acme"))
     sent = g.enforce("SELECT o.order_id FROM orders o WHERE o.tenant_id IN ('acme')")
-    assert "o.tenant_id = CAST('acme' AS BINARY)" in sent
+    assert "CAST(CAST(o.tenant_id AS CHAR CHARACTER SET utf8mb4) AS BINARY) = CAST('acme' AS BINARY)" in sent
     pg = SQLGuard("postgres", tables=_tables("TEXT"), default_schema="main",
                   tenant=TenantFilter(column="tenant_id", value="acme"))
     assert """CAST(o.tenant_id AS TEXT) COLLATE "C" = 'acme'""" in pg.enforce(
         "SELECT o.order_id FROM orders o WHERE o.tenant_id = 'acme'")
+
+
+def test_a_text_tenant_value_on_duckdb_reads_only_its_own_spelling():
+    """A DuckDB column declared COLLATE NOCASE equates 'ACME' and 'acme' (red team 11, reasoned there; run here):
+    the value is also compared under the C collation, whether the model wrote the predicate or it was injected."""
+    c = duckdb.connect()
+    c.execute("CREATE TABLE orders (order_id INTEGER, customer_id INTEGER, tenant_id VARCHAR COLLATE NOCASE)")
+    c.execute("INSERT INTO orders VALUES (1, 1, 'acme'), (2, 1, 'ACME'), (3, 1, 'acme')")
+    assert len(c.execute("SELECT * FROM orders WHERE tenant_id = 'acme'").fetchall()) == 3  # the engine's reading
+    for inject, sql in ((True, "SELECT o.order_id FROM orders o ORDER BY 1"),
+                        (False, "SELECT o.order_id FROM orders o WHERE o.tenant_id = 'acme' ORDER BY 1")):
+        g = SQLGuard("duckdb", tables=_tables("VARCHAR"), default_schema="main",
+                     tenant=TenantFilter(column="tenant_id", value="acme"), inject_tenant=inject)
+        assert [r[0] for r in c.execute(g.enforce(sql)).fetchall()] == [1, 3]
+
+
+@pytest.mark.parametrize("sql", [
+    # session 25's review: checks no test held
+    "SELECT c.tenant_id AS a, c.tenant_id AS b FROM orders a JOIN orders o ON o.order_id = a.order_id "
+    "AND a.tenant_id = 1 RIGHT JOIN customers c USING (tenant_id)",
+    "SELECT c.tenant_id AS a, c.tenant_id AS b FROM orders a FULL JOIN customers c USING (tenant_id) "
+    "WHERE a.tenant_id = 1",
+    # two tables before the USING: the engine merges their columns or refuses; not traced, so not tied
+    "SELECT c.tenant_id AS a, c.tenant_id AS b FROM orders a JOIN orders o ON o.order_id = a.order_id "
+    "JOIN customers c USING (tenant_id) WHERE a.tenant_id = 1 AND o.tenant_id = 1",
+])
+def test_right_full_and_ambiguous_usings_tie_nothing(sql):
+    assert not guard().check(sql).allowed, sql
+
+
+def test_a_comma_ends_what_using_pairs_with():
+    """``a, p JOIN c USING (tenant_id)`` pairs c with p (a comma binds looser than JOIN), even where p, a table
+    without the tenant column, is not one USING could pair with."""
+    tables = _tables() + [TableInfo(schema="main", name="products", columns=[ColumnInfo(name="pid", type="INTEGER")])]
+    g = SQLGuard("duckdb", tables=tables, default_schema="main",
+                 tenant=TenantFilter(column="tenant_id", value=1, shared_tables=["products"]))
+    assert not g.check("SELECT c.score FROM orders a, products p JOIN customers c USING (tenant_id) "
+                       "WHERE a.tenant_id = 1").allowed
+    assert g.check("SELECT c.score FROM orders a JOIN customers c USING (tenant_id) WHERE a.tenant_id = 1").allowed
+
+
+def test_a_tie_reads_the_other_side_as_the_engine_spells_it():
+    """PostgreSQL: ``o."TENANT_ID"`` is another column than o.tenant_id; a tie through it ties nothing."""
+    t = [TableInfo(schema="public", name="orders", columns=[ColumnInfo(name=n, type="INTEGER") for n in
+                                                            ("order_id", "tenant_id", "TENANT_ID")]),
+         TableInfo(schema="public", name="customers", columns=[ColumnInfo(name=n, type="INTEGER") for n in
+                                                               ("customer_id", "tenant_id")])]
+    g = SQLGuard("postgres", tables=t, schemas=["public"], default_schema="public",
+                 tenant=TenantFilter(column="tenant_id", value=1))
+    base = "SELECT c.customer_id FROM customers c JOIN orders o ON o.order_id = c.customer_id AND c.tenant_id = o.{} " \
+           "WHERE o.tenant_id = 1"
+    assert not g.check(base.format('"TENANT_ID"')).allowed
+    # (both spellings in the catalog: o's own predicate cannot be told from the other column either)
+    assert not g.check(base.format("tenant_id")).allowed
+
+
+def test_the_exact_comparison_goes_where_the_predicate_is():
+    """Session 25's review: a predicate in an inner JOIN's ON got its exact comparison in WHERE, which dropped a
+    later RIGHT JOIN's unmatched rows (a customer without orders vanished). It is AND-ed beside the predicate."""
+    g = SQLGuard("mysql", tables=_tables("VARCHAR(10)"), default_schema="main",
+                 tenant=TenantFilter(column="tenant_id", value="acme"))
+    sent = g.enforce("SELECT c.customer_id FROM orders o JOIN orders o2 ON o2.order_id = o.order_id "
+                     "AND o.tenant_id = 'acme' AND o2.tenant_id = 'acme' RIGHT JOIN customers c "
+                     "ON c.customer_id = o.customer_id WHERE c.tenant_id = 'acme'")
+    on, where = sent.split(" WHERE ")
+    assert on.count("AS BINARY)") == 4 and where.count("AS BINARY)") == 2, sent
+    # a uuid or enum tenant column compares exactly already: no cast to text (an upper-case uuid matched nothing)
+    uuid = SQLGuard("postgres", tables=_tables("UUID"), default_schema="main",
+                    tenant=TenantFilter(column="tenant_id", value="A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"))
+    assert "COLLATE" not in uuid.enforce("SELECT o.order_id FROM orders o WHERE "
+                                         "o.tenant_id = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'")

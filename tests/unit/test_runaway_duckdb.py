@@ -56,11 +56,12 @@ def test_a_query_interrupted_while_rows_stream_is_a_timeout(db, monkeypatch):
     t0 = time.perf_counter()
     with pytest.raises(QueryTimeout):  # interrupted between batches: Arrow raises OSError there
         w.query("SELECT a.i, b.i FROM t a, t b", row_cap=500_000_000, timeout_s=TIMEOUT)
-    assert within(1.5 * TIMEOUT, t0)
+    # stopped by the timeout, not run out (both take minutes): a loaded 2-core machine overran 1.5 s once
+    assert within(4 * TIMEOUT, t0)
     t0 = time.perf_counter()
     with pytest.raises(QueryTimeout):  # interrupted before the first batch
         w.query("SELECT a.i, b.i FROM t a, t b WHERE (a.i * 7 + b.i) % 100003 = 17", row_cap=10, timeout_s=TIMEOUT)
-    assert within(1.5 * TIMEOUT, t0)
+    assert within(4 * TIMEOUT, t0)
 
 
 def test_the_catalog_and_samples_are_timed(db):
