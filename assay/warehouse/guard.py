@@ -162,6 +162,12 @@ _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 # type (text, binary, blob, enum, set, uuid, ...) a number compares in ways that read other tenants' rows on MySQL
 # ('01' and '1-eu' equal 1 as text or binary, ENUM by position, SET as a bitmask: red teams 9 and 10)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# the columns PostgreSQL names for a table function's result (one of one value is named after the function)
+_PG_FUNCTION_COLUMNS = {f: {"key", "value"} for f in ("json_each", "jsonb_each", "json_each_text", "jsonb_each_text")}
+_PG_FUNCTION_COLUMNS.update({f: {"value"} for f in ("json_array_elements", "jsonb_array_elements",
+                                                    "json_array_elements_text", "jsonb_array_elements_text")})
+_FLOAT_TYPE = re.compile(r"float|double|real", re.I)
+_EXACT_TYPE = re.compile(r"uuid|bytea|binary|blob|\bbit\b", re.I)  # compared as values or bytes already
 _COLLATED_TYPE = re.compile(r"char|text|string|clob|\bname\b", re.I)  # (varchar, nchar, citext, mediumtext, ...)
 _NUMBER_TYPE = re.compile(r"^\s*(?:unsigned\s+)?u?(?:tiny|small|medium|big|huge)?(?:int|integer|serial)\d*\b|^\s*(?:"
                           r"decimal|numeric|number|dec|fixed|float|double|real|bit|year|int64|float64|bignumeric)\b",
@@ -180,6 +186,15 @@ def _projecting(query: exp.Expression) -> list[exp.Select]:
     if isinstance(query, exp.SetOperation):
         return _projecting(query.this) + _projecting(query.expression)
     return [query] if isinstance(query, exp.Select) else []
+
+
+def _lateral_body(e: exp.Expression) -> exp.Expression:
+    """``LATERAL (SELECT ...)``'s SELECT (a scope's expression is the Lateral); any other expression as it is."""
+    while isinstance(e, exp.Lateral) and isinstance(e.this, (exp.Subquery, exp.Select, exp.SetOperation)):
+        e = e.this
+    while isinstance(e, exp.Subquery) and isinstance(e.this, (exp.Select, exp.SetOperation, exp.Subquery)):
+        e = e.this
+    return e
 
 
 def _regexp_for_mariadb(tree: exp.Expression) -> None:
@@ -636,27 +651,51 @@ class SQLGuard:
                     else:
                         ok = name not in _PG_ROW_FUNCTIONS
                     where = info.fqn if info is not None else src.name
-                elif isinstance(src, Scope) and isinstance(src.expression, (exp.Select, exp.SetOperation)):
-                    e = src.expression
+                elif isinstance(src, Scope) and isinstance(_lateral_body(src.expression), (exp.Select, exp.SetOperation)):
+                    e = _lateral_body(src.expression)
                     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
                            for p in e.selects):
                         ok = name not in _PG_ROW_FUNCTIONS
                     else:
-                        ta = src.expression.parent.args.get("alias") if src.expression.parent else None
+                        ta = src.expression.args.get("alias") if isinstance(src.expression, exp.Lateral) else \
+                            src.expression.parent.args.get("alias") if src.expression.parent else None
                         names = [c.name for c in ta.columns] if isinstance(ta, exp.TableAlias) and ta.columns \
                             else e.named_selects
                         ok = name in {n.lower() for n in names}
                     where = col.table
                 else:
-                    continue
+                    # a function in FROM (unnest, generate_series, jsonb_each_text, ...) or anything else: its alias
+                    # is its value, so g.ts_stat is ts_stat(g), which runs the text it is given (red team 12 read
+                    # every tenant's e-mail; g.pg_terminate_backend ended another session). Only its own columns pass
+                    node = src.expression if isinstance(src, Scope) else src
+                    ok = isinstance(node, exp.Expression) and name in self._function_columns(node)
+                    where = f"the function's result {col.table}"
                 if not ok:
-                    known = not (isinstance(src, exp.Table) and infos.get(id(src)) is None)
+                    known = not (isinstance(src, exp.Table) and isinstance(src.this, exp.Identifier)
+                                 and infos.get(id(src)) is None)
                     raise GuardRefusal(
                         f"{col.sql(dialect=self.dialect)} is not a column of {where} (PostgreSQL would call "
                         f"{col.name}({col.table}) on the whole row); check the column name" if known else
                         f"{col.sql(dialect=self.dialect)} may be a function call on the whole row (PostgreSQL field "
                         "notation) and the guard has no catalog to tell; use a project's guard (--project)"
                     )
+
+    def _function_columns(self, src: exp.Expression) -> set[str]:
+        """The columns a function in FROM gives on PostgreSQL: its alias (a function of one value), the alias's
+        column list, the names PostgreSQL gives the JSON readers' columns, and without an alias the function's
+        own name."""
+        ta = src.args.get("alias")
+        names: set[str] = set()
+        if isinstance(ta, exp.TableAlias):
+            if ta.this is not None and ta.name:
+                names.add(ta.name.lower())
+            names |= {c.name.lower() for c in ta.columns}
+        call = src if isinstance(src, (exp.Unnest, exp.Func)) else src.this
+        text = call.sql(dialect=self.dialect) if isinstance(call, exp.Expression) else ""
+        m = re.match(r"\s*([A-Za-z_][\w$]*)\s*\(", text)
+        fname = (m.group(1) if m else "").lower()
+        names |= _PG_FUNCTION_COLUMNS.get(fname, set() if names or not fname else {fname})
+        return names
 
     # ------------------------------------------------------------------ tenant filter
 
@@ -686,6 +725,11 @@ class SQLGuard:
             if c.name.lower() == col and (c.type or "").strip():
                 return "number" if _NUMBER_TYPE.search(c.type) else "text"
         return None
+
+    def _tenant_float(self, info: TableInfo | None) -> bool:
+        col = self.tenant.column.lower()
+        return any(c.name.lower() == col and _FLOAT_TYPE.search(c.type or "")
+                   for c in (info.columns if info is not None else []))
 
     def _tenant_literal(self, info: TableInfo | None) -> exp.Expression:
         v = self.tenant.value
@@ -792,12 +836,17 @@ class SQLGuard:
         return exp.EQ(this=as_bytes, expression=exp.Cast(this=lit.copy(), to=exp.DataType.build("BINARY")))
 
     def _tenant_collated(self, info: TableInfo | None) -> bool:
-        """The tenant column is text under a collation (char, varchar, text, citext, ...): not a uuid, an enum or
-        binary, whose comparisons are exact already and which a cast to text would change (session 25's review:
-        an upper-case uuid value matched nothing)."""
+        """The tenant column may compare under a collation: any type but a number, a uuid or a binary one, whose
+        comparisons are exact already and which a cast to text would change (session 25's review: an upper-case
+        uuid value matched nothing). Fail closed: a type the guard does not know (PostgreSQL's citext reported as
+        USER-DEFINED let 'ACME' through: red team 12) gets the exact comparison. DuckDB: its text types only."""
         col = self.tenant.column.lower()
-        return any(c.name.lower() == col and _COLLATED_TYPE.search(c.type or "")
-                   for c in (info.columns if info is not None else []))
+        for c in info.columns if info is not None else []:
+            if c.name.lower() == col and (c.type or "").strip():
+                if self.dialect == "duckdb":
+                    return bool(_COLLATED_TYPE.search(c.type))
+                return not _NUMBER_TYPE.search(c.type) and not _EXACT_TYPE.search(c.type)
+        return False
 
     def _tenant_spelled(self, column: exp.Column, info: TableInfo | None) -> bool:
         """On an engine that keeps a quoted name's case (PostgreSQL, Snowflake, Redshift; SQL Server under a
@@ -951,8 +1000,12 @@ class SQLGuard:
             return False
 
         def alike(other: str) -> bool:
-            return other in proved and other in sources and \
-                self._tenant_kind(infos.get(id(sources[other][1]))) == kind
+            oinfo = infos.get(id(sources[other][1])) if other in sources else None
+            return other in proved and other in sources and self._tenant_kind(oinfo) == kind \
+                and not self._tenant_float(oinfo)
+
+        if self._tenant_float(info):
+            return False  # a bigint above 2**53 equals a double it is not (red team 12: another tenant's row)
 
         if using is not None and alike(using):
             return True

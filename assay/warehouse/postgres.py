@@ -192,7 +192,9 @@ class PostgresWarehouse:
         params = [self.schemas] if self.schemas else []
         with self._txn() as c, c.cursor() as cur:
             cur.execute(
-                f"""SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.is_nullable
+                # a user-defined type (citext, an enum, a domain) by its own name, not "USER-DEFINED"
+                f"""SELECT c.table_schema, c.table_name, c.column_name,
+                           CASE WHEN c.data_type = 'USER-DEFINED' THEN c.udt_name ELSE c.data_type END, c.is_nullable
                     FROM information_schema.columns c
                     WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
                       AND c.table_schema NOT LIKE 'pg_temp%%' {schema_filter}

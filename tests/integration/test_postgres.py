@@ -285,3 +285,42 @@ def test_a_text_tenant_value_reads_only_its_own_spelling_under_a_case_insensitiv
         w.close()
         with psycopg.connect(pg_dsn, autocommit=True) as c:
             c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_field_notation_over_a_function_in_from_is_refused(pg_dsn, pg_schema):
+    """Red team 12 (session 25): ``g.ts_stat`` over ``unnest(ARRAY['<sql>']) AS g`` is ts_stat('<sql>') on
+    PostgreSQL, which runs the statement in the string; the guard let it through (every e-mail, unmasked)."""
+    w = wh(pg_dsn, pg_schema, pii_columns=["email"])
+    inner = f"SELECT array_to_tsvector(ARRAY[email]) FROM {pg_schema}.customers"
+    sql = f"SELECT g.ts_stat FROM unnest(ARRAY['{inner}']) AS g"
+    got = w.query(sql, row_cap=200, timeout_s=10).table.to_pylist()
+    assert any("@x.io" in str(r) for r in got)  # what the engine does with it
+    g = SQLGuard("postgres", tables=w.list_tables(), schemas=[pg_schema], default_schema=pg_schema,
+                 pii_columns=["email"])
+    v = g.check(sql)
+    assert not v.allowed and "is not a column of the function's result" in v.reason
+
+
+def test_a_citext_tenant_column_is_listed_by_its_type_and_compared_exactly(pg_dsn):
+    """Red team 12 (session 25): the catalog listed a citext column as USER-DEFINED, so the exact comparison of
+    the tenant value was never written, and 'ACME' and 'Acme' read as 'acme'."""
+    from assay.models import TenantFilter
+
+    schema = f"assay_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute(f"CREATE EXTENSION IF NOT EXISTS citext SCHEMA {schema}")
+        c.execute(f"CREATE TABLE {schema}.members (id int, tenant_id {schema}.citext)")
+        c.execute(f"INSERT INTO {schema}.members VALUES (1, 'acme'), (2, 'ACME'), (3, 'Acme')")
+    w = wh(pg_dsn, schema)
+    try:
+        tables = w.list_tables()
+        assert {c.name: c.type for c in tables[0].columns}["tenant_id"] == "citext"
+        g = SQLGuard("postgres", tables=tables, schemas=[schema], default_schema=schema,
+                     tenant=TenantFilter(column="tenant_id", value="acme"), inject_tenant=True)
+        sent = g.enforce("SELECT m.id FROM members m ORDER BY m.id")
+        assert [r["id"] for r in w.query(sent, row_cap=10, timeout_s=5).table.to_pylist()] == [1], sent
+    finally:
+        w.close()
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA {schema} CASCADE")

@@ -273,3 +273,27 @@ def test_a_lateral_function_on_postgresql_is_checked_as_the_same_call_without_th
     assert "REGEXP_LIKE(e.email, '^a', 'i')" in m.enforce("SELECT e.id FROM events e WHERE "
                                                           "REGEXP_LIKE(e.email, '^a', 'i')")
     assert "SELECT * FROM (PIVOT" in SQLGuard("duckdb", tables=t).check("PIVOT events ON id USING count(*)").reason
+
+
+def test_a_function_in_from_gives_only_its_own_columns_on_postgresql():
+    """Red team 12 (session 25): PostgreSQL reads ``g.f`` as ``f(g)``, and over a function in FROM the guard checked
+    no such name: ``SELECT g.ts_stat FROM unnest(ARRAY['SELECT ... email FROM app.customers']) AS g`` ran the SQL in
+    the string (every tenant's e-mail, unmasked), ``g.pg_terminate_backend`` ended another session. Only the
+    function's own columns pass: its alias, the alias's column list, the JSON readers' key and value."""
+    t = [TableInfo(schema="app", name="customers", columns=[ColumnInfo(name="id", type="int"),
+                                                             ColumnInfo(name="properties", type="jsonb"),
+                                                             ColumnInfo(name="email", type="text")])]
+    g = SQLGuard("postgres", tables=t, schemas=["app"], default_schema="app", pii_columns=["email"])
+    for sql in ("SELECT g.ts_stat FROM unnest(ARRAY['SELECT array_to_tsvector(ARRAY[email]) FROM app.customers']) "
+                "AS g", "SELECT g.pg_terminate_backend FROM unnest(ARRAY[1]) AS g",
+                "SELECT g.pg_terminate_backend FROM generate_series(1, 10) AS g",
+                "SELECT kv.to_json FROM app.customers c, jsonb_each_text(c.properties) kv",
+                "SELECT g.pg_advisory_lock FROM generate_series(1, 3) AS g(x)",
+                "SELECT x.to_json FROM app.customers c, LATERAL (SELECT c.email AS e) x"):
+        v = g.check(sql)
+        assert not v.allowed and "is not a column of" in v.reason, sql
+    for sql in ("SELECT g.g FROM generate_series(1, 10) AS g", "SELECT g.x FROM generate_series(1, 10) AS g(x)",
+                "SELECT g.u FROM unnest(ARRAY[1, 2]) AS g(u)", "SELECT g FROM unnest(ARRAY[1, 2]) AS g",
+                "SELECT kv.key, kv.value FROM app.customers c, jsonb_each_text(c.properties) kv",
+                "SELECT e.value FROM app.customers c, jsonb_array_elements(c.properties) e"):
+        assert g.check(sql).allowed, sql

@@ -193,3 +193,29 @@ def test_the_exact_comparison_goes_where_the_predicate_is():
                     tenant=TenantFilter(column="tenant_id", value="A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"))
     assert "COLLATE" not in uuid.enforce("SELECT o.order_id FROM orders o WHERE "
                                          "o.tenant_id = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'")
+
+
+def test_a_float_tenant_column_ties_nothing():
+    """Red team 12: a bigint above 2**53 equals the double it is converted to, so ``i.tenant_id = d.tenant_id``
+    with d a double column read another tenant's row."""
+    tables = [TableInfo(schema="main", name="orders", columns=[ColumnInfo(name="order_id", type="INTEGER"),
+                                                               ColumnInfo(name="customer_id", type="INTEGER"),
+                                                               ColumnInfo(name="tenant_id", type="DOUBLE")]),
+              _tables("BIGINT")[1]]
+    g = SQLGuard("postgres", tables=tables, default_schema="main", tenant=TenantFilter(column="tenant_id", value=1))
+    assert not g.check("SELECT c.score FROM orders o JOIN customers c ON c.tenant_id = o.tenant_id "
+                       "WHERE o.tenant_id = 1").allowed
+    assert not g.check("SELECT o.order_id FROM customers c JOIN orders o ON o.tenant_id = c.tenant_id "
+                       "WHERE c.tenant_id = 1").allowed
+
+
+@pytest.mark.parametrize("typ,exact", [("citext", True), ("USER-DEFINED", True), ("mood_enum", True),
+                                       ("character varying", True), ("uuid", False), ("bytea", False)])
+def test_every_text_like_tenant_column_gets_the_exact_comparison_on_postgresql(typ, exact):
+    """Red team 12: citext was listed as USER-DEFINED, so no exact comparison was written and 'ACME' read as
+    'acme'. The adapter lists a user-defined type by name, and any type the guard does not know as exact (numbers,
+    uuid, bytes) gets the comparison under "C"."""
+    g = SQLGuard("postgres", tables=_tables(typ), default_schema="main",
+                 tenant=TenantFilter(column="tenant_id", value="acme"))
+    sent = g.enforce("SELECT o.order_id FROM orders o WHERE o.tenant_id = 'acme'")
+    assert ('COLLATE "C"' in sent) == exact, sent
