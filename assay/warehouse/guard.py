@@ -158,9 +158,6 @@ _DIALECT_SYSTEM_PREFIXES = {
 _PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "json_populate_record", "record_out",
                                            "pg_column_size", "pg_typeof", "quote_literal", "quote_nullable"}
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
-# a column type compared as a number: the tenant value is written as a number only on these; against any other
-# type (text, binary, blob, enum, set, uuid, ...) a number compares in ways that read other tenants' rows on MySQL
-# ('01' and '1-eu' equal 1 as text or binary, ENUM by position, SET as a bitmask: red teams 9 and 10)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # the columns PostgreSQL names for a table function's result (one of one value is named after the function)
 _PG_FUNCTION_COLUMNS = {f: {"key", "value"} for f in ("json_each", "jsonb_each", "json_each_text", "jsonb_each_text")}
@@ -169,6 +166,9 @@ _PG_FUNCTION_COLUMNS.update({f: {"value"} for f in ("json_array_elements", "json
 _FLOAT_TYPE = re.compile(r"float|double|real", re.I)
 _EXACT_TYPE = re.compile(r"uuid|bytea|binary|blob|\bbit\b", re.I)  # compared as values or bytes already
 _COLLATED_TYPE = re.compile(r"char|text|string|clob|\bname\b", re.I)  # (varchar, nchar, citext, mediumtext, ...)
+# a column type compared as a number: the tenant value is written as a number only on these; against any other
+# type (text, binary, blob, enum, set, uuid, ...) a number compares in ways that read other tenants' rows on MySQL
+# ('01' and '1-eu' equal 1 as text or binary, ENUM by position, SET as a bitmask: red teams 9 and 10)
 _NUMBER_TYPE = re.compile(r"^\s*(?:unsigned\s+)?u?(?:tiny|small|medium|big|huge)?(?:int|integer|serial)\d*\b|^\s*(?:"
                           r"decimal|numeric|number|dec|fixed|float|double|real|bit|year|int64|float64|bignumeric)\b",
                           re.I)
