@@ -720,16 +720,17 @@ class SQLGuard:
         """How the table's tenant column compares: "number" for a number type, "text" for any other known type
         (MySQL compares a text or binary column with a number as numbers, so ``tenant_id = 1`` also reads '01' and
         '1-eu' (red team 9), an ENUM by position and a SET as a bitmask (red team 10)); None when unknown."""
+        typ = self._tenant_type(info)
+        return None if not typ else "number" if _NUMBER_TYPE.search(typ) else "text"
+
+    def _tenant_type(self, info: TableInfo | None) -> str:
+        """The catalog's type of the table's tenant column ("" when the table or the type is unknown)."""
         col = self.tenant.column.lower()
-        for c in info.columns if info is not None else []:
-            if c.name.lower() == col and (c.type or "").strip():
-                return "number" if _NUMBER_TYPE.search(c.type) else "text"
-        return None
+        return next((c.type.strip() for c in (info.columns if info is not None else [])
+                     if c.name.lower() == col and (c.type or "").strip()), "")
 
     def _tenant_float(self, info: TableInfo | None) -> bool:
-        col = self.tenant.column.lower()
-        return any(c.name.lower() == col and _FLOAT_TYPE.search(c.type or "")
-                   for c in (info.columns if info is not None else []))
+        return bool(_FLOAT_TYPE.search(self._tenant_type(info)))
 
     def _tenant_literal(self, info: TableInfo | None) -> exp.Expression:
         v = self.tenant.value
@@ -840,13 +841,12 @@ class SQLGuard:
         comparisons are exact already and which a cast to text would change (session 25's review: an upper-case
         uuid value matched nothing). Fail closed: a type the guard does not know (PostgreSQL's citext reported as
         USER-DEFINED let 'ACME' through: red team 12) gets the exact comparison. DuckDB: its text types only."""
-        col = self.tenant.column.lower()
-        for c in info.columns if info is not None else []:
-            if c.name.lower() == col and (c.type or "").strip():
-                if self.dialect == "duckdb":
-                    return bool(_COLLATED_TYPE.search(c.type))
-                return not _NUMBER_TYPE.search(c.type) and not _EXACT_TYPE.search(c.type)
-        return False
+        typ = self._tenant_type(info)
+        if not typ:
+            return False
+        if self.dialect == "duckdb":
+            return bool(_COLLATED_TYPE.search(typ))
+        return not _NUMBER_TYPE.search(typ) and not _EXACT_TYPE.search(typ)
 
     def _tenant_spelled(self, column: exp.Column, info: TableInfo | None) -> bool:
         """On an engine that keeps a quoted name's case (PostgreSQL, Snowflake, Redshift; SQL Server under a
