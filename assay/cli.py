@@ -14,13 +14,15 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _rich_escape
 from rich.padding import Padding
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from .errors import AssayError, MissingKey, UserError
+from .report.text import without_controls
 from .settings import load_settings
+
 
 def _flags_take_no_value() -> None:
     """typer (0.2x) shows every option's type in the help, flags too ("--json <bool>"), which reads as if a flag
@@ -39,6 +41,13 @@ def _flags_take_no_value() -> None:
 
 
 _flags_take_no_value()
+
+
+def escape(text: str) -> str:
+    """Warehouse, model or user text printed through rich: its markup escaped (a value ``west[/]`` ended the
+    command) and its control characters dropped (an ESC sequence in a finding hid a link: red team 13)."""
+    return _rich_escape(without_controls(str(text)))
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode="markdown",
                   help="assay: an LLM analyst for your data warehouse, orchestrated by Prefect.")

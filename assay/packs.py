@@ -17,6 +17,7 @@ from typing import Any
 
 import jinja2
 import jinja2.sandbox
+from jinja2 import nodes
 from pydantic import ValidationError
 
 from . import limits
@@ -66,10 +67,40 @@ def list_packs(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / "pack.yaml").is_file())
 
 
+# what a pack template may use: variables, if/else, one level of for loops over a variable, and filters that cannot
+# grow a text past its inputs' sizes. The sandbox stops attribute tricks but not cost: ``'x' * 400000000``, nested
+# ``range(100000)`` loops, ``{% set s = s ~ s %}`` line after line or a filter's width ran the process out of memory or
+# time when a pack was loaded (red team 13)
+_TEMPLATE_NODES = (nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name, nodes.Const, nodes.Getattr,
+                   nodes.Getitem, nodes.Slice, nodes.If, nodes.CondExpr, nodes.And, nodes.Or, nodes.Not, nodes.Compare,
+                   nodes.Operand, nodes.Test, nodes.Filter, nodes.Concat, nodes.Add, nodes.Sub, nodes.Div,
+                   nodes.FloorDiv, nodes.Neg, nodes.Pos, nodes.List, nodes.Tuple, nodes.Dict, nodes.Pair,
+                   nodes.Keyword, nodes.For)
+_TEMPLATE_FILTERS = frozenset({"lower", "upper", "title", "capitalize", "trim", "striptags", "join", "length",
+                               "count", "default", "d", "first", "last", "list", "sort", "unique", "round", "int",
+                               "float", "abs", "string", "e", "escape", "tojson", "truncate", "wordcount", "min",
+                               "max", "sum", "selectattr", "rejectattr", "dictsort", "items", "reverse", "safe",
+                               "urlencode"})
+
+
+def _check_template(tree: nodes.Template) -> None:
+    for node in tree.find_all(nodes.Node):
+        if not isinstance(node, _TEMPLATE_NODES):
+            kind = {"Mul": "*", "Pow": "**", "Mod": "%", "Call": "a function call", "Assign": "{% set %}",
+                    "AssignBlock": "{% set %}", "Macro": "{% macro %}", "CallBlock": "{% call %}"}.get(
+                type(node).__name__, type(node).__name__)
+            raise jinja2.sandbox.SecurityError(f"{kind} is not allowed in a pack template")
+        if isinstance(node, nodes.Filter) and node.name not in _TEMPLATE_FILTERS:
+            raise jinja2.sandbox.SecurityError(f"the filter {node.name} is not allowed in a pack template")
+        if isinstance(node, nodes.For) and next(node.find_all(nodes.For), None) is not None:
+            raise jinja2.sandbox.SecurityError("a for loop inside a for loop is not allowed in a pack template")
+
+
 @functools.lru_cache(maxsize=256)
 def _compiled(template: str) -> jinja2.Template:
     """A template compiled once per text (Jinja compiles ``from_string`` anew each call: ~3 ms a prompt, paid at
-    every request of a run)."""
+    every request of a run), after checking it uses only what pack templates may (``_TEMPLATE_NODES``)."""
+    _check_template(_env.parse(template))
     return _env.from_string(template)
 
 
@@ -83,6 +114,9 @@ def render(template: str, where: str = "template", **values: Any) -> str:
     except jinja2.UndefinedError as exc:
         raise PackError(f"{where}: unknown template variable ({exc.message})") from None
     except jinja2.sandbox.SecurityError as exc:
+        if "pack template" in str(exc):
+            raise PackError(f"{where}: {exc} (variables, if/else, one level of for loops and plain filters only)") \
+                from None
         raise PackError(f"{where}: the template reaches outside its variables ({exc})") from None
 
 

@@ -451,8 +451,10 @@ for (const [id, spec] of Object.entries(specs)) {
 
 
 def _script_json(obj) -> str:
-    """JSON safe inside a <script> element."""
-    return json.dumps(obj, allow_nan=False).replace("</", "<\\/")
+    """JSON safe inside a <script> element: no ``<``, ``>`` or ``&`` as such (``<!--<script>`` in a value put the
+    script element in its double-escaped state, so its own ``</script>`` no longer closed it: red team 13)."""
+    return (json.dumps(obj, allow_nan=False).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026"))
 
 
 def render_html(r: DiscoveryResult, steps: dict[int, ExplorationStep]) -> str:

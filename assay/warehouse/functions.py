@@ -568,6 +568,47 @@ def _growth(node: exp.Func, name: str) -> float | None:
 
 # series by their bounds: generate_series/range (DuckDB, PostgreSQL), generate_array and its date and timestamp kin
 # (BigQuery), sequence (Databricks)
+# set-returning functions: one row per element of their input (an array, a JSON document, a split string)
+_EXPLODING = frozenset({"unnest", "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "flatten",
+                        "regexp_split_to_table", "string_to_table", "regexp_matches", "generate_subscripts",
+                        "json_array_elements", "jsonb_array_elements", "json_array_elements_text",
+                        "jsonb_array_elements_text", "json_each", "jsonb_each", "json_each_text", "jsonb_each_text",
+                        "json_object_keys", "jsonb_object_keys", "jsonb_path_query", "json_table", "openjson"})
+
+
+# ... of them, those that read a text (a split string, a JSON document): at most a row per character
+_READS_TEXT = frozenset({"regexp_split_to_table", "string_to_table", "regexp_matches", "json_array_elements",
+                         "jsonb_array_elements", "json_array_elements_text", "jsonb_array_elements_text", "json_each",
+                         "jsonb_each", "json_each_text", "jsonb_each_text", "json_object_keys", "jsonb_object_keys",
+                         "jsonb_path_query", "json_table", "openjson", "flatten"})
+_SPLITS = frozenset({"string_to_array", "regexp_split_to_array", "string_split", "str_split", "split",
+                     "string_split_regex", "str_split_regex", "regexp_split", "parse_json", "json_extract", "from_json",
+                     "json_parse"})
+
+
+def _is_padding(node: exp.Func, name: str | None) -> bool:
+    return name in _PADDING or isinstance(node, getattr(exp, "Space", ()))
+
+
+def _exploded_size(node: exp.Func, dialect: str, memo: dict | None, padded: bool) -> float:
+    """At most how many rows one set-returning function gives, for the series budget: over a padded value
+    (repeat, lpad, ...) one per character it may hold; over a series 1 (the series is counted); over a table's
+    column or a subquery 1 (bounded by the rows, as a join), unless the statement pads a value somewhere (a CTE's
+    repeat() read as a column); over literals one per character (a string split, a JSON text) at most."""
+    inner = [(f, engine_name(f, dialect, memo)[0]) for f in node.find_all(exp.Func) if f is not node]
+    if any(_is_padding(f, n) for f, n in inner):
+        return float(MAX_PAD + 1)
+    if any(n in _SERIES or isinstance(f, _HIDDEN_SERIES) for f, n in inner):
+        return 1.0
+    if next(node.find_all(exp.Column, exp.Select), None) is not None:
+        return float(MAX_PAD + 1) if padded else 1.0
+    literals = list(node.find_all(exp.Literal))
+    name = engine_name(node, dialect, memo)[0]
+    if name in _READS_TEXT or any(n in _SPLITS or isinstance(f, exp.Split) for f, n in inner):
+        return float(1 + sum(len(str(lit.this)) for lit in literals if lit.is_string))  # a row per character at most
+    return float(max(1, len(literals)))  # an array of literals: a row per element
+
+
 _SERIES = ("generate_series", "range", "generate_array", "generate_date_array", "generate_timestamp_array",
            "sequence")
 
@@ -829,15 +870,27 @@ def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = 
                 if (col.table or col.name).lower() not in params:  # x, or a field of it (x.price)
                     raise FunctionRefused("a lambda may read only its own parameters (a value from outside it is "
                                           "repeated once per element); join or unnest instead")
-    for node in root.find_all(exp.Func):
-        name, _ = engine_name(node, dialect, memo)
+    funcs = [(node, engine_name(node, dialect, memo)[0]) for node in root.find_all(exp.Func)]
+    padded = any(_is_padding(node, name) for node, name in funcs)
+    exploded = 1.0
+    for node, name in funcs:
         if (name in _SERIES or isinstance(node, _HIDDEN_SERIES)) and node.find_ancestor(*_PER_ELEMENT) is not None:
             raise FunctionRefused(f"{name or 'a series'}() inside a lambda is not allowed (it runs once per element)")
         if name in _SERIES or isinstance(node, _HIDDEN_SERIES):
             total *= _series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name) \
                 or float("inf")
+        elif name in _EXPLODING or isinstance(node, (exp.Unnest, exp.Explode)):
+            exploded *= _exploded_size(node, dialect, memo, padded)
     if total > MAX_SERIES:
         raise FunctionRefused(
             f"the generate_series/range of one statement may produce at most {MAX_SERIES:,} values together "
             "(joined series multiply); use fewer or shorter series"
+        )
+    if total * exploded > MAX_SERIES:
+        # unnest / regexp_split_to_table / string_split over generated text is a series too: three splits of a
+        # 10,000-character repeat() joined are 10^12 rows (red team 13); over a table's column they are bounded
+        # by its rows, as a join is
+        raise FunctionRefused(
+            f"the series and the rows unnested from generated values (repeat, lpad, literals) of one statement may "
+            f"come to at most {MAX_SERIES:,} together (joined ones multiply); unnest fewer or shorter values"
         )

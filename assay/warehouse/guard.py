@@ -160,8 +160,8 @@ _PG_ROW_FUNCTIONS = ALLOWED["postgres"] | {"row_to_json", "hstore", "text", "jso
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w$ -]*$")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # the columns PostgreSQL names for a table function's result (one of one value is named after the function)
-_PG_FUNCTION_COLUMNS = {f: {"key", "value"} for f in ("json_each", "jsonb_each", "json_each_text", "jsonb_each_text")}
-_PG_FUNCTION_COLUMNS.update({f: {"value"} for f in ("json_array_elements", "jsonb_array_elements",
+_PG_FUNCTION_COLUMNS = {f: ("key", "value") for f in ("json_each", "jsonb_each", "json_each_text", "jsonb_each_text")}
+_PG_FUNCTION_COLUMNS.update({f: ("value",) for f in ("json_array_elements", "jsonb_array_elements",
                                                     "json_array_elements_text", "jsonb_array_elements_text")})
 _FLOAT_TYPE = re.compile(r"float|double|real", re.I)
 _EXACT_TYPE = re.compile(r"uuid|bytea|binary|blob|\bbit\b", re.I)  # compared as values or bytes already
@@ -681,21 +681,24 @@ class SQLGuard:
                     )
 
     def _function_columns(self, src: exp.Expression) -> set[str]:
-        """The columns a function in FROM gives on PostgreSQL: its alias (a function of one value), the alias's
-        column list, the names PostgreSQL gives the JSON readers' columns, and without an alias the function's
-        own name."""
+        """The columns a function in FROM gives on PostgreSQL. With an alias's column list: those names, and a JSON
+        reader's own names past the list's length (a partial list renames the first columns); without one: the
+        JSON readers' own names (key, value), else the alias (a function of one value is named after it), else the
+        function's own name. Nothing else: over a column list the alias is no column, so ``a.ts_stat`` over
+        ``... AS ts_stat(q)`` is the call ``ts_stat(a)`` (red team 13 read every tenant's e-mail through it)."""
         ta = src.args.get("alias")
-        names: set[str] = set()
-        if isinstance(ta, exp.TableAlias):
-            if ta.this is not None and ta.name:
-                names.add(ta.name.lower())
-            names |= {c.name.lower() for c in ta.columns}
+        alias = ta.name.lower() if isinstance(ta, exp.TableAlias) and ta.this is not None and ta.name else ""
+        listed = [c.name.lower() for c in ta.columns] if isinstance(ta, exp.TableAlias) else []
         call = src if isinstance(src, (exp.Unnest, exp.Func)) else src.this
         text = call.sql(dialect=self.dialect) if isinstance(call, exp.Expression) else ""
         m = re.match(r"\s*([A-Za-z_][\w$]*)\s*\(", text)
         fname = (m.group(1) if m else "").lower()
-        names |= _PG_FUNCTION_COLUMNS.get(fname, set() if names or not fname else {fname})
-        return names
+        own = _PG_FUNCTION_COLUMNS.get(fname)
+        if listed:
+            return set(listed) | set((own or ())[len(listed):])
+        if own is not None:
+            return set(own)
+        return {alias} if alias else ({fname} if fname else set())
 
     # ------------------------------------------------------------------ tenant filter
 

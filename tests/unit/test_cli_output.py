@@ -131,3 +131,27 @@ def test_values_in_brackets_are_shown_as_written_and_never_read_as_markup():
     for text in ("west[/] has a much higher average amount", "[link=https://e.vil]click[/link]", "Look at west[/]",
                  "value [masked] failed", "[red]x"):
         assert text in flat, text
+
+
+def test_control_sequences_in_data_never_reach_the_terminal():
+    """Red team 13 (session 26): an insight named with ESC sequences (a hidden link ``ESC]8;;https://e.vil``, a
+    clipboard write ``ESC]52;c;...``, a reset ``ESC c``) came out of `assay show` intact; a later `cat` of the output
+    ran them. Control characters are dropped from data and model text, in the terminal and the Markdown report."""
+    from assay.models import Insight, Recommendation, RunStatus
+    from assay.report.markdown import render_markdown
+
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="control01", project_id="p", status=RunStatus.completed))
+    name = "\x1b]8;;https://e.vil/x\x1b\\west\x1b]8;;\x1b\\ has a much higher\x07 average amount"
+    ins = Insight(id="revenue-1", area="revenue", name=name, description="\x1b]52;c;cm0gLXJmIH4=\x07copied \x1bc\x9b0m")
+    rec = Recommendation(id="rec-1", priority=1, title="Look at \x1b[31mwest", description="x\x00y",
+                         related_insight_ids=["revenue-1"])
+    result = DiscoveryResult(run_id="control01", project_id="p", domain="ecommerce", insights=[ins],
+                             recommendations=[rec], errors=["value \x1b[2J failed"])
+    store.save_result(result)
+    r = CliRunner().invoke(app, ["show", "control01"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    for out in (r.output, render_markdown(result)):
+        assert not any(c in out for c in "\x1b\x07\x00\x9b"), repr(out)
+    flat = " ".join(r.output.split())
+    assert "west" in flat and "copied" in flat and "Look at [31mwest" in flat

@@ -289,7 +289,14 @@ def test_a_function_in_from_gives_only_its_own_columns_on_postgresql():
                 "SELECT g.pg_terminate_backend FROM generate_series(1, 10) AS g",
                 "SELECT kv.to_json FROM app.customers c, jsonb_each_text(c.properties) kv",
                 "SELECT g.pg_advisory_lock FROM generate_series(1, 3) AS g(x)",
-                "SELECT x.to_json FROM app.customers c, LATERAL (SELECT c.email AS e) x"):
+                "SELECT x.to_json FROM app.customers c, LATERAL (SELECT c.email AS e) x",
+                # red team 13 (session 26): over a column list the alias is no column; nor over the JSON readers
+                "SELECT ts_stat.ts_stat FROM unnest(ARRAY['SELECT array_to_tsvector(ARRAY[email]) FROM "
+                "app.customers']) AS ts_stat(q)", "SELECT pg_sleep.pg_sleep FROM generate_series(3, 3) AS pg_sleep(s)",
+                "SELECT ts_stat.ts_stat FROM app.customers c CROSS JOIN LATERAL jsonb_array_elements_text("
+                "c.properties) AS ts_stat(q)", "SELECT kv.to_json FROM app.customers c, jsonb_each_text(c.properties) "
+                "AS kv(k, v)", "SELECT kv.key FROM app.customers c, jsonb_each_text(c.properties) AS kv(k, v)",
+                "SELECT to_json.to_json FROM app.customers c, jsonb_each_text(c.properties) AS to_json"):
         v = g.check(sql)
         assert not v.allowed and "is not a column of" in v.reason, sql
     for sql in ("SELECT g.g FROM generate_series(1, 10) AS g", "SELECT g.x FROM generate_series(1, 10) AS g(x)",

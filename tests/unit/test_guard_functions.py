@@ -170,6 +170,43 @@ def test_duckdb_range_is_bounded():
     assert not g.check("SELECT range(10000000000)").allowed
 
 
+@pytest.mark.parametrize("dialect,sql,ok", [
+    # red team 13 (session 26): set-returning functions over generated text escaped the series budget; three splits
+    # of a 10,000-character repeat() joined are 10^12 rows (they ran until the engines' timeouts)
+    ("postgres", "SELECT count(*) FROM regexp_split_to_table(repeat('a', 10000), '') a, "
+     "regexp_split_to_table(repeat('a', 10000), '') b, regexp_split_to_table(repeat('a', 10000), '') c", False),
+    ("postgres", "SELECT count(*) FROM unnest(string_to_array(repeat('a,', 5000), ',')) a, "
+     "unnest(string_to_array(repeat('a,', 5000), ',')) b", False),
+    ("duckdb", "SELECT count(*) FROM unnest(string_split(repeat('a,', 5000), ',')) AS a(x), "
+     "unnest(string_split(repeat('a,', 5000), ',')) AS b(x)", False),
+    ("duckdb", "SELECT count(*) FROM (SELECT unnest(string_split(repeat('a,', 5000), ',')) AS x) a, "
+     "(SELECT unnest(string_split(repeat('a,', 5000), ',')) AS x) b", False),
+    ("duckdb", "WITH s AS (SELECT repeat('a,', 5000) AS x) SELECT count(*) FROM s, "
+     "unnest(string_split(s.x, ',')) AS a(v), unnest(string_split(s.x, ',')) AS b(v)", False),
+    ("duckdb", "SELECT count(*) FROM unnest(string_split(repeat('a,', 5000), ',')) AS a(x), range(100) r", False),
+    # what an analyst writes: one split, literal lists beside a spine, a table's own lists
+    ("duckdb", "SELECT count(*) FROM unnest(string_split(repeat('a,', 5000), ',')) AS a(x)", True),
+    ("duckdb", "SELECT d, c FROM range(DATE '2024-01-01', DATE '2026-10-01', INTERVAL 1 DAY) AS t(d), "
+     "unnest(['electronics', 'furniture', 'books', 'toys', 'home', 'sports', 'fashion', 'beauty', 'garden', "
+     "'music', 'games', 'tools', 'food', 'pets', 'baby', 'auto']) AS u(c)", True),
+    ("duckdb", "SELECT count(*) FROM unnest(string_split('a,b,c', ',')) AS a(x), range(1000) r", True),
+    ("duckdb", "SELECT o.id, w.x FROM orders o, unnest(string_split(o.name, ' ')) AS w(x), "
+     "unnest(string_split(o.name, ' ')) AS v(x)", True),
+    ("postgres", "SELECT count(*) FROM jsonb_array_elements('[1, 2, 3]') a, jsonb_array_elements('[1, 2, 3]') b",
+     True),
+])
+def test_rows_unnested_from_generated_values_count_as_a_series(dialect, sql, ok):
+    v = guard(dialect).check(sql)
+    assert v.allowed == ok, v.reason
+    if ok and dialect == "duckdb":  # what is allowed runs
+        con = duckdb.connect()
+        con.execute("CREATE TABLE orders (id INT, tenant_id TEXT, name TEXT, amount TEXT)")
+        con.execute("INSERT INTO orders VALUES (1, 't', 'a b c', '1')")
+        con.sql(v.sql).fetchall()
+    if not ok:
+        assert "unnested from generated values" in v.reason
+
+
 def test_json_element_readers_may_stand_in_from():
     g = guard("postgres")
     assert g.check("SELECT k, count(*) FROM orders o, jsonb_object_keys(o.name::jsonb) AS k GROUP BY k").allowed

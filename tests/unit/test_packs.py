@@ -146,6 +146,46 @@ def test_model_text_in_a_drafted_pack_is_never_run(tmp_path):
         assert "cycler.__init__" in text and "Look for churn." in text, focus  # shown, not run
     assert not marker.exists()
     # a pack written by hand that reaches for Python's internals is refused, not run
-    with pytest.raises(PackError, match="reaches outside its variables"):
+    with pytest.raises(PackError, match="a function call is not allowed in a pack template"):
         render("{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}", "hand-made")
+    with pytest.raises(PackError, match="reaches outside its variables"):
+        render("{{ cycler.__init__.__globals__ }}", "hand-made")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("template,refused", [
+    ("{{ ('x' * 400000000) | length }}", "\\* is not allowed"),
+    ("{{ 9 ** 9 ** 9 }}", "\\*\\* is not allowed"),
+    ("{{ '%0999999999d' % 1 }}", "% is not allowed"),
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+     "for loop inside|function call"),
+    ("{% for a in goal %}{% for b in goal %}x{% endfor %}{% endfor %}", "for loop inside a for loop"),
+    ("{% for a in goal %}{{ b }}{% else %}{% for b in goal %}x{% endfor %}{% endfor %}", "for loop inside a for loop"),
+    ("{% set s = goal ~ goal %}{% set s = s ~ s %}{{ s }}", "set"),
+    ("{{ goal | center(400000000) }}", "filter center"),
+    ("{{ goal | indent(400000000) }}", "filter indent"),
+    ("{{ goal | replace('g', goal) | replace('g', goal) }}", "filter replace"),
+    ("{{ area.keywords | map('center', 99999999) | join }}", "filter map"),
+    ("{% macro m(n) %}{{ m(n) }}{{ m(n) }}{% endmacro %}{{ m(1) }}", "macro"),
+    ("{{ '{:>999999999}'.format(goal) }}", "function call"),
+])
+def test_a_pack_template_cannot_run_the_process_out_of_memory_or_time(template, refused):
+    """Red team 13 (session 26): the sandbox stopped attribute tricks but not cost: ``'x' * 400000000`` took 400 MB
+    as the pack was validated, nested ``range(100000)`` loops never returned. A pack template may use variables,
+    if/else, one level of for loops over a variable and filters that cannot grow a text; anything else is refused
+    at load, in one line."""
+    from assay.packs import render
+
+    with pytest.raises(PackError, match=refused):
+        render(template, "prompts/base_context.md", goal="g")
+
+
+def test_what_pack_templates_use_still_renders():
+    from assay.packs import render
+
+    text = render("{% if goal %}Goal: {{ goal | trim }}{% else %}none{% endif %} {{ area.name | lower }}: "
+                  "{% for k in area.keywords %}{{ k }}{% if not loop.last %}, {% endif %}{% endfor %} "
+                  "{{ limits | length > 0 }} {{ (max_steps - 1) // 2 }} {{ area.keywords | join(' / ') }}",
+                  "t", goal=" g ", area={"id": "a", "name": "Churn", "description": "d", "keywords": ["x", "y"]},
+                  max_steps=9)
+    assert text == "Goal: g churn: x, y True 4 x / y"

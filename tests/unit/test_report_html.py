@@ -86,6 +86,24 @@ def test_text_is_escaped():
     assert "a &amp; b" in html
 
 
+def test_a_chart_value_cannot_end_or_open_the_report_s_script():
+    """Red team 13 (session 26): a category value ``<!--<script>`` in a chart's rows put the specs' <script> element
+    in its double-escaped state: its own ``</script>`` no longer closed it, no chart was drawn and the HTML after it
+    was read as script. The specs carry no ``<``, ``>`` or ``&`` as such, and read back as the same values."""
+    from assay.digest import build_compact_result
+
+    values = ["<!--<script>", "</script><img src=x onerror=alert(1)>", "a & b"]
+    df = pd.DataFrame({"region": values, "n": [900, 800, 700]})
+    step = ExplorationStep(run_id="r", step=1, turn=1, action=StepAction.query, query="SELECT 1",
+                           digest=build_compact_result(df))
+    i = insight("<!--<script> has a much higher n than other region values", "n 900", segment="region=<!--<script>")
+    html = render_html(DiscoveryResult(run_id="abcdef123", project_id="p", domain="d", insights=[i]), {1: step})
+    body = html.split("const specs = ", 1)[1].split(";\nfor (const", 1)[0]
+    assert "<" not in body and ">" not in body and "&" not in body
+    rows = [row for spec in json.loads(body).values() for d in spec["datasets"].values() for row in d]
+    assert {r["region"] for r in rows} == set(values)
+
+
 def test_warehouse_text_is_escaped_in_the_markdown_report_and_the_slack_message():
     """A category value "<script>" reached the Markdown report (the Prefect artifact) as a tag, and "<!channel>"
     pinged a Slack channel from the run's summary (session 23's red team)."""
