@@ -814,8 +814,7 @@ def discover(
 
         step_bounds(Project(id="goal"), max_steps, min_steps)
     if warehouse:
-        project = _goal_project(project, warehouse, goal)
-        goal = None  # the one-off project carries it
+        project, goal = _goal_project(project, warehouse, goal)  # the goal: carried by a one-off project, or the run's
     elif goal and not project:
         fail("goal-driven discovery needs a project id, or both --warehouse FILE and --goal TEXT")
     if not project:
@@ -878,7 +877,11 @@ def _file_project_id(path: Path) -> str:
     return base if base not in taken else f"{base}-{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
 
 
-def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> str:
+def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Optional[str]) -> tuple[str, str | None]:
+    """The project a ``--warehouse FILE`` run uses, and the goal left for the run itself: the file's one-off
+    project (made here, its pack and goal set to this run's), or a project of the same file made otherwise (applied
+    from a file, scheduled), which is never rewritten: the goal is this run's alone (a new user's weekly scheduled
+    project became the one-off goal's, session 26)."""
     from .models import Project, WarehouseConfig
 
     if not warehouse:
@@ -904,14 +907,17 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
         fail(f"project {pid} already exists (pack {old.pack}, {old.warehouse.kind}); --warehouse would "
              f"replace it: run `assay discover {pid}`, or give --warehouse without a project id")
     run = dict(name=(goal or path.name)[:60], pack="goal" if goal else "generic", goal=goal or None)
+    one_off = old is None or old.pack == "goal" or (old.name == path.name[:60] and not old.schedule)
+    if not one_off:  # a project of its own: kept as it is, the goal given to this run only
+        return pid, goal
     if old is not None:
-        # the run's goal and pack only: what the project says besides (tenant filter, PII columns, analyst, LLM,
-        # schedule) is kept, never reset to the defaults by a one-off run
+        # the run's goal and pack only: what the project says besides (tenant filter, PII columns, analyst, LLM)
+        # is kept, never reset to the defaults by a one-off run
         p = old.model_copy(update=run)
     else:
         p = Project(id=pid, **run, warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)}))
     _store().save_project(p)
-    return pid
+    return pid, None
 
 
 # ---------------------------------------------------------------------------- results
@@ -930,6 +936,9 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
     out.print(f"\n[bold]Discovery {result.run_id[:8]}[/] of [bold]{result.project_id}[/] · "
               f"[{colour}]{result.run_type.value}[/] · analyst [bold]{result.analyst}[/] · "
               f"{result.total_steps} steps · {result.duration_s:.0f}s", soft_wrap=True)  # one line, never cut
+    goal = store.get_run(result.run_id).goal
+    if goal:  # the question this run was given (`--goal`): said nowhere else (a new user, session 26)
+        out.print(f"[dim]goal:[/] {escape(goal)}", soft_wrap=True, highlight=False)
     failed = result.run_type.value == "failed"
     if result.analyst == "statistical" and not failed:  # a failed run: its error, not which analyst would have run
         recs = "" if result.recommendations else " Recommendations need an LLM and were not generated."
@@ -1056,7 +1065,7 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
             sys.stdout.write(json.dumps({"run": r.id, "flow_run": r.flow_run_id, "project": r.project_id,
                                          "state": state_name(r), "phase": r.phase.value,
                                          "steps": r.steps_done, "max_steps": r.max_steps, "analyst": r.analyst,
-                                         "started_at": r.started_at.isoformat(), "error": r.error,
+                                         "goal": r.goal, "started_at": r.started_at.isoformat(), "error": r.error,
                                          "host": r.host, "pid": r.pid}) + "\n")
         return
     if not watch:
@@ -1304,8 +1313,26 @@ def serve() -> None:
     server = _prefect_server_for_deployments("assay serve")
     from assay_flows.deployments.serve import main as serve_main
 
+    def announce(deployments) -> None:
+        from prefect.settings import PREFECT_API_URL
+
+        out.print(f"serving {len(deployments)} deployments on the Prefect server at {PREFECT_API_URL.value()}:",
+                  highlight=False, soft_wrap=True)
+        for d in deployments:
+            when = ", ".join(escape(str(getattr(s.schedule, "cron", None) or s.schedule)) for s in d.schedules or [])
+            out.print(f"  {escape(d.full_name)}" + (f" [dim]({when})[/]" if when else ""), highlight=False,
+                      soft_wrap=True)
+        if server.url:  # the local server: no UI
+            out.print("[dim]run one: prefect deployment run NAME · the local server has no UI (for the Prefect UI: "
+                      "`prefect server start`, then set PREFECT_API_URL) · Ctrl-C stops and pauses them[/]",
+                      highlight=False, soft_wrap=True)
+        else:
+            out.print("[dim]run one: prefect deployment run NAME, or from the Prefect UI · Ctrl-C stops and pauses "
+                      "them[/]", highlight=False, soft_wrap=True)
+
     with server.flow_settings():
-        serve_main()
+        served = serve_main(announce)
+    out.print(f"stopped serving; {len(served)} deployments paused", highlight=False, soft_wrap=True)
 
 
 @app.command()

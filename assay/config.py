@@ -584,6 +584,22 @@ def check_schema_found(cfg, tables) -> None:
         raise ConfigError(f"warehouse: the {cfg.kind} warehouse has no tables to analyse"
                           + (f" ({cfg.settings['path']})" if cfg.settings.get("path") else ""))
     check_pii_found(cfg.pii_columns, tables)
+    check_tenant_found(cfg.tenant_filter, tables)
+
+
+def check_tenant_found(tenant, tables) -> None:
+    """The tenant column is a column of some table: a misspelt one (``tenant_id`` where the tables say
+    ``tenantid``) had the guard refuse every query, and the run ended "completed" with no insight and no word why
+    (a new user, session 26)."""
+    if tenant is None:
+        return
+    names = sorted({c.name.lower() for t in tables for c in t.columns})
+    if tenant.column.lower() in names:
+        return
+    near = difflib.get_close_matches(tenant.column.lower(), names, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    raise ConfigError(f"warehouse.tenant_filter.column: no table of the warehouse has a column {tenant.column!r}, "
+                      f"so every query would be refused{hint}")
 
 
 def check_pii_found(declared, tables) -> None:

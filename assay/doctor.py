@@ -64,6 +64,13 @@ def check_llm(project: Project, timeout_s: float = 30.0) -> tuple[str, str]:
     from .llm.base import LLMRequest, Message, SystemBlock
     from .llm.resolve import resolve_llm
 
+    from .errors import MissingKey
+    from .run.analyst import analyst_choice
+
+    try:
+        analyst_choice(project)  # what a run would refuse (analyst: llm, or a named provider, without its key)
+    except MissingKey as e:
+        return FAIL, str(e)
     why = resolve_llm(project.llm)
     if why.cfg is None:
         return SKIP, f"no LLM: the statistical analyst runs ({getattr(why, 'reason', '') or 'none configured'})"

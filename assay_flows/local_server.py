@@ -2,7 +2,9 @@
 
 Prefect's ephemeral server costs every command its start: 8 s on a warm home, 17 s on a fresh one (the
 database migrations). The first command that needs Prefect instead starts this server in the background:
-the same API as the ephemeral one (same ``PREFECT_HOME`` database, no UI, no services), bound to loopback
+the same API as the ephemeral one (same ``PREFECT_HOME`` database, no UI) with Prefect's services (its scheduler
+creates the flow runs of a deployment's schedule: without it, as in an ephemeral server, a project's cron schedule
+served by `assay serve` never fired, which a new user met in session 26), bound to loopback
 on a free port, recorded in ``$PREFECT_HOME/assay-server.json``. Later commands find it there and connect
 to it when it answers; it exits by itself after ``ASSAY_PREFECT_SERVER_IDLE`` seconds (default 1800) with
 no request in flight and none received (a running flow holds its events socket open, so a long run keeps
@@ -184,8 +186,8 @@ def connect(timeout: float | None = None) -> str | None:
 def start(home: Path) -> subprocess.Popen:
     """Start the server detached from this command (its own session: Ctrl-C of the command spares it)."""
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(PREFECT_HOME=str(home), PREFECT_UI_ENABLED="0", PREFECT__SERVER_EPHEMERAL="1",
-               PREFECT__SERVER_FINAL="1")
+    env.update(PREFECT_HOME=str(home), PREFECT_UI_ENABLED="0", PREFECT__SERVER_FINAL="1")
+    env.pop("PREFECT__SERVER_EPHEMERAL", None)  # an ephemeral server runs no scheduler
     env.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     env.setdefault("DO_NOT_TRACK", "1")
     root = str(Path(__file__).resolve().parent.parent)  # this checkout's assay_flows, whatever the cwd
@@ -469,7 +471,9 @@ def _run(sock: socket.socket, idle_s: float) -> None:
     except Exception as e:  # noqa: BLE001 - Prefect's own start-up still creates the database
         how = f"failed ({type(e).__name__}: {e})"
     print(f"assay local server: database {how}", file=sys.stderr, flush=True)
-    app = _Activity(create_app(ephemeral=True, final=True))
+    # not ephemeral: Prefect's services run (the scheduler, late runs, cancellation clean-up, the foreman); the
+    # UI stays off (PREFECT_UI_ENABLED=0)
+    app = _Activity(create_app(ephemeral=False, final=True))
     server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="on"))
 
     async def watch() -> None:

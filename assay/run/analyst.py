@@ -35,6 +35,11 @@ def analyst_choice(project: Project) -> tuple[str, str]:
         raise MissingKey(
             f"project {project.id}: analyst is 'llm' but no LLM is configured ({res.reason}; {HOW_TO_ADD_AN_LLM})"
         )
+    if res.cfg is None and project.llm.provider not in ("auto", "none"):
+        # a provider the project names whose key is gone: a scheduled run fell back to the statistical analyst
+        # without a word (a new user, session 26); analyst: auto with provider: auto is the fallback
+        raise MissingKey(f"project {project.id}: {res.reason} (set it, or llm.provider: auto to run the statistical "
+                         "analyst when no LLM is configured)")
     analyst = "llm" if res.cfg is not None else "statistical"
     return analyst, describe(analyst, res)
 

@@ -24,7 +24,7 @@ import pandas as pd
 from ..models import Claim, ExplorationStep, MetricKind
 from . import detectors as D
 from .detectors.countsql import lit
-from .detectors.wording import is_rate
+from .detectors.wording import is_rate, measure_words
 from .detectors.relations import retention_base
 from .portable import portable
 
@@ -184,6 +184,25 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
                     segment_sql=f"{cond} AND month >= TIMESTAMP '{since}'",
                     baseline=f"{dim} = {seg} before {since}",
                     baseline_sql=f"{cond} AND month < TIMESTAMP '{since}'"), sql
+    if kind == "change_point" and not seg_dim and c.series in df and "month" in df and (since := _since(c)):
+        # a whole table's monthly series (a rate, an average, a total) before and after its change: the months'
+        # average on each side, as the detector compares them (a trailing partial month dropped as it drops it); it
+        # had no claim, so "the monthly refunded rate rose 93.6%" stayed "confirmed" on its affected count alone
+        # after the rates changed (a new user, session 26)
+        m = c.series
+        base = "n" if "n" in df else "1"
+        grain = re.match(r"The (\w+) ", c.name)
+        metric_words = (f"{grain.group(1) if grain else 'monthly'} "
+                        f"{'rate' if is_rate(m) else 'average' if m.startswith('avg_') else 'total'}")
+        sql = (f"WITH m AS (SELECT month, {_q(m)} AS y, {base} AS base FROM {PROBE} AS p WHERE month IS NOT NULL), "
+               f"k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND (SELECT count(*) FROM m) >= 4 "
+               f"AND base < 0.5 * (SELECT median(base) FROM m))) "
+               f"SELECT avg(y) FILTER (WHERE month >= TIMESTAMP '{since}') AS segment_value, "
+               f"avg(y) FILTER (WHERE month < TIMESTAMP '{since}') AS baseline_value FROM k")
+        measure = measure_words(m, c.table)
+        return dict(metric=MetricKind.change, measure=f"{measure} ({metric_words})", segment=f"since {since}",
+                    segment_sql=f"month >= TIMESTAMP '{since}'", baseline=f"before {since}",
+                    baseline_sql=f"month < TIMESTAMP '{since}'"), sql
     if kind == "group_effect" and c.measure in df and c.groups:
         m = c.measure
         dim, hi = c.groups[0].split("=", 1)

@@ -47,7 +47,9 @@ def servable(deployments, warn=lambda line: print(line, file=sys.stderr)):
     return [d for d in deployments if d.full_name not in owned]
 
 
-def main() -> None:
+def main(announce=None) -> list:
+    """Serve every deployment this process may until Ctrl-C (or SIGTERM); returns those it served (paused now).
+    ``announce(deployments)`` replaces Prefect's start message (which points at a UI the local server has not)."""
     deployments = discovery_deployments()
     if not deployments:
         raise SystemExit("no project to serve: register one with `assay project apply -f project.yaml`")
@@ -57,7 +59,10 @@ def main() -> None:
                          "(`prefect worker start --pool NAME`) instead of `assay serve`")
     from prefect import serve
 
-    serve(*ours)
+    if announce is not None:
+        announce(ours)
+    serve(*ours, print_starting_message=announce is None)
+    return ours
 
 
 if __name__ == "__main__":

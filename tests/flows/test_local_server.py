@@ -44,7 +44,8 @@ COMMAND = textwrap.dedent("""
 
 def _env(home: Path, **extra: str) -> dict:
     env = dict(os.environ, PREFECT_HOME=str(home), PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1",
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240", ASSAY_PREFECT_SERVER="local")
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="240", ASSAY_PREFECT_SERVER="local",
+               PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS="1")  # (the server started here inherits it)
     for k in ("PREFECT_API_URL", "PREFECT_PROFILES_PATH", "PREFECT_PROFILE", "ASSAY_PREFECT_SERVER_IDLE"):
         env.pop(k, None)
     env.update(extra)
@@ -121,6 +122,32 @@ def test_a_second_command_reuses_the_server_and_stop_ends_it(home):
     assert r.returncode != 0 and "Traceback" not in said and "temporary server" not in said.lower(), said[-3000:]
     assert len([x for x in said.splitlines() if x.strip()]) <= 3 and "no work pool 'nosuchpool'" in said, said[-3000:]
     assert _record(home) is not None and "started a local Prefect server" in said, said[-3000:]
+    # the local server runs Prefect's scheduler: the project's schedule makes flow runs (a new user's `assay serve`
+    # on a project scheduled every minute waited 200 s for a run that never came: the server was started as an
+    # ephemeral one, which runs no scheduler)
+    url = _record(home)["url"]
+    make_pool = ("import asyncio\nfrom prefect.client.orchestration import get_client\n"
+                 "from prefect.client.schemas.actions import WorkPoolCreate\n"
+                 "async def main():\n    async with get_client() as c:\n"
+                 "        await c.create_work_pool(WorkPoolCreate(name='localpool', type='process'))\n"
+                 "asyncio.run(main())\n")
+    r = subprocess.run([sys.executable, "-c", make_pool], env=_env(home, PREFECT_API_URL=url), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([str(Path(sys.executable).parent / "assay"), "deploy", "--pool", "localpool"],
+                       env=_env(home), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "discover-localdeploy on work pool localpool" in r.stdout, r.stdout + r.stderr
+    runs = ("import asyncio, json, time\nfrom prefect.client.orchestration import get_client\n"
+            "async def main():\n    async with get_client() as c:\n"
+            "        for _ in range(60):\n"
+            "            rs = [r for r in await c.read_flow_runs() if r.auto_scheduled]\n"
+            "            if rs:\n                return [str(r.expected_start_time) for r in rs]\n"
+            "            await asyncio.sleep(1)\n        return []\n"
+            "print(json.dumps(asyncio.run(main())))\n")
+    r = subprocess.run([sys.executable, "-c", runs], env=_env(home, PREFECT_API_URL=url), capture_output=True,
+                       text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]), "the project's schedule made no flow run"
 
 
 def test_a_dead_server_is_replaced_and_an_idle_one_exits(home, tmp_path, monkeypatch):

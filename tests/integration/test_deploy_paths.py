@@ -78,9 +78,9 @@ def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):  # 
         # that pauses nothing, whatever it served): once it has asked the server for the served deployment's
         # scheduled runs (the server notes when, `last_polled`), it is inside the runner, whose exit pauses
         # what it served. Before: a fixed 10 s after the "being served" line.
-        while time.time() < deadline and "being served" not in log_path.read_text():
+        while time.time() < deadline and "deployments on the Prefect server at" not in log_path.read_text():
             time.sleep(1)
-        assert "being served" in log_path.read_text(), log_path.read_text()[-2000:]
+        assert "deployments on the Prefect server at" in log_path.read_text(), log_path.read_text()[-2000:]
         while time.time() < deadline and not polled(env, "assay-discovery/discover-laptop"):
             time.sleep(0.5)
         assert polled(env, "assay-discovery/discover-laptop"), log_path.read_text()[-2000:]
@@ -91,6 +91,10 @@ def test_pool_and_serve_share_names_and_serve_never_pauses_the_pool(server):  # 
         except subprocess.TimeoutExpired:
             os.killpg(serving.pid, signal.SIGKILL)
     log = log_path.read_text()
+    # what it serves, each with its schedule, how to run one, and on Ctrl-C what became of them (it printed
+    # Prefect's link to a UI the local server has not, and nothing at Ctrl-C: a new user, session 26)
+    assert "assay-discovery/discover-laptop (30 7 * * *)" in log and "Ctrl-C stops and pauses them" in log, log[-2000:]
+    assert "/deployments" not in log and "stopped serving;" in log and "deployments paused" in log, log[-2000:]
     for name in ("assay-maintenance/maintenance", "assay-discovery/discover-berlin", "assay-rerun-areas/rerun-areas",
                  "assay-area/area"):
         s = state(env, name)

@@ -68,6 +68,28 @@ def test_pinned_choices_are_kept(monkeypatch):
         analyst_choice(_project().model_copy(update={"analyst": "llm"}))
 
 
+def test_a_named_provider_without_its_key_fails_the_run_and_doctor_says_so(monkeypatch):
+    """A new user (session 26): ``llm: {provider: anthropic}`` with no key ran the statistical analyst and exited 0
+    (a scheduled run that lost its key degraded unnoticed), and `assay doctor` said "ready" for a project with
+    ``analyst: llm`` that `assay discover` then refused. A provider the project names needs its key; doctor fails
+    where the run would."""
+    from assay.doctor import FAIL, check_llm
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    named = _project(provider="anthropic")
+    with pytest.raises(MissingKey, match="llm.provider is 'anthropic' but ANTHROPIC_API_KEY is not set"):
+        analyst_choice(named)
+    assert check_llm(named)[0] == FAIL and "ANTHROPIC_API_KEY is not set" in check_llm(named)[1]
+    llm_only = _project().model_copy(update={"analyst": "llm"})
+    status, said = check_llm(llm_only)
+    assert status == FAIL and "analyst is 'llm' but no LLM is configured" in said
+    # what falls back, as before: auto, none, and a project that chose the statistical analyst
+    assert analyst_choice(_project())[0] == "statistical" and check_llm(_project())[0] != FAIL
+    assert analyst_choice(_project(provider="none"))[0] == "statistical"
+    assert analyst_choice(named.model_copy(update={"analyst": "statistical"}))[0] == "statistical"
+
+
 def test_run_records_its_first_line(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     store = open_store(load_settings())
@@ -88,7 +110,7 @@ def test_demo_and_goal_projects_do_not_pin_the_statistical_analyst(monkeypatch, 
     assert analyst_choice(demo)[0] == "llm"
     from assay.cli import _goal_project
 
-    pid = _goal_project(None, str(load_settings().demo_dir / "ecommerce.duckdb"), "why do orders fall?")
+    pid = _goal_project(None, str(load_settings().demo_dir / "ecommerce.duckdb"), "why do orders fall?")[0]
     assert analyst_choice(store.get_project(pid))[0] == "llm"
 
 

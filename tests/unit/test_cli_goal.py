@@ -11,23 +11,23 @@ from assay.cli import _goal_project, _store, app
 def test_one_project_per_warehouse_whatever_the_goal(tmp_path):
     db = tmp_path / "w.duckdb"
     duckdb.connect(str(db)).close()
-    a = _goal_project(None, str(db), "which carriers drive delays?")
-    b = _goal_project(None, str(db), "what changed over the year?")
+    a = _goal_project(None, str(db), "which carriers drive delays?")[0]
+    b = _goal_project(None, str(db), "what changed over the year?")[0]
     assert a == b
     p = _store().get_project(a)
     assert p.goal == "what changed over the year?" and p.pack == "goal"
     other = tmp_path / "x.duckdb"
     duckdb.connect(str(other)).close()
-    assert _goal_project(None, str(other), "which carriers drive delays?") != a
+    assert _goal_project(None, str(other), "which carriers drive delays?")[0] != a
 
 
 def test_no_goal_runs_the_generic_pack(tmp_path):
     db = tmp_path / "w.duckdb"
     duckdb.connect(str(db)).close()
-    pid = _goal_project(None, str(db), None)
+    pid = _goal_project(None, str(db), None)[0]
     p = _store().get_project(pid)
     assert p.pack == "generic" and p.goal is None and p.state.value == "ready"
-    assert _goal_project(None, str(db), "delays?") == pid  # a goal later reuses the same project
+    assert _goal_project(None, str(db), "delays?")[0] == pid  # a goal later reuses the same project
 
 
 def test_missing_warehouse_file_is_one_line():
@@ -53,7 +53,7 @@ def test_a_file_that_is_not_duckdb_is_one_line_and_leaves_no_project(tmp_path):
 def test_min_steps_above_max_steps_is_one_line_before_any_run(tmp_path):
     db = tmp_path / "w.duckdb"
     duckdb.connect(str(db)).close()
-    pid = _goal_project(None, str(db), "what sells?")
+    pid = _goal_project(None, str(db), "what sells?")[0]
     runs_before = len(_store().list_runs(pid, 100))
     r = CliRunner().invoke(app, ["discover", pid, "--min-steps", "12", "--max-steps", "10"], catch_exceptions=False)
     assert r.exit_code != 0 and "Traceback" not in r.output
@@ -69,7 +69,7 @@ def test_a_refused_min_steps_with_a_warehouse_file_saves_nothing(tmp_path):
     """The review found the goal's project saved (and an existing one's goal overwritten) before the refusal."""
     db = tmp_path / "w.duckdb"
     duckdb.connect(str(db)).close()
-    pid = _goal_project(None, str(db), "what sells?")
+    pid = _goal_project(None, str(db), "what sells?")[0]
     before = [(p.id, p.goal, p.min_steps) for p in _store().list_projects()]
     for args in (["--min-steps", "12", "--max-steps", "10"], ["--min-steps", "999"]):
         r = CliRunner().invoke(app, ["discover", "--warehouse", str(db), "--goal", "a new goal", *args],
@@ -100,7 +100,7 @@ def test_a_run_started_elsewhere_refuses_an_explicit_min_steps_above_max_steps(t
     db = tmp_path / "w.duckdb"
     duckdb.connect(str(db)).close()
     store = _store()
-    p = store.get_project(_goal_project(None, str(db), "what sells?"))
+    p = store.get_project(_goal_project(None, str(db), "what sells?")[0])
     with pytest.raises(ConfigError, match=r"--min-steps \(9\) is more than the run's max steps \(8\)"):
         create_run(store, p, run_id=new_run_id(), max_steps=8, min_steps=9)
     assert create_run(store, p, run_id=new_run_id(), max_steps=8, min_steps=8).min_steps == 8
@@ -139,8 +139,8 @@ def test_warehouse_never_replaces_a_registered_project(tmp_path):
     p = _store().get_project("shop16")
     assert p.pack == "ecommerce" and p.warehouse.settings["path"] == str(db)
     # the goal project of that same file may be named and reused
-    assert _goal_project("mine16", str(copy), "what sells?") == "mine16"
-    assert _goal_project("mine16", str(copy), "what else?") == "mine16"
+    assert _goal_project("mine16", str(copy), "what sells?")[0] == "mine16"
+    assert _goal_project("mine16", str(copy), "what else?")[0] == "mine16"
     assert _store().get_project("mine16").goal == "what else?"
 
 
@@ -154,19 +154,26 @@ def test_a_run_on_the_projects_own_file_keeps_its_tenant_filter_and_pii_columns(
         f"    path: {db}\n  tenant_filter: {{column: region, value: north}}\n  pii_columns: [visits.user_id]\n")
     r = CliRunner().invoke(app, ["project", "apply", "-f", str(tmp_path / "shopt.yaml")], catch_exceptions=False)
     assert r.exit_code == 0, r.output
+    before = _store().get_project("shopt")
     for goal in (None, "why did conversion fall?"):
-        assert _goal_project("shopt", str(db), goal) == "shopt"
+        # a project applied from a file is never rewritten by a one-off run: the goal is the run's alone (a new
+        # user, session 26: a weekly scheduled project became the one-off goal's)
+        assert _goal_project("shopt", str(db), goal) == ("shopt", goal)
         p = _store().get_project("shopt")
-        assert p.goal == goal and p.pack == ("goal" if goal else "generic")
+        assert p == before and p.goal is None and p.pack == "generic"
         assert p.warehouse.tenant_filter.column == "region" and p.warehouse.tenant_filter.value == "north"
         assert p.warehouse.pii_columns == ["visits.user_id"] and p.analyst == "statistical"
+    scheduled = before.model_copy(update={"id": "shops", "name": "shop.duckdb", "schedule": "0 6 * * 1"})
+    _store().save_project(scheduled)
+    assert _goal_project("shops", str(db), "refunds by region?") == ("shops", "refunds by region?")
+    assert _store().get_project("shops") == scheduled
 
 
 def test_an_unknown_area_is_one_line_before_any_run(tmp_path):
     """A new user's walkthrough (session 23): `assay discover shop --area nosucharea` started a flow run first."""
     db = tmp_path / "w.duckdb"
     duckdb.connect(str(db)).close()
-    pid = _goal_project(None, str(db), None)
+    pid = _goal_project(None, str(db), None)[0]
     runs_before = len(_store().list_runs(pid, 100))
     r = CliRunner().invoke(app, ["discover", pid, "--area", "nosucharea"], catch_exceptions=False)
     assert r.exit_code == 2 and "Traceback" not in r.output
@@ -188,16 +195,16 @@ def test_a_warehouse_files_project_is_named_after_the_file(tmp_path):
 
     db = tmp_path / "Shop 24.duckdb"
     duckdb.connect(str(db)).close()
-    pid = _goal_project(None, str(db), "what sells?")
-    assert pid == "shop-24" and _goal_project(None, str(db), None) == "shop-24"
+    pid = _goal_project(None, str(db), "what sells?")[0]
+    assert pid == "shop-24" and _goal_project(None, str(db), None)[0] == "shop-24"
     elsewhere = tmp_path / "b" / "Shop 24.duckdb"
     elsewhere.parent.mkdir()
     duckdb.connect(str(elsewhere)).close()
-    other = _goal_project(None, str(elsewhere), "what sells?")
+    other = _goal_project(None, str(elsewhere), "what sells?")[0]
     assert other.startswith("shop-24-") and len(other) == len("shop-24-") + 6
     # a project an earlier version made for a file, under its old id, is the file's project still
     old_file = tmp_path / "legacy24.duckdb"
     duckdb.connect(str(old_file)).close()
     _store().save_project(Project(id="goal-0123456789", pack="goal", goal="why?", warehouse=WarehouseConfig(
         kind="duckdb", settings={"path": str(old_file.resolve())})))
-    assert _goal_project(None, str(old_file), "why else?") == "goal-0123456789"
+    assert _goal_project(None, str(old_file), "why else?")[0] == "goal-0123456789"

@@ -155,3 +155,21 @@ def test_control_sequences_in_data_never_reach_the_terminal():
         assert not any(c in out for c in "\x1b\x07\x00\x9b"), repr(out)
     flat = " ".join(r.output.split())
     assert "west" in flat and "copied" in flat and "Look at [31mwest" in flat
+
+
+def test_a_run_s_goal_is_shown_with_it():
+    """A new user (session 26): a run's ``--goal`` was recorded nowhere a reader could see it."""
+    import json
+
+    from assay.models import RunStatus
+
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="goalrun01", project_id="p", status=RunStatus.completed,
+                                  goal="Which stores have the most refunds?"))
+    store.save_result(DiscoveryResult(run_id="goalrun01", project_id="p", domain="generic"))
+    r = CliRunner().invoke(app, ["show", "goalrun01"], catch_exceptions=False)
+    assert r.exit_code == 0 and "goal: Which stores have the most refunds?" in " ".join(r.output.split()), r.output
+    r = CliRunner().invoke(app, ["runs", "--json", "--project", "p"], catch_exceptions=False)
+    rows = [json.loads(line) for line in r.output.splitlines() if line.startswith("{")]
+    assert {"run": "goalrun01", "goal": "Which stores have the most refunds?"}.items() <= next(
+        x for x in rows if x["run"] == "goalrun01").items()

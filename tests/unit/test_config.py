@@ -195,6 +195,35 @@ def test_a_pii_column_or_schema_the_duckdb_file_lacks_is_refused_at_apply(tmp_pa
     assert r.exit_code == 0, r.output
 
 
+def test_a_tenant_column_no_table_has_is_refused_at_apply_and_at_the_run(tmp_path):
+    """A new user (session 26): ``tenant_filter: {column: tenant_id}`` over tables without it was applied and run;
+    the guard refused every query and the run ended "completed" with no insight and no word why. Refused at apply
+    (a DuckDB file is read there) and at the run's schema phase, in one line."""
+    import duckdb
+
+    from assay.config import ConfigError, check_schema_found
+    from assay.models import ColumnInfo, TableInfo, WarehouseConfig
+
+    db = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE sales AS SELECT 1 AS id, 7 AS tenantid")
+    con.close()
+    wh = {"kind": "duckdb", "settings": {"path": "shop.duckdb"}}
+    f, r = apply(tmp_path, merge(GOOD, id="tenant-typo", warehouse={**wh, "tenant_filter": {"column": "tenant_id",
+                                                                                            "value": 7}}))
+    assert errors_of(r) == [f"error: {f}: warehouse.tenant_filter.column: no table of the warehouse has a column "
+                            "'tenant_id', so every query would be refused (did you mean 'tenantid'?)"]
+    assert "tenant-typo" not in [p.id for p in open_store(load_settings()).list_projects()]
+    _, r = apply(tmp_path, merge(GOOD, id="tenant-typo", warehouse={**wh, "tenant_filter": {"column": "TenantID",
+                                                                                            "value": 7}}))
+    assert r.exit_code == 0, r.output
+    # the run's schema phase checks the same (any warehouse: this one is listed only when it runs)
+    tables = [TableInfo(schema="app", name="sales", columns=[ColumnInfo(name="id", type="int")])]
+    cfg = WarehouseConfig(kind="postgres", settings={"dsn": "host=x"}, tenant_filter={"column": "org_id", "value": 1})
+    with pytest.raises(ConfigError, match="no table of the warehouse has a column 'org_id'"):
+        check_schema_found(cfg, tables)
+
+
 # ---------------------------------------------------------------------------- secrets
 
 SECRETS = [

@@ -258,6 +258,40 @@ def test_a_state_columns_monthly_change_is_the_outcomes_share_of_rows_and_the_wa
     wh.close()
 
 
+TABLE_SERIES = ("SELECT date_trunc('month', ordered_at) AS month, count(*) AS n, "
+                "avg(CASE WHEN status = 'refunded' THEN 1.0 ELSE 0.0 END) AS refunded_rate FROM orders GROUP BY 1 "
+                "ORDER BY 1")
+
+
+def test_a_whole_tables_monthly_change_is_a_claim_the_warehouse_rederives(tmp_path):
+    """A new user (session 26): "The monthly refunded rate rose 93.6% from 2026-06-01" (a whole table's series) had
+    no claim but its affected count, so after the rates changed `assay verify` still said confirmed. The months'
+    average before and after the change is a claim the warehouse re-derives, and rejects once the data moved."""
+    _orders(tmp_path / "o.duckdb")
+    wh = DuckDBWarehouse(str(tmp_path / "o.duckdb"))
+    meta = {"kind": "series", "table": "main.orders", "time": "ordered_at"}
+    step, df = _step(wh, 1, TABLE_SERIES, meta)
+    out = [c for c in D.series_changes(df, meta, 1, "orders", "main.orders") if c.kind == "change_point"]
+    assert [c.name for c in out] == ["The monthly refunded rate rose 150.0% from 2026-07-01"], [c.name for c in out]
+    claim = candidate_claims(out[0], step, df, "duckdb")[0]
+    assert claim.metric == MetricKind.change and claim.measure == "refunded rate (monthly rate)"
+    assert claim.segment == "since 2026-07-01" and claim.baseline == "before 2026-07-01"
+    assert (claim.value, claim.baseline_value) == pytest.approx((60 / 640, 24 / 640))
+    ins = Insight(id="refunds-1", area="refunds", name=out[0].name, description=out[0].description, claims=[claim],
+                  source_steps=[1])
+    assert _verifier(wh, {1: step}).verify(ins).status == ValidationStatus.confirmed
+    wh.close()
+    con = duckdb.connect(str(tmp_path / "o.duckdb"))
+    con.execute("UPDATE orders SET status = 'completed' WHERE region = 'apac' AND status = 'refunded' AND "
+                "ordered_at >= TIMESTAMP '2026-07-01' AND random() < 0.85")
+    con.close()
+    wh = DuckDBWarehouse(str(tmp_path / "o.duckdb"))
+    ins = Insight(id="refunds-1", area="refunds", name=out[0].name, description=out[0].description, claims=[claim],
+                  source_steps=[1])
+    assert _verifier(wh, {1: step}).verify(ins).status == ValidationStatus.rejected
+    wh.close()
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # flat months: the run's detect_all silences the same warning
 def test_a_small_segments_share_that_moves_with_everyones_is_no_change_of_its_own():
     months = pd.date_range("2026-01-01", periods=12, freq="MS")

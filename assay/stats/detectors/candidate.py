@@ -54,6 +54,7 @@ class Candidate:
     relevance: float = 0.0              # similarity to the run's goal (set by the analyst)
     catalogue: bool = False             # about a small reference table (products, airports)
     groups: list[str] = field(default_factory=list)  # a spread effect's highest and lowest groups
+    series: str = ""  # the probe's column a whole-table series finding reads (its claim re-derives it)
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)  # a stored candidate comes back with a plain string

@@ -129,7 +129,7 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
                     table=table, step=step, effect=min(1.0, abs(rel)), p_value=p,
                     count_sql=Source(ref).count(since_sql(tsql, since)) if tsql else None,
                     segment=f"since {since}", indicators=[f"before = {fmt(before)}", f"after = {fmt(after)}"],
-                    area_text=f"{table} {m} monthly trend",
+                    area_text=f"{table} {m} monthly trend", series=m,
                 ))
                 continue
         tr = trend(y)
