@@ -966,6 +966,9 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
         out.print("\n[dim]No insights: the run failed (the error above).[/]" if failed else "\n[dim]No insights.[/]")
     else:
         out.print(f"[dim]{escape(checked_summary(result.insights))}[/]", soft_wrap=True)
+    # a repeat of an insight the team disliked says so (`assay feedback`): {run8/insight: feedback}
+    disliked = {f"{f.run_id[:8]}/{f.insight_id}": f for f in store.feedback(result.project_id)
+                if f.rating == "dislike"}
     for area, items in by_area.items():
         out.rule(f"[bold]{area}[/]", align="left")
         for i in items:
@@ -975,6 +978,9 @@ def show_result(run_id: str, analyst: str | None = None) -> None:
                 check += f" (warehouse: {v.verified_count:,})"
             count = f"{i.affected_count:,} affected · " if i.affected_count is not None else ""
             dup = f" · [dim]repeats {i.duplicate_of}[/]" if i.duplicate_of else ""
+            if i.duplicate_of in disliked:  # the team's word on what it repeats (the statistical analyst reads none)
+                fb = disliked[i.duplicate_of]
+                dup += " · [yellow]you disliked it[/]" + (f" [dim]({escape(fb.comment)})[/]" if fb.comment else "")
             if i.merged_from:  # the ids a reader finds missing from the run (conversion-1, -2, -4)
                 dup += f" · [dim]merged {', '.join(i.merged_from)} into it[/]"
             if v and v.refutation and v.status in (ValidationStatus.confirmed, ValidationStatus.adjusted):
@@ -1085,7 +1091,8 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
 @_guarded
 def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="like | dislike"),
              comment: str = typer.Option("", "--comment", help="why, in a few words (kept with the feedback)")) -> None:
-    """Like or dislike an insight; the next run takes it into account."""
+    """Like or dislike an insight: an LLM analyst's next runs are told to avoid (dislike) or watch (like) it, and
+    any later run that repeats a disliked insight says so."""
     from .models import Feedback
 
     if rating not in ("like", "dislike"):

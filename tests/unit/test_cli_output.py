@@ -173,3 +173,23 @@ def test_a_run_s_goal_is_shown_with_it():
     rows = [json.loads(line) for line in r.output.splitlines() if line.startswith("{")]
     assert {"run": "goalrun01", "goal": "Which stores have the most refunds?"}.items() <= next(
         x for x in rows if x["run"] == "goalrun01").items()
+
+
+def test_a_repeat_of_a_disliked_insight_says_so():
+    """A new user (session 26): after `assay feedback RUN conversion-1 dislike --comment known` the next statistical
+    run showed the same insight, "repeats RUN/conversion-1", and nothing of the feedback (that analyst reads none)."""
+    from assay.models import Feedback, Insight, RunStatus
+
+    store = open_store(load_settings())
+    for rid in ("dislike01", "dislike02"):
+        store.create_run(DiscoveryRun(id=rid + "0" * 24, project_id="fbp", status=RunStatus.completed))
+    first = Insight(id="conversion-1", area="conversion", name="android converts less", description="since July")
+    store.save_result(DiscoveryResult(run_id="dislike01" + "0" * 24, project_id="fbp", domain="d", insights=[first]))
+    r = CliRunner().invoke(app, ["feedback", "dislike01", "conversion-1", "dislike", "--comment", "known"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    again = first.model_copy(update={"duplicate_of": "dislike0/conversion-1"})
+    store.save_result(DiscoveryResult(run_id="dislike02" + "0" * 24, project_id="fbp", domain="d", insights=[again]))
+    r = CliRunner().invoke(app, ["show", "dislike02"], catch_exceptions=False)
+    flat = " ".join(r.output.split())
+    assert r.exit_code == 0 and "repeats dislike0/conversion-1 · you disliked it (known)" in flat, r.output
