@@ -178,7 +178,7 @@ def test_a_run_s_goal_is_shown_with_it():
 def test_a_repeat_of_a_disliked_insight_says_so():
     """A new user (session 26): after `assay feedback RUN conversion-1 dislike --comment known` the next statistical
     run showed the same insight, "repeats RUN/conversion-1", and nothing of the feedback (that analyst reads none)."""
-    from assay.models import Feedback, Insight, RunStatus
+    from assay.models import Insight, RunStatus
 
     store = open_store(load_settings())
     for rid in ("dislike01", "dislike02"):
