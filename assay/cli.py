@@ -229,16 +229,28 @@ def project_apply(file: Optional[Path] = typer.Option(None, "-f", "--file", help
                   path: Optional[Path] = typer.Argument(None, help="project YAML (as -f)", show_default=False)) -> None:
     """Create or update a project from a versioned YAML file (`-f FILE`, or the file as the argument)."""
     from .config import check_warehouse_contents, check_warehouse_file
+    from .errors import ConfigError, PackError
     from .packs import pack_for_project
-    from .settings import load_project_file
+    from .settings import read_project_file
 
     if (file is None) == (path is None):
         fail("give the project's YAML file once: assay project apply -f FILE (or assay project apply FILE)", 2)
     file = file or path
-    project = load_project_file(file)
-    pack_for_project(project)  # a bad pack or override fails here, not mid-run
-    check_warehouse_file(project, str(file))  # a missing DuckDB file too, not at doctor or discover
-    check_warehouse_contents(project, str(file))  # ... and a PII column or schema it does not hold
+    project, errors = read_project_file(file)
+    # every problem of the file in one report (a new user fixed six mistakes in five runs, session 26), then, once
+    # the file is clean, its pack's, a missing DuckDB file, and every PII column, schema or tenant column that file
+    # does not hold
+    if project is not None and not errors:
+        for check in (lambda: pack_for_project(project), lambda: check_warehouse_file(project, str(file)),
+                      lambda: check_warehouse_contents(project, str(file))):
+            try:
+                check()
+            except (ConfigError, PackError) as exc:
+                errors += str(exc).splitlines()
+                if "no such file" in str(exc) or "not a DuckDB database file" in str(exc):
+                    break  # nothing to read the contents of
+    if errors:
+        raise ConfigError("\n".join(errors))
     _store().save_project(project)
     out.print(f"[green]applied[/] project {project.id} ({project.pack}"
               f"{'/' + project.category if project.category else ''}, {project.warehouse.kind})")

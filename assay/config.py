@@ -441,7 +441,12 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
     try:
         project = Project.model_validate(data)
     except ValidationError as exc:
-        return None, _one_per_typo(errors + pydantic_errors(exc))
+        errors += pydantic_errors(exc)
+        # the rest of the file is checked too, on the project without the fields that failed (a new user fixed six
+        # mistakes in five `project apply` runs, session 26): one report, every line
+        project = _without_failed_fields(data, exc)
+        if project is None:
+            return None, _one_per_typo(errors)
     wh = project.warehouse
     settings_model = WAREHOUSE_SETTINGS.get(wh.kind)
     if settings_model is None:
@@ -482,6 +487,28 @@ def project_errors(data: dict) -> tuple[Project | None, list[str]]:
         if why:
             errors.append(f"timezone: {why}")
     return project, _one_per_typo(errors)
+
+
+def _without_failed_fields(data: dict, exc: ValidationError) -> Project | None:
+    """The project ``data`` describes with each field pydantic refused left out (its default then), or None."""
+    import copy
+
+    data = copy.deepcopy(data)
+    for _ in range(5):
+        for e in exc.errors():
+            loc = [p for p in e.get("loc", ()) if not isinstance(p, int)]
+            obj = data
+            for part in loc[:-1]:
+                obj = obj.get(part) if isinstance(obj, dict) else None
+            if isinstance(obj, dict) and loc:
+                obj.pop(loc[-1], None)
+        try:
+            return Project.model_validate(data)
+        except ValidationError as again:
+            exc = again
+        except Exception:  # noqa: BLE001 - a shape no default repairs: the errors found so far stand
+            return None
+    return None
 
 
 def _pack_errors(project: Project) -> list[str]:
@@ -569,7 +596,7 @@ def check_warehouse_contents(project: Project, source: str) -> None:
     try:
         check_schema_found(project.warehouse, tables)
     except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        raise ConfigError("\n".join(f"{source}: {line}" for line in str(exc).splitlines())) from None
 
 
 def check_schema_found(cfg, tables) -> None:
@@ -577,14 +604,19 @@ def check_schema_found(cfg, tables) -> None:
     has some (a typo in ``schemas`` would otherwise quietly analyse less, or nothing)."""
     found = {t.schema_name.lower() for t in tables}
     missing = [s for s in cfg.schemas if s.lower() not in found]
-    if missing:
-        raise ConfigError(f"warehouse.schemas: schema {missing[0]!r} has no tables or does not exist"
-                          + (f" (tables were found in: {', '.join(sorted(found))})" if found else ""))
+    errors = [f"warehouse.schemas: schema {m!r} has no tables or does not exist"
+              + (f" (tables were found in: {', '.join(sorted(found))})" if found else "") for m in missing]
     if not tables:
-        raise ConfigError(f"warehouse: the {cfg.kind} warehouse has no tables to analyse"
-                          + (f" ({cfg.settings['path']})" if cfg.settings.get("path") else ""))
-    check_pii_found(cfg.pii_columns, tables)
-    check_tenant_found(cfg.tenant_filter, tables)
+        raise ConfigError("\n".join(errors) if errors else f"warehouse: the {cfg.kind} warehouse has no tables to "
+                          "analyse" + (f" ({cfg.settings['path']})" if cfg.settings.get("path") else ""))
+    for check in (lambda: check_pii_found(cfg.pii_columns, tables), lambda: check_tenant_found(cfg.tenant_filter,
+                                                                                                 tables)):
+        try:
+            check()
+        except ConfigError as exc:
+            errors += str(exc).splitlines()
+    if errors:  # every one of them, one line each
+        raise ConfigError("\n".join(errors))
 
 
 def check_tenant_found(tenant, tables) -> None:
@@ -609,6 +641,7 @@ def check_pii_found(declared, tables) -> None:
     ``email`` and ``full_name`` for both): one that matches no column is logged, not refused."""
 
     names: set[str] = set()
+    errors: list[str] = []
     for t in tables:
         for c in t.columns:
             names |= {c.name.lower(), f"{t.name}.{c.name}".lower(), f"{t.schema_name}.{t.name}.{c.name}".lower(),
@@ -623,5 +656,7 @@ def check_pii_found(declared, tables) -> None:
             logging.getLogger("assay").warning("warehouse.pii_columns: %r names no column of this warehouse%s", d,
                                                hint)
             continue
-        raise ConfigError(f"warehouse.pii_columns: {d!r} is no column of the warehouse, so nothing would be "
-                          f"masked for it{hint}")
+        errors.append(f"warehouse.pii_columns: {d!r} is no column of the warehouse, so nothing would be "
+                      f"masked for it{hint}")
+    if errors:
+        raise ConfigError("\n".join(errors))

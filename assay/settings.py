@@ -178,13 +178,27 @@ def read_yaml_mapping(path: Path, error: type[Exception], what: str) -> dict:
 
 def load_project_file(path: str | Path) -> Project:
     """Read a project YAML file; one clear line on any problem."""
-    from .config import validate_project_data
+    project, errors = read_project_file(path)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    assert project is not None
+    return project
+
+
+def read_project_file(path: str | Path) -> tuple[Project | None, list[str]]:
+    """A project YAML file read and checked strictly (unknown keys, kinds, secrets, bounds, cron): the project (with
+    any field that failed left at its default, so the caller may check the rest) and every problem, one line each
+    naming the file."""
+    from .config import project_errors
 
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such project file")
     data = read_yaml_mapping(p, ConfigError, "a project file must be a mapping")
-    project = validate_project_data(data, str(p))  # strict: unknown keys, kinds, secrets, bounds, cron
+    project, errors = project_errors(data)
+    errors = [f"{p}: {e}" for e in errors]
+    if project is None:
+        return None, errors
     base = p.resolve().parent
     # relative warehouse paths and pack dirs are relative to the project file
     path_setting = project.warehouse.settings.get("path")
@@ -192,4 +206,4 @@ def load_project_file(path: str | Path) -> Project:
         project.warehouse.settings["path"] = str(base / path_setting)
     if project.pack_dir and not Path(project.pack_dir).is_absolute():
         project.pack_dir = str(base / project.pack_dir)
-    return project
+    return project, errors

@@ -109,7 +109,7 @@ def discover_schema(store: Store, project: Project, warehouse: Any | Callable[[]
     cache misses (a phase that reads the cached schema never opens a connection for it). ``warn``:
     log descriptions that name no table.
     """
-    from ..config import check_pii_found, check_schema_found
+    from ..config import check_pii_found, check_schema_found, check_tenant_found
 
     key = key or schema_cache_key(project.warehouse)
     tables = None if refresh else store.get_schema(key)
@@ -118,8 +118,9 @@ def discover_schema(store: Store, project: Project, warehouse: Any | Callable[[]
         tables = wh.list_tables()
         check_schema_found(project.warehouse, tables)  # a missing schema or an empty warehouse: one line
         store.put_schema(key, project.id, tables)
-    else:  # a cached schema: the declared PII columns are checked against it all the same
+    else:  # a cached schema: the declared PII columns and the tenant column are checked against it all the same
         check_pii_found(project.warehouse.pii_columns, tables)
+        check_tenant_found(project.warehouse.tenant_filter, tables)
     tables, unknown = apply_descriptions(tables, project.warehouse.descriptions)
     if unknown and warn:
         log.warning("project %s: warehouse.descriptions name no table (or an ambiguous one): %s",

@@ -555,3 +555,27 @@ def test_a_named_password_variable_that_is_not_set_is_one_line(kind, settings, m
     with pytest.raises(MissingKey, match=r"no password: set the environment variable SHOP_PW_UNSET "
                                          r"\(warehouse.settings.password_env\)"):
         open_warehouse(cfg)
+
+
+def test_a_files_mistakes_come_in_one_report(tmp_path):
+    """A new user (session 26) fixed six mistakes of one file in five `project apply` runs: a refused value (analyst)
+    hid the bounds, the cron and the time zone; a missing schema hid a misspelt PII column. Every problem of the file
+    is one line of one report; once it is clean, every schema, PII column and tenant column the file does not hold."""
+    import duckdb
+
+    db = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE customers AS SELECT 1 AS id, 'a@b.c' AS email")
+    con.close()
+    wh = {"kind": "duckdb", "settings": {"path": "shop.duckdb"}}
+    f, r = apply(tmp_path, merge(GOOD, id="many", analyst="stat", max_steps=-3, schedule="99 * * * *",
+                                 timezone="Mars/Base", warehouse=wh))
+    said = errors_of(r)
+    assert [line.split(": ", 2)[2].split(":")[0] for line in said] == ["analyst", "max_steps", "schedule", "timezone"]
+    f, r = apply(tmp_path, merge(GOOD, id="many", warehouse={**wh, "schemas": ["mian"], "pii_columns": [
+        "customers.emial", "customers.fulname"], "tenant_filter": {"column": "tenant", "value": 1}}))
+    said = errors_of(r)
+    assert len(said) == 4 and all(line.startswith(f"error: {f}: warehouse.") for line in said), said
+    assert "schema 'mian'" in said[0] and "'customers.emial'" in said[1] and "'customers.fulname'" in said[2]
+    assert "tenant_filter.column" in said[3]
+    assert "many" not in [p.id for p in open_store(load_settings()).list_projects()]
