@@ -1423,7 +1423,7 @@ def ask(project: str = typer.Argument(..., help="a project id (`assay project li
 
     for s in ans.cited():  # under the number the answer cites it by (explore/numbering.py), not the stored one
         out.print(f"\n[dim]{name(s)}: {escape(s.purpose or '')} ({s.row_count:,} rows)[/]")
-        out.print(Syntax(s.query, "sql", word_wrap=True))
+        out.print(Syntax(without_controls(s.query), "sql", word_wrap=True))  # rich keeps ESC (red team 14)
 
 
 def _closest_findings(store, project_id: str, question: str, k: int = 3) -> None:

@@ -77,10 +77,26 @@ _TEMPLATE_NODES = (nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name,
                    nodes.FloorDiv, nodes.Neg, nodes.Pos, nodes.List, nodes.Tuple, nodes.Dict, nodes.Pair,
                    nodes.Keyword, nodes.For)
 _TEMPLATE_FILTERS = frozenset({"lower", "upper", "title", "capitalize", "trim", "striptags", "join", "length",
-                               "count", "default", "d", "first", "last", "list", "sort", "unique", "round", "int",
+                               "count", "default", "d", "first", "last", "sort", "unique", "round", "int",
                                "float", "abs", "string", "e", "escape", "tojson", "truncate", "wordcount", "min",
                                "max", "sum", "selectattr", "rejectattr", "dictsort", "items", "reverse", "safe",
                                "urlencode"})
+# filters whose output may be a multiple of their input (an escape per character, a separator between characters):
+# one of them in an expression (red team 14: thirty ``tojson`` made 168 million characters at load)
+_GROWING_FILTERS = frozenset({"join", "e", "escape", "tojson", "urlencode"})
+# the lists a loop may walk (a loop over a text walks its characters: ``{% for c in schema_info %}{{ schema_info }}``
+# is the catalog's length squared)
+_LOOP_OVER = frozenset({"area.keywords", "limits"})
+
+
+def _path(node: nodes.Node) -> str | None:
+    """``area.keywords`` for ``area.keywords`` (a name and its attributes), else None."""
+    if isinstance(node, nodes.Name):
+        return node.name
+    if isinstance(node, nodes.Getattr):
+        head = _path(node.node)
+        return f"{head}.{node.attr}" if head else None
+    return None
 
 
 def _check_template(tree: nodes.Template) -> None:
@@ -92,6 +108,17 @@ def _check_template(tree: nodes.Template) -> None:
             raise jinja2.sandbox.SecurityError(f"{kind} is not allowed in a pack template")
         if isinstance(node, nodes.Filter) and node.name not in _TEMPLATE_FILTERS:
             raise jinja2.sandbox.SecurityError(f"the filter {node.name} is not allowed in a pack template")
+        if isinstance(node, nodes.Filter) and node.name in _GROWING_FILTERS and any(
+                f.name in _GROWING_FILTERS for f in node.find_all(nodes.Filter)):
+            raise jinja2.sandbox.SecurityError("a filter that lengthens a text over another's output is not "
+                                               f"allowed in a pack template ({node.name})")
+        if isinstance(node, nodes.For):
+            it = node.iter
+            while isinstance(it, nodes.Filter) and it.node is not None:
+                it = it.node
+            if _path(it) not in _LOOP_OVER:
+                raise jinja2.sandbox.SecurityError(f"a for loop over anything but {', '.join(sorted(_LOOP_OVER))} is "
+                                                   "not allowed in a pack template")
         if isinstance(node, nodes.For) and next(node.find_all(nodes.For), None) is not None:
             raise jinja2.sandbox.SecurityError("a for loop inside a for loop is not allowed in a pack template")
 

@@ -677,21 +677,40 @@ def _check_bounds(node: exp.Func, name: str, dialect: str) -> None:
             )
 
 
+# functions whose output may be longer than their input by a factor (an escape per character at most): nested, they
+# multiply (27 regexp_escape of a backslash made 1 GiB in the process: red team 14)
+_ESCAPE_GROWTH = {"regexp_escape": 2.0, "quote_literal": 2.0, "quote_ident": 2.0, "quote_nullable": 2.0,
+                  "quote": 2.0, "hex": 2.0, "to_hex": 2.0, "encode": 4.0, "to_base64": 1.4, "base64": 1.4,
+                  "url_encode": 3.0, "json_quote": 6.0, "to_json": 6.0, "to_jsonb": 6.0, "json_serialize": 6.0,
+                  "row_to_json": 6.0, "array_to_json": 6.0, "json_build_object": 6.0, "jsonb_build_object": 6.0,
+                  "json_build_array": 6.0, "jsonb_build_array": 6.0, "json_object": 6.0, "json_array": 6.0,
+                  "to_json_string": 6.0, "json_array_elements": 1.0, "format": 2.0, "printf": 2.0,
+                  "escape_string": 2.0, "htmlescape": 6.0, "html_escape": 6.0, "xmlserialize": 6.0}
+_BINARY_TYPE = re.compile(r"bytea|blob|binary|bytes\b", re.I)
+
+
 def check_growth_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:
     """Replacements that lengthen a value multiply however they are nested (through ||, a subquery, a CTE): their
     factors over the statement, times its largest padding, are bounded as one value's padding is."""
     factor, pad = 1.0, 1.0
     for node in root.find_all(exp.Func):
+        if isinstance(node, exp.Cast):  # text of bytes is their escapes or hex: up to twice as long (nested: 2^n)
+            to = node.args.get("to")
+            if isinstance(to, exp.DataType) and _BINARY_TYPE.search(to.sql(dialect=dialect)):
+                factor *= 2
+            continue
         name, _ = engine_name(node, dialect, memo)
         args = call_args(node)
         if name in ("replace", "regexp_replace"):
             factor *= _replace_factor(node, name) or float("inf")
+        elif name in _ESCAPE_GROWTH:
+            factor *= _ESCAPE_GROWTH[name]
         elif name in ("repeat", "replicate", "lpad", "rpad") and len(args) > 1:
             pad = max(pad, _number(args[1]) or 1.0)
     if factor > 1 and factor * pad > MAX_PAD:
         raise FunctionRefused(
-            f"the replacements of one statement may lengthen a value at most {MAX_PAD:,} times together (with its "
-            "padding); replace in fewer steps, or with shorter replacements")
+            f"the replacements, escapes and encodings of one statement may lengthen a value at most {MAX_PAD:,} times "
+            "together (with its padding); use fewer of them, or nest them less")
 
 
 _PER_ELEMENT = (exp.Lambda, exp.Comprehension)  # bodies run once per element of a list

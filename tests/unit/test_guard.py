@@ -299,6 +299,15 @@ def test_a_function_in_from_gives_only_its_own_columns_on_postgresql():
                 "SELECT to_json.to_json FROM app.customers c, jsonb_each_text(c.properties) AS to_json"):
         v = g.check(sql)
         assert not v.allowed and "is not a column of" in v.reason, sql
+    # red team 14 (session 26): a field of any value but a name is a call, ``(ARRAY['SELECT ...'])[1].ts_stat`` ran the
+    # text (every tenant's e-mail, unmasked), ``(ARRAY[2])[1].pg_sleep`` slept
+    for sql in ("SELECT (ARRAY['SELECT array_to_tsvector(ARRAY[email]) FROM app.customers'])[1].ts_stat",
+                "SELECT (SELECT 'SELECT email FROM app.customers').ts_stat", "SELECT (ARRAY[2])[1].pg_sleep",
+                "SELECT g.q[1].ts_stat FROM (SELECT ARRAY['SELECT email FROM app.customers'] AS q) g",
+                "SELECT (ARRAY['log_connections'])[1].current_setting", "SELECT (c.properties).to_json FROM "
+                "app.customers c"):
+        v = g.check(sql)
+        assert not v.allowed and "field selection" in v.reason, sql
     for sql in ("SELECT g.g FROM generate_series(1, 10) AS g", "SELECT g.x FROM generate_series(1, 10) AS g(x)",
                 "SELECT g.u FROM unnest(ARRAY[1, 2]) AS g(u)", "SELECT g FROM unnest(ARRAY[1, 2]) AS g",
                 "SELECT kv.key, kv.value FROM app.customers c, jsonb_each_text(c.properties) kv",

@@ -207,6 +207,28 @@ def test_rows_unnested_from_generated_values_count_as_a_series(dialect, sql, ok)
         assert "unnested from generated values" in v.reason
 
 
+def _nested(fn: str, inner: str, n: int) -> str:
+    for _ in range(n):
+        inner = fn.format(inner)
+    return inner
+
+
+@pytest.mark.parametrize("dialect,sql,ok", [
+    # red team 14 (session 26): each escape can double a value, nested they multiply: 27 regexp_escape of a
+    # backslash made 1 GiB in the process, 20 to_json casts 10 MB on PostgreSQL from 300 characters
+    ("duckdb", "SELECT length(" + _nested("regexp_escape({})", "'\\\\'", 27) + ")", False),
+    ("postgres", "SELECT " + _nested("CAST(to_json({}) AS TEXT)", "o.name", 8) + " FROM orders o", False),
+    ("postgres", "SELECT " + _nested("CAST(CAST({} AS BYTEA) AS TEXT)", "o.name", 16) + " FROM orders o", False),
+    ("duckdb", "SELECT regexp_escape(o.name), to_json(o.name) FROM orders o", True),
+    ("postgres", "SELECT to_json(o.name), lpad(o.name, 20, '0') FROM orders o", True),
+])
+def test_escapes_and_encodings_count_as_growth(dialect, sql, ok):
+    v = guard(dialect).check(sql)
+    assert v.allowed == ok, v.reason
+    if not ok:
+        assert "escapes and encodings" in v.reason
+
+
 def test_json_element_readers_may_stand_in_from():
     g = guard("postgres")
     assert g.check("SELECT k, count(*) FROM orders o, jsonb_object_keys(o.name::jsonb) AS k GROUP BY k").allowed

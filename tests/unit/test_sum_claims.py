@@ -250,12 +250,12 @@ def test_a_condition_recomputed_in_process_is_held_to_the_guard():
     fine = Claim(metric="sum", measure="revenue", sum_sql="revenue", segment_sql="channel = 'paid_social'",
                  value=10.0, source_steps=[1])
     assert 10.0 in sum_numbers(step, fine)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU, not wall: a loaded machine stretches the wall (the bomb ran for minutes)
     for cond in ["len(list_transform(range(9999), lambda x: range(99999))) > 0 AND channel = 'paid_social'",
                  "channel = 'paid_social' AND len(flatten([range(99999) for x in range(9999)])) > 0"]:
         bomb = fine.model_copy(update={"segment_sql": cond})
         assert sum_numbers(step, bomb) == [], cond
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 15
 
 
 def test_a_sum_divided_into_an_average_or_a_ratio_is_refused():
