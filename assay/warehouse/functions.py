@@ -590,6 +590,19 @@ def _is_padding(node: exp.Func, name: str | None) -> bool:
     return name in _PADDING or isinstance(node, getattr(exp, "Space", ()))
 
 
+def _series_behind(node: exp.Expression, dialect: str, memo: dict | None) -> float | None:
+    """The largest series in the CTEs and subqueries whose columns ``node`` reads (None: it reads none built so)."""
+    root = node.root()
+    names = {c.table.lower() for c in node.find_all(exp.Column) if c.table}
+    bodies = [c.this for c in root.find_all(exp.CTE) if c.alias_or_name.lower() in names]
+    bodies += [q.this for q in root.find_all(exp.Subquery) if q.alias_or_name.lower() in names]
+    bodies += [q for q in node.find_all(exp.Select)]  # a scalar subquery inside the call
+    sizes = [(_series_size(call_args(f), "generate_series" if isinstance(f, _HIDDEN_SERIES) else n) or float("inf"))
+             for b in bodies for f in b.find_all(exp.Func)
+             for n in [engine_name(f, dialect, memo)[0]] if n in _SERIES or isinstance(f, _HIDDEN_SERIES)]
+    return max(sizes) if sizes else None
+
+
 def _exploded_size(node: exp.Func, dialect: str, memo: dict | None, padded: bool) -> float:
     """At most how many rows one set-returning function gives, for the series budget: over a padded value
     (repeat, lpad, ...) one per character it may hold; over a series 1 (the series is counted); over a table's
@@ -601,7 +614,12 @@ def _exploded_size(node: exp.Func, dialect: str, memo: dict | None, padded: bool
     if any(n in _SERIES or isinstance(f, _HIDDEN_SERIES) for f, n in inner):
         return 1.0
     if next(node.find_all(exp.Column, exp.Select), None) is not None:
-        return float(MAX_PAD + 1) if padded else 1.0
+        if padded:
+            return float(MAX_PAD + 1)
+        # a list or text a CTE or subquery built from a series (``list(x) FROM range(50000)``, string_agg of one):
+        # as long as its series (red team 14 unnested one twice: 2.5e9 rows); a table's own column is the table's
+        built = _series_behind(node, dialect, memo)
+        return built if built is not None else 1.0
     literals = list(node.find_all(exp.Literal))
     name = engine_name(node, dialect, memo)[0]
     if name in _READS_TEXT or any(n in _SPLITS or isinstance(f, exp.Split) for f, n in inner):
@@ -869,6 +887,75 @@ def _replace_factor(node: exp.Func, name: str) -> float | None:
     return max(1.0, len(repl.this) / p) if p else 1.0 + len(repl.this)
 
 
+def _cte_reads(root: exp.Expression) -> dict[str, int]:
+    """How many times each CTE's rows are produced in the statement: once per reference, and a CTE read from another
+    CTE once per time that one is (``WITH a AS (range(50000)) SELECT ... FROM a a1, a a2``: 2.5e9 rows from one
+    counted series, red team 14). A recursive CTE's reference to itself is not a read."""
+    ctes = {c.alias_or_name.lower(): c for c in root.find_all(exp.CTE)}
+    memo: dict[str, int] = {}
+
+    def times(name: str, seen: frozenset) -> int:
+        if name in memo:
+            return memo[name]
+        n = 0
+        for t in root.find_all(exp.Table):
+            if t.name.lower() != name or t.db:
+                continue
+            owner = t.find_ancestor(exp.CTE)
+            host = owner.alias_or_name.lower() if owner is not None else None
+            if host == name:
+                continue  # the recursive step's own reference
+            n += 1 if host is None or host in seen else times(host, seen | {name})
+        memo[name] = max(n, 1) if name in ctes else 1
+        return memo[name]
+
+    return {name: times(name, frozenset()) for name in ctes}
+
+
+def _times_read(node: exp.Expression, reads: dict[str, int], own: bool = False) -> int:
+    """How many times ``node`` runs: the reads of the CTE it is in (``own``: of the CTE it is), 1 outside any."""
+    cte = node if own else node.find_ancestor(exp.CTE)
+    return min(reads.get(cte.alias_or_name.lower(), 1), 8) if cte is not None else 1
+
+
+def _generator_size(cte: exp.CTE) -> float | None:
+    """The rows of a recursive CTE whose step reads nothing but itself (a counter or a date spine): the span of its
+    anchor's literal to the step's literal bound, over its increment; infinite when not both literal. None for any
+    other CTE (a recursive step over a table is bounded by the table, as a join is)."""
+    body, name = cte.this, cte.alias_or_name.lower()
+    if not isinstance(body, exp.Union):
+        return None
+    step = body.expression
+    tables = list(step.find_all(exp.Table))
+    if not tables or any(t.name.lower() != name for t in tables):
+        return None
+    anchors = [e.unalias() for e in getattr(body.this, "expressions", [])]
+    cond = step.args.get("where")
+    bound = None
+    for cmp in (cond.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE) if cond is not None else ()):
+        lit = cmp.expression if isinstance(cmp, (exp.LT, exp.LTE)) else cmp.this
+        bound = _number(lit) if _number(lit) is not None else _moment(lit)
+        if bound is not None:
+            break
+    inc = next(step.find_all(exp.Add, exp.Sub, exp.DateAdd), None) if bound is not None else None
+    for a in anchors:
+        start = _number(a) if isinstance(bound, float) else _moment(a) if bound is not None else None
+        if start is None or inc is None:
+            continue
+        if isinstance(bound, float):
+            stepv = next((abs(_number(x)) for x in (inc.expression,) if _number(x)), None)
+            return abs(bound - start) / stepv + 1 if stepv else float("inf")
+        if isinstance(inc, (exp.Add, exp.Sub)):
+            stepv = _interval_s(inc.expression)
+        else:  # DATEADD(day, 1, d)
+            unit = inc.args.get("unit")
+            n = _number(inc.expression) if isinstance(inc.expression, exp.Expression) else None
+            u = re.sub(r"s$", "", (unit.name if unit is not None else "day").lower())
+            stepv = abs(n) * _UNIT_S[u] if n and u in _UNIT_S else None
+        return abs((bound - start).total_seconds()) / stepv + 1 if stepv else float("inf")
+    return float("inf")
+
+
 def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:
     """Series multiply when joined (a, b = a x b rows): their product in one statement is bounded."""
     total = 1.0
@@ -892,14 +979,19 @@ def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = 
     funcs = [(node, engine_name(node, dialect, memo)[0]) for node in root.find_all(exp.Func)]
     padded = any(_is_padding(node, name) for node, name in funcs)
     exploded = 1.0
+    reads = _cte_reads(root)
     for node, name in funcs:
         if (name in _SERIES or isinstance(node, _HIDDEN_SERIES)) and node.find_ancestor(*_PER_ELEMENT) is not None:
             raise FunctionRefused(f"{name or 'a series'}() inside a lambda is not allowed (it runs once per element)")
         if name in _SERIES or isinstance(node, _HIDDEN_SERIES):
-            total *= _series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name) \
-                or float("inf")
+            total *= (_series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name)
+                      or float("inf")) ** _times_read(node, reads)
         elif name in _EXPLODING or isinstance(node, (exp.Unnest, exp.Explode)):
-            exploded *= _exploded_size(node, dialect, memo, padded)
+            exploded *= _exploded_size(node, dialect, memo, padded) ** _times_read(node, reads)
+    for cte in root.find_all(exp.CTE):  # a recursive CTE that reads only itself is a series of its own
+        size = _generator_size(cte)
+        if size is not None:
+            total *= size ** _times_read(cte, reads, own=True)
     if total > MAX_SERIES:
         raise FunctionRefused(
             f"the generate_series/range of one statement may produce at most {MAX_SERIES:,} values together "

@@ -207,6 +207,41 @@ def test_rows_unnested_from_generated_values_count_as_a_series(dialect, sql, ok)
         assert "unnested from generated values" in v.reason
 
 
+@pytest.mark.parametrize("dialect,sql,ok", [
+    # red team 14 (session 26): a CTE's series counted once however often the CTE is read; a list built from a
+    # series unnested twice; a recursive CTE counting to a billion, or four copies of one counting to 1,000 (MariaDB)
+    ("duckdb", "WITH a AS (SELECT x FROM range(50000) t(x)) SELECT count(*) FROM a a1, a a2", False),
+    ("duckdb", "WITH a AS (SELECT x FROM range(50000) t(x)), b AS (SELECT a1.x FROM a a1) SELECT count(*) FROM b b1, "
+     "b b2", False),
+    ("duckdb", "WITH a AS (SELECT list(x) AS arr FROM range(50000) t(x)) SELECT count(*) FROM a, unnest(a.arr) u1(x), "
+     "unnest(a.arr) u2(y)", False),
+    ("duckdb", "WITH a AS (SELECT string_agg(CAST(x AS VARCHAR), ',') AS s FROM range(50000) t(x)) SELECT count(*) "
+     "FROM a, unnest(string_split(a.s, ',')) u1(x), unnest(string_split(a.s, ',')) u2(y)", False),
+    ("postgres", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 1000000000) "
+     "SELECT count(*) FROM r", False),
+    ("postgres", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r) SELECT n FROM r LIMIT 10", False),
+    ("mysql", "WITH RECURSIVE a AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM a WHERE n < 1000) SELECT count(*) "
+     "FROM a a1, a a2, a a3, a a4", False),
+    # what an analyst writes: a CTE of a short series read twice, a counter to 100, a date spine, a hierarchy
+    ("duckdb", "WITH a AS (SELECT x FROM range(300) t(x)) SELECT count(*) FROM a a1, a a2", True),
+    ("postgres", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 100) SELECT count(*) "
+     "FROM r", True),
+    ("mysql", "WITH RECURSIVE d AS (SELECT DATE '2026-01-01' AS d UNION ALL SELECT d + INTERVAL 1 DAY FROM d "
+     "WHERE d < '2026-12-31') SELECT d FROM d", True),
+    ("snowflake", "WITH RECURSIVE d (day) AS (SELECT '2024-01-01'::DATE UNION ALL SELECT DATEADD(day, 1, day) FROM d "
+     "WHERE day < '2024-03-31') SELECT day FROM d", True),
+    ("postgres", "WITH RECURSIVE r AS (SELECT o.id, 1 AS depth FROM orders o WHERE o.id = 1 UNION ALL SELECT o.id, "
+     "r.depth + 1 FROM orders o JOIN r ON o.amount = CAST(r.id AS TEXT)) SELECT * FROM r", True),
+    ("duckdb", "SELECT d, u.t FROM range(DATE '2026-01-01', DATE '2026-12-31', INTERVAL 1 DAY) r(d), orders o, "
+     "unnest(string_split(o.name, ' ')) u(t)", True),
+])
+def test_series_read_more_than_once_or_by_recursion_are_counted(dialect, sql, ok):
+    v = guard(dialect).check(sql)
+    assert v.allowed == ok, v.reason
+    if not ok:
+        assert "100,000" in v.reason
+
+
 def _nested(fn: str, inner: str, n: int) -> str:
     for _ in range(n):
         inner = fn.format(inner)
@@ -447,7 +482,8 @@ def test_a_value_concatenated_with_itself_level_after_level_is_refused(dialect, 
     v = SQLGuard(dialect).check(sql)
     assert v.allowed == ok, v.reason
     if not ok:
-        assert any(w in v.reason for w in ("copies", "recursive CTE", "an aggregate of", "not on the allow-list")), \
+        assert any(w in v.reason for w in ("copies", "recursive CTE", "an aggregate of", "not on the allow-list",
+                                           "100,000")), \
             v.reason
 
 
