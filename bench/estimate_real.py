@@ -71,8 +71,8 @@ TRANSCRIPTS = {"demo-ecommerce-30-steps": "ecommerce", "demo-gaming-30-steps": "
                "demo-ecommerce-30-steps-r21": "ecommerce", "demo-gaming-30-steps-r21": "gaming",
                # round 22 (session 22): both demos, the analysis prompt's numbered leads
                "demo-ecommerce-30-steps-r22": "ecommerce", "demo-gaming-30-steps-r22": "gaming",
-               # round 23 (session 26): both demos on session 25's code
-               "demo-ecommerce-30-steps-r23": "ecommerce", "demo-gaming-30-steps-r23": "gaming"}
+               # round 24 (session 26): both demos on session 25's code
+               "demo-ecommerce-30-steps-r24": "ecommerce", "demo-gaming-30-steps-r24": "gaming"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -88,7 +88,7 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r19", "demo-gaming-30-steps-r19", "demo-gaming-30-steps-r20",
              "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21",
              "demo-ecommerce-30-steps-r22", "demo-gaming-30-steps-r22",
-             "demo-ecommerce-30-steps-r23", "demo-gaming-30-steps-r23"}
+             "demo-ecommerce-30-steps-r24", "demo-gaming-30-steps-r24"}
 ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ecommerce-30-steps-r4": "r4",
          "demo-gaming-30-steps-r4": "r4", "demo-ecommerce-30-steps-leads": "r5", "demo-gaming-30-steps-leads": "r5",
          "demo-ecommerce-30-steps-r6": "r6", "demo-gaming-30-steps-r6": "r6",
@@ -105,7 +105,7 @@ ROUND = {"demo-ecommerce-30-steps": "r2", "demo-gaming-30-steps": "r2", "demo-ec
          "demo-ecommerce-30-steps-r19": "r19", "demo-gaming-30-steps-r19": "r19", "demo-gaming-30-steps-r20": "r20",
          "demo-ecommerce-30-steps-r21": "r21", "demo-gaming-30-steps-r21": "r21",
          "demo-ecommerce-30-steps-r22": "r22", "demo-gaming-30-steps-r22": "r22",
-         "demo-ecommerce-30-steps-r23": "r23", "demo-gaming-30-steps-r23": "r23"}
+         "demo-ecommerce-30-steps-r24": "r24", "demo-gaming-30-steps-r24": "r24"}
 TRANSCRIPT_DIR = ROOT / "tests" / "fixtures" / "transcripts"
 # retired in session 7 (tests/integration/test_replay_transcripts.py says why): today's product no longer sends the
 # verifier's corrective round it answers, so its replay stops at request 33; --transcripts can still name it

@@ -137,7 +137,7 @@ REAL_MODEL = {
     # for bench/estimate_real.py: rounds 21 and 22 replay that demo on today's code)
     # Round 21 (session 21): both demos on session 20's code (main at 8a68823); figures in bench/README.md (its
     # ecommerce run is retired from the replays in session 22, its fixtures kept: round 22 replays that demo)
-    # (round 21's gaming run is retired from the replays in session 26, its fixtures kept: rounds 22 and 23 replay that
+    # (round 21's gaming run is retired from the replays in session 26, its fixtures kept: rounds 22 and 24 replay that
     # demo)
     # Round 22 (session 22): both demos on session 21's code with the analysis prompt's numbered leads (L1, L2, ...):
     # the models' insights list the leads they report, and the scan adopts none of those (gaming round 21 adopted the
@@ -146,16 +146,16 @@ REAL_MODEL = {
                                                   "Paid social customers buy and come back far less than other"]),
     "demo-gaming-30-steps-r22": ("gaming", ["Level 42 is a difficulty wall far harder than its neighbours",
                                             "Revenue growth comes from top payers while other payers' spend stays"]),
-    # Round 23 (session 26): both demos on session 25's code (main at ead87c8: the guard of red teams 9-12 and the
+    # Round 24 (session 26): both demos on session 25's code (main at ead87c8: the guard of red teams 9-12 and the
     # false-refusal audit's relaxations): no query refused, one schema action in 58 requests
-    "demo-ecommerce-30-steps-r23": ("ecommerce", ["Android cart-to-purchase conversion collapsed from July 2026",
+    "demo-ecommerce-30-steps-r24": ("ecommerce", ["Android cart-to-purchase conversion collapsed from July 2026",
                                                   "A fifth of paid_social signups never show any activity"]),
-    "demo-gaming-30-steps-r23": ("gaming", ["Level 42 is a difficulty wall that most players never pass",
+    "demo-gaming-30-steps-r24": ("gaming", ["Level 42 is a difficulty wall that most players never pass",
                                             "iOS purchase failures jumped in May 2026 and stayed high"]),
 }
 # the rounds whose model listed the leads its insights report: every lead it listed stays unadopted
-LISTS_LEADS = {"demo-ecommerce-30-steps-r22", "demo-gaming-30-steps-r22", "demo-ecommerce-30-steps-r23",
-               "demo-gaming-30-steps-r23"}
+LISTS_LEADS = {"demo-ecommerce-30-steps-r22", "demo-gaming-30-steps-r22", "demo-ecommerce-30-steps-r24",
+               "demo-gaming-30-steps-r24"}
 DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-leads",
              "demo-ecommerce-30-steps-r6", "demo-gaming-30-steps-r6",
@@ -170,7 +170,7 @@ DESCRIBED = {"demo-ecommerce-30-steps-r4", "demo-gaming-30-steps-r4",
              "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19",
              "demo-gaming-30-steps-r20", "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21",
              "demo-ecommerce-30-steps-r22", "demo-gaming-30-steps-r22",
-             "demo-ecommerce-30-steps-r23", "demo-gaming-30-steps-r23"}
+             "demo-ecommerce-30-steps-r24", "demo-gaming-30-steps-r24"}
 QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22,
            "demo-ecommerce-30-steps-r6": 28, "demo-gaming-30-steps-r6": 28, "demo-gaming-30-steps-r7": 27,
            "demo-ecommerce-30-steps-r7": 29, "demo-gaming-30-steps-r8": 27,
@@ -184,7 +184,7 @@ QUERIES = {"demo-ecommerce-30-steps-leads": 25, "demo-gaming-30-steps-leads": 22
            "demo-gaming-30-steps-r18": 29, "demo-gaming-30-steps-r19": 29,
            "demo-gaming-30-steps-r20": 28, "demo-ecommerce-30-steps-r21": 27, "demo-gaming-30-steps-r21": 28,
            "demo-ecommerce-30-steps-r22": 25, "demo-gaming-30-steps-r22": 28,
-           "demo-ecommerce-30-steps-r23": 27, "demo-gaming-30-steps-r23": 27}  # as recorded (the model's done)
+           "demo-ecommerce-30-steps-r24": 27, "demo-gaming-30-steps-r24": 27}  # as recorded (the model's done)
 
 
 # recorded with the statistical leads scan on (rounds 5, 6 and 7, the product's default since): replayed with it on
@@ -202,7 +202,7 @@ RECORDED_WITH_LEADS = {"demo-ecommerce-30-steps-leads", "demo-gaming-30-steps-le
                        "demo-ecommerce-30-steps-r18", "demo-gaming-30-steps-r18", "demo-gaming-30-steps-r19",
                        "demo-gaming-30-steps-r20", "demo-ecommerce-30-steps-r21", "demo-gaming-30-steps-r21",
                        "demo-ecommerce-30-steps-r22", "demo-gaming-30-steps-r22",
-             "demo-ecommerce-30-steps-r23", "demo-gaming-30-steps-r23"}
+             "demo-ecommerce-30-steps-r24", "demo-gaming-30-steps-r24"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.leads_default) if n in RECORDED_WITH_LEADS else n
