@@ -919,7 +919,7 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
         fail(f"project {pid} already exists (pack {old.pack}, {old.warehouse.kind}); --warehouse would "
              f"replace it: run `assay discover {pid}`, or give --warehouse without a project id")
     run = dict(name=(goal or path.name)[:60], pack="goal" if goal else "generic", goal=goal or None)
-    one_off = old is None or old.pack == "goal" or (old.name == path.name[:60] and not old.schedule)
+    one_off = old is None or (not old.schedule and (old.pack == "goal" or old.name == path.name[:60]))
     if not one_off:  # a project of its own: kept as it is, the goal given to this run only
         return pid, goal
     if old is not None:

@@ -112,6 +112,15 @@ def _check_template(tree: nodes.Template) -> None:
                 f.name in _GROWING_FILTERS for f in node.find_all(nodes.Filter)):
             raise jinja2.sandbox.SecurityError("a filter that lengthens a text over another's output is not "
                                                f"allowed in a pack template ({node.name})")
+        if isinstance(node, nodes.Filter) and node.name == "join" and not all(
+                isinstance(a, nodes.Const) and isinstance(a.value, str) and len(a.value) <= 10
+                for a in [*node.args, *(k.value for k in node.kwargs)]):
+            # a separator from a variable is as long as it: ``keywords|join(schema_info)`` (the session's review)
+            raise jinja2.sandbox.SecurityError("join takes a constant separator of at most 10 characters in a pack "
+                                               "template")
+        if isinstance(node, nodes.For) and any(f.name in _GROWING_FILTERS for f in node.find_all(nodes.Filter)):
+            raise jinja2.sandbox.SecurityError("a filter that lengthens a text inside a for loop is not allowed in a "
+                                               "pack template")
         if isinstance(node, nodes.For):
             it = node.iter
             while isinstance(it, nodes.Filter) and it.node is not None:
@@ -145,6 +154,8 @@ def render(template: str, where: str = "template", **values: Any) -> str:
             raise PackError(f"{where}: {exc} (variables, if/else, one level of for loops and plain filters only)") \
                 from None
         raise PackError(f"{where}: the template reaches outside its variables ({exc})") from None
+    except (ArithmeticError, TypeError, ValueError, jinja2.TemplateError) as exc:  # {{ 1 / 0 }}: one line, not a trace
+        raise PackError(f"{where}: the template fails to render ({type(exc).__name__}: {exc})") from None
 
 
 def _read_prompt(folder: Path, name: str, yaml_path: Path, field: str) -> str:

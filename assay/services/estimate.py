@@ -40,7 +40,8 @@ def estimate_project(project_id: str, *, max_steps: int | None = None, settings:
                                                                                                     "auto"):
         # what the configured model would cost, before the key is set
         analyst = "llm"
-        note = "no API key is set yet: a run started now would use the statistical analyst"
+        note = ("no API key is set yet: a run started now would stop until it is set (or llm.provider: auto, to "
+                "run the statistical analyst without one)")
     elif analyst == "statistical":
         project, lead = _llm_what_if(project, model)
         analyst, model = "llm", None

@@ -598,8 +598,10 @@ def _series_behind(node: exp.Expression, dialect: str, memo: dict | None) -> flo
     bodies += [q.this for q in root.find_all(exp.Subquery) if q.alias_or_name.lower() in names]
     bodies += [q for q in node.find_all(exp.Select)]  # a scalar subquery inside the call
     sizes = [(_series_size(call_args(f), "generate_series" if isinstance(f, _HIDDEN_SERIES) else n) or float("inf"))
+             if n in _SERIES or isinstance(f, _HIDDEN_SERIES) else float(MAX_PAD + 1)
              for b in bodies for f in b.find_all(exp.Func)
-             for n in [engine_name(f, dialect, memo)[0]] if n in _SERIES or isinstance(f, _HIDDEN_SERIES)]
+             for n in [engine_name(f, dialect, memo)[0]]
+             if n in _SERIES or isinstance(f, _HIDDEN_SERIES) or _is_padding(f, n)]
     return max(sizes) if sizes else None
 
 
@@ -614,14 +616,17 @@ def _exploded_size(node: exp.Func, dialect: str, memo: dict | None, padded: bool
     if any(n in _SERIES or isinstance(f, _HIDDEN_SERIES) for f, n in inner):
         return 1.0
     if next(node.find_all(exp.Column, exp.Select), None) is not None:
-        if padded:
-            return float(MAX_PAD + 1)
-        # a list or text a CTE or subquery built from a series (``list(x) FROM range(50000)``, string_agg of one):
-        # as long as its series (red team 14 unnested one twice: 2.5e9 rows); a table's own column is the table's
+        # a list or text a CTE or subquery built from a series (``list(x) FROM range(50000)``, string_agg of one) or
+        # padded (a CTE's repeat() read as a column): as long as its series or its padding (red team 14 unnested one
+        # twice: 2.5e9 rows); a table's own column is bounded by the table
         built = _series_behind(node, dialect, memo)
         return built if built is not None else 1.0
     literals = list(node.find_all(exp.Literal))
     name = engine_name(node, dialect, memo)[0]
+    for cast in node.find_all(exp.Cast):  # '{0,1,...,999}'::int[]: an element per comma (the session's review)
+        to = cast.args.get("to")
+        if isinstance(to, exp.DataType) and to.is_type(exp.DataType.Type.ARRAY) and isinstance(cast.this, exp.Literal):
+            return float(max(1, str(cast.this.this).count(",") + 1))
     if name in _READS_TEXT or any(n in _SPLITS or isinstance(f, exp.Split) for f, n in inner):
         return float(1 + sum(len(str(lit.this)) for lit in literals if lit.is_string))  # a row per character at most
     return float(max(1, len(literals)))  # an array of literals: a row per element
@@ -707,24 +712,51 @@ _ESCAPE_GROWTH = {"regexp_escape": 2.0, "quote_literal": 2.0, "quote_ident": 2.0
 _BINARY_TYPE = re.compile(r"bytea|blob|binary|bytes\b", re.I)
 
 
+def _escape_growth(node: exp.Expression, dialect: str, memo: dict | None) -> float:
+    if isinstance(node, exp.Cast):  # text of bytes is their escapes or hex: up to twice as long
+        to = node.args.get("to")
+        return 2.0 if isinstance(to, exp.DataType) and _BINARY_TYPE.search(to.sql(dialect=dialect)) else 1.0
+    if isinstance(node, exp.Func):
+        return _ESCAPE_GROWTH.get(engine_name(node, dialect, memo)[0] or "", 1.0)
+    return 1.0
+
+
+def _escape_factor(root: exp.Expression, dialect: str, memo: dict | None) -> float:
+    """How many times the escapes and encodings of a statement may lengthen one value: along each chain of calls
+    nested in one another the factors multiply, side by side they do not (six ``to_json`` columns are six values,
+    not 6^6: the session's review); a SELECT over another's output (a CTE, a subquery) multiplies by its own most."""
+    total = 1.0
+    for sel in root.find_all(exp.Select):
+        best = 1.0
+        for node in sel.find_all(exp.Func):
+            if node.find_ancestor(exp.Select) is not sel:
+                continue
+            f = _escape_growth(node, dialect, memo)
+            if f == 1.0:
+                continue
+            a = node.parent
+            while a is not None and a is not sel:
+                f *= _escape_growth(a, dialect, memo)
+                a = a.parent
+            best = max(best, f)
+        total *= best
+    return total
+
+
 def check_growth_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:
     """Replacements that lengthen a value multiply however they are nested (through ||, a subquery, a CTE): their
     factors over the statement, times its largest padding, are bounded as one value's padding is."""
     factor, pad = 1.0, 1.0
     for node in root.find_all(exp.Func):
-        if isinstance(node, exp.Cast):  # text of bytes is their escapes or hex: up to twice as long (nested: 2^n)
-            to = node.args.get("to")
-            if isinstance(to, exp.DataType) and _BINARY_TYPE.search(to.sql(dialect=dialect)):
-                factor *= 2
+        if isinstance(node, exp.Cast):
             continue
         name, _ = engine_name(node, dialect, memo)
         args = call_args(node)
         if name in ("replace", "regexp_replace"):
             factor *= _replace_factor(node, name) or float("inf")
-        elif name in _ESCAPE_GROWTH:
-            factor *= _ESCAPE_GROWTH[name]
         elif name in ("repeat", "replicate", "lpad", "rpad") and len(args) > 1:
             pad = max(pad, _number(args[1]) or 1.0)
+    factor *= _escape_factor(root, dialect, memo)
     if factor > 1 and factor * pad > MAX_PAD:
         raise FunctionRefused(
             f"the replacements, escapes and encodings of one statement may lengthen a value at most {MAX_PAD:,} times "
@@ -888,16 +920,17 @@ def _replace_factor(node: exp.Func, name: str) -> float | None:
 
 
 def _cte_reads(root: exp.Expression) -> dict[str, int]:
-    """How many times each CTE's rows are produced in the statement: once per reference, and a CTE read from another
-    CTE once per time that one is (``WITH a AS (range(50000)) SELECT ... FROM a a1, a a2``: 2.5e9 rows from one
-    counted series, red team 14). A recursive CTE's reference to itself is not a read."""
-    ctes = {c.alias_or_name.lower(): c for c in root.find_all(exp.CTE)}
+    """How many copies of each CTE's rows one statement joins: the most references to it in one SELECT (joined
+    there, they multiply: ``WITH a AS (range(50000)) ... FROM a a1, a a2`` is 2.5e9 rows from one counted series, red
+    team 14), times the copies of the CTE that SELECT is in. References in other SELECTs (a UNION's branches, a
+    scalar subquery) add rows, not factors. A recursive CTE's reference to itself is not a read."""
+    ctes = {c.alias_or_name.lower() for c in root.find_all(exp.CTE)}
     memo: dict[str, int] = {}
 
     def times(name: str, seen: frozenset) -> int:
         if name in memo:
             return memo[name]
-        n = 0
+        groups: dict[int, list] = {}
         for t in root.find_all(exp.Table):
             if t.name.lower() != name or t.db:
                 continue
@@ -905,55 +938,146 @@ def _cte_reads(root: exp.Expression) -> dict[str, int]:
             host = owner.alias_or_name.lower() if owner is not None else None
             if host == name:
                 continue  # the recursive step's own reference
-            n += 1 if host is None or host in seen else times(host, seen | {name})
-        memo[name] = max(n, 1) if name in ctes else 1
-        return memo[name]
+            sel = t.find_ancestor(exp.Select)
+            groups.setdefault(id(sel), [0, host])[0] += 1
+        best = 1
+        for n, host in groups.values():
+            up = times(host, seen | {name}) if host is not None and host not in seen and host != name else 1
+            best = max(best, n * up)
+        memo[name] = best
+        return best
 
     return {name: times(name, frozenset()) for name in ctes}
 
 
 def _times_read(node: exp.Expression, reads: dict[str, int], own: bool = False) -> int:
-    """How many times ``node`` runs: the reads of the CTE it is in (``own``: of the CTE it is), 1 outside any."""
+    """How many copies of ``node``'s rows the statement joins: those of the CTE it is in (``own``: it is), else 1."""
     cte = node if own else node.find_ancestor(exp.CTE)
-    return min(reads.get(cte.alias_or_name.lower(), 1), 8) if cte is not None else 1
+    return reads.get(cte.alias_or_name.lower(), 1) if cte is not None else 1
+
+
+def _literal_side(cmp: exp.Expression) -> tuple[exp.Expression | None, exp.Expression | None]:
+    """(the literal, the other side) of a comparison with a literal number or date on one side."""
+    for lit, other in ((cmp.expression, cmp.this), (cmp.this, cmp.expression)):
+        if _number(lit) is not None or _moment(lit) is not None:
+            return lit, other
+    return None, None
+
+
+def _increment(e: exp.Expression, col: str) -> tuple[float, bool] | None:
+    """(the step in units of the counter: a number, or seconds for a date; whether it is a date step) when ``e``
+    moves the column ``col`` by a literal: ``n + 1``, ``n - 1``, ``d + INTERVAL '1 day'``, ``d + 1`` (a day),
+    ``DATEADD(day, 1, d)``, ``DATE_ADD(d, INTERVAL 1 DAY)``."""
+    e = e.unalias()
+    while isinstance(e, (exp.Paren, exp.Cast)):
+        e = e.this
+    if isinstance(e, (exp.Add, exp.Sub)):
+        for c, d in ((e.this, e.expression), (e.expression, e.this)):
+            if isinstance(c, exp.Column) and c.name.lower() == col:
+                sign = -1.0 if isinstance(e, exp.Sub) else 1.0
+                if _number(d) is not None:
+                    return sign * _number(d), False
+                if _interval_s(d):
+                    return sign * _interval_s(d), True
+        return None
+    if isinstance(e, (exp.DateAdd, exp.DateSub, exp.TsOrDsAdd)):
+        c = e.this
+        if not (isinstance(c, exp.Column) and c.name.lower() == col):
+            return None
+        sign = -1.0 if isinstance(e, exp.DateSub) else 1.0
+        if _interval_s(e.expression):
+            return sign * _interval_s(e.expression), True
+        unit = e.args.get("unit")
+        n = _number(e.expression) if isinstance(e.expression, exp.Expression) else None
+        if n is None and isinstance(e.expression, exp.Literal) and re.fullmatch(r"\d+", str(e.expression.this)):
+            n = float(e.expression.this)  # MySQL's INTERVAL '1' DAY, read into DATE_ADD(t, '1', DAY)
+        u = re.sub(r"s$", "", (unit.name if unit is not None else "day").lower())
+        return (sign * n * _UNIT_S[u], True) if n and u in _UNIT_S else None
+    return None
 
 
 def _generator_size(cte: exp.CTE) -> float | None:
-    """The rows of a recursive CTE whose step reads nothing but itself (a counter or a date spine): the span of its
-    anchor's literal to the step's literal bound, over its increment; infinite when not both literal. None for any
-    other CTE (a recursive step over a table is bounded by the table, as a join is)."""
+    """The rows of a recursive CTE: a counter's (a column the step moves by a literal, numbers or dates) span from
+    its anchor's literal to the literal its WHERE bounds it by, in the direction it moves, over its step; infinite
+    when that cannot be read (no counter, no literal start or bound, a bound on the wrong side: red team 14 and the
+    session's review). A recursion without a counter that joins a table in its FROM (a hierarchy) is bounded by the
+    table, as a join is (None). Not recursive: None."""
     body, name = cte.this, cte.alias_or_name.lower()
-    if not isinstance(body, exp.Union):
+    if not isinstance(body, exp.Union) or not isinstance(body.expression, exp.Select):
         return None
     step = body.expression
-    tables = list(step.find_all(exp.Table))
-    if not tables or any(t.name.lower() != name for t in tables):
+    if not any(t.name.lower() == name for t in step.find_all(exp.Table)):
         return None
-    anchors = [e.unalias() for e in getattr(body.this, "expressions", [])]
+    anchor = body.this
+    if not isinstance(anchor, exp.Select):
+        return float("inf")
+    alias = cte.args.get("alias")
+    listed = [c.name.lower() for c in alias.columns] if isinstance(alias, exp.TableAlias) and alias.columns else []
+    names = listed or [e.alias_or_name.lower() for e in anchor.expressions]
     cond = step.args.get("where")
-    bound = None
-    for cmp in (cond.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE) if cond is not None else ()):
-        lit = cmp.expression if isinstance(cmp, (exp.LT, exp.LTE)) else cmp.this
-        bound = _number(lit) if _number(lit) is not None else _moment(lit)
-        if bound is not None:
+    for i, e in enumerate(step.expressions):
+        if i >= len(names) or i >= len(anchor.expressions):
             break
-    inc = next(step.find_all(exp.Add, exp.Sub, exp.DateAdd), None) if bound is not None else None
-    for a in anchors:
-        start = _number(a) if isinstance(bound, float) else _moment(a) if bound is not None else None
-        if start is None or inc is None:
+        col = names[i]
+        inc = _increment(e, col)
+        if inc is None or not inc[0]:
             continue
-        if isinstance(bound, float):
-            stepv = next((abs(_number(x)) for x in (inc.expression,) if _number(x)), None)
-            return abs(bound - start) / stepv + 1 if stepv else float("inf")
-        if isinstance(inc, (exp.Add, exp.Sub)):
-            stepv = _interval_s(inc.expression)
-        else:  # DATEADD(day, 1, d)
-            unit = inc.args.get("unit")
-            n = _number(inc.expression) if isinstance(inc.expression, exp.Expression) else None
-            u = re.sub(r"s$", "", (unit.name if unit is not None else "day").lower())
-            stepv = abs(n) * _UNIT_S[u] if n and u in _UNIT_S else None
-        return abs((bound - start).total_seconds()) / stepv + 1 if stepv else float("inf")
-    return float("inf")
+        stepv, dated = inc
+        start_e = anchor.expressions[i].unalias()
+        start = _moment(start_e) if dated else _number(start_e)
+        if start is None and not dated:  # d + 1 on a date is a day
+            start = _moment(start_e)
+        if start is None:
+            return float("inf")
+        for cmp in (cond.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE) if cond is not None else ()):
+            lit, other = _literal_side(cmp)
+            if lit is None or not any(isinstance(c, exp.Column) and c.name.lower() == col
+                                      for c in ([other] if isinstance(other, exp.Column) else
+                                                list(other.find_all(exp.Column)) if other is not None else [])):
+                continue
+            if cond is not cmp and any(isinstance(a, (exp.Or, exp.Not)) for a in _ancestors(cmp, cond)):
+                continue  # a bound under OR or NOT bounds nothing
+            bound = _moment(lit) if isinstance(start, dt.datetime) else _number(lit)
+            if bound is None:
+                continue
+            span = ((bound - start).total_seconds() if isinstance(start, dt.datetime) else bound - start)
+            if isinstance(start, dt.datetime) and not dated:
+                stepv *= 86400  # d + 1: a day
+            upper = (cmp.expression is lit) == isinstance(cmp, (exp.LT, exp.LTE))  # n < K, K > n: bounds from above
+            if (stepv > 0) == upper and span * stepv >= 0:
+                return abs(span / stepv) + 1
+        break  # a counter without a bound in its direction: a hierarchy's depth, or unbounded
+    return None if _walks_a_table(step, name) else float("inf")
+
+
+def _walks_a_table(step: exp.Select, name: str) -> bool:
+    """Whether a recursive step walks a table: joins one in its FROM by an equality between one of its columns and
+    one of the recursive CTE's (``JOIN employees e ON e.manager_id = r.id``), so it ends with the data (a cycle in
+    the data runs to the statement timeout, as any heavy query)."""
+    joins = [j.this for j in step.args.get("joins") or []]
+    frm = step.args.get("from_") or step.args.get("from")
+    sources = ([frm.this] if frm is not None else []) + joins
+    own = {t.alias_or_name.lower() for t in sources if isinstance(t, exp.Table) and t.name.lower() == name}
+    others = {t.alias_or_name.lower() for t in sources if isinstance(t, exp.Table) and t.name.lower() != name}
+    if not own or not others:
+        return False
+    for eq in step.find_all(exp.EQ):
+        sides = []
+        for side in (eq.this, eq.expression):
+            while isinstance(side, (exp.Cast, exp.Paren)):
+                side = side.this
+            sides.append(side)
+        quals = {c.table.lower() for c in sides if isinstance(c, exp.Column) and c.table}
+        if quals & own and quals & others:
+            return True
+    return False
+
+
+def _ancestors(node: exp.Expression, stop: exp.Expression):
+    a = node.parent
+    while a is not None and a is not stop.parent:
+        yield a
+        a = a.parent
 
 
 def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = None) -> None:

@@ -539,6 +539,32 @@ def test_a_declared_pii_column_that_names_no_column_stops_the_run(tmp_path):
         check_warehouse(bad)
 
 
+def test_a_tenant_column_no_table_has_stops_the_run_on_a_cached_schema_too(tmp_path):
+    """The session's review: the schema phase checked the tenant column only when it listed the tables, not on a
+    schema cached by an earlier run (a tenant_filter changed to a typo between runs)."""
+    from assay.models import Project, WarehouseConfig
+    from assay.schema.discovery import discover_schema, schema_cache_key
+    from assay.settings import load_settings
+    from assay.store import open_store
+    from assay.warehouse import open_warehouse
+    from tests.helpers import small_warehouse
+
+    db = small_warehouse(tmp_path / "w.duckdb")
+    store = open_store(load_settings())
+    p = Project(id="tenant-cached", warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(db)}))
+    wh = open_warehouse(p.warehouse)
+    try:
+        assert discover_schema(store, p, wh, refresh=True)
+        from assay.models import TenantFilter
+
+        typo = p.model_copy(update={"warehouse": p.warehouse.model_copy(
+            update={"tenant_filter": TenantFilter(column="tenant_idd", value=1)})})
+        with pytest.raises(ConfigError, match="no table of the warehouse has a column 'tenant_idd'"):
+            discover_schema(store, typo, wh, key=schema_cache_key(p.warehouse))  # the cached schema
+    finally:
+        wh.close()
+
+
 @pytest.mark.parametrize("kind, settings", [
     ("postgres", {"host": "127.0.0.1", "dbname": "shop", "user": "assay"}),
     ("mysql", {"host": "127.0.0.1", "database": "shop", "user": "assay"}),

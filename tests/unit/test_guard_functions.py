@@ -234,6 +234,33 @@ def test_rows_unnested_from_generated_values_count_as_a_series(dialect, sql, ok)
      "r.depth + 1 FROM orders o JOIN r ON o.amount = CAST(r.id AS TEXT)) SELECT * FROM r", True),
     ("duckdb", "SELECT d, u.t FROM range(DATE '2026-01-01', DATE '2026-12-31', INTERVAL 1 DAY) r(d), orders o, "
      "unnest(string_split(o.name, ' ')) u(t)", True),
+    # the session's review: a counter that runs away from its bound, a bound on another column, a decoy bound, a
+    # table only in a subquery; a literal array cast, and what must stay allowed (a spine read in a scalar subquery
+    # or a UNION's two branches, recursive date spines of every spelling, a counter going down, a pad beside an unnest)
+    ("postgres", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n - 1 FROM r WHERE n < 12) SELECT count(*) "
+     "FROM r", False),
+    ("postgres", "WITH RECURSIVE r AS (SELECT 999999990 AS k, 1 AS n UNION ALL SELECT k, n + 1 FROM r WHERE "
+     "n < 1000000000) SELECT count(*) FROM r", False),
+    ("postgres", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE 1 < 2 AND n < 1000000000) "
+     "SELECT count(*) FROM r", False),
+    ("postgres", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 1000000000 AND EXISTS "
+     "(SELECT 1 FROM orders)) SELECT count(*) FROM r", False),
+    ("postgres", "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < 5 OR n > 0) "
+     "SELECT count(*) FROM r", False),
+    ("postgres", "SELECT count(*) FROM unnest('{" + ",".join(map(str, range(1000))) + "}'::int[]) a, unnest('{"
+     + ",".join(map(str, range(1000))) + "}'::int[]) b", False),
+    ("postgres", "WITH days AS (SELECT d::date AS d FROM generate_series(DATE '2024-01-01', DATE '2024-12-31', "
+     "INTERVAL '1 day') d) SELECT d FROM days WHERE d > (SELECT min(d) FROM days)", True),
+    ("postgres", "WITH days AS (SELECT d::date AS d FROM generate_series(DATE '2024-01-01', DATE '2024-12-31', "
+     "INTERVAL '1 day') d) SELECT d FROM days UNION ALL SELECT d FROM days", True),
+    ("postgres", "WITH RECURSIVE d(d) AS (SELECT DATE '2024-01-01' UNION ALL SELECT d + 1 FROM d WHERE "
+     "d < DATE '2024-12-31') SELECT d FROM d", True),
+    ("mysql", "WITH RECURSIVE r(t) AS (SELECT DATE '2024-01-01' UNION ALL SELECT DATE_ADD(t, INTERVAL 1 DAY) FROM r "
+     "WHERE t < '2024-12-31') SELECT t FROM r", True),
+    ("postgres", "WITH RECURSIVE d(n) AS (SELECT 12 UNION ALL SELECT n - 1 FROM d WHERE n > 1) SELECT n FROM d", True),
+    ("postgres", "SELECT d::date, lpad(CAST(extract(month FROM d) AS TEXT), 2, '0') AS m, t FROM generate_series("
+     "DATE '2024-01-01', DATE '2024-12-31', INTERVAL '1 day') d, orders o, unnest(string_to_array(o.name, ' ')) t",
+     True),
 ])
 def test_series_read_more_than_once_or_by_recursion_are_counted(dialect, sql, ok):
     v = guard(dialect).check(sql)
@@ -256,6 +283,8 @@ def _nested(fn: str, inner: str, n: int) -> str:
     ("postgres", "SELECT " + _nested("CAST(CAST({} AS BYTEA) AS TEXT)", "o.name", 16) + " FROM orders o", False),
     ("duckdb", "SELECT regexp_escape(o.name), to_json(o.name) FROM orders o", True),
     ("postgres", "SELECT to_json(o.name), lpad(o.name, 20, '0') FROM orders o", True),
+    ("postgres", "SELECT " + ", ".join(["to_json(o.id)", "to_json(o.name)", "to_json(o.amount)"] * 2) + " FROM orders o",
+     True),  # side by side, not nested (the session's review)
 ])
 def test_escapes_and_encodings_count_as_growth(dialect, sql, ok):
     v = guard(dialect).check(sql)

@@ -166,10 +166,14 @@ def test_model_text_in_a_drafted_pack_is_never_run(tmp_path):
     # red team 14: a growing filter over another's output (thirty tojson: 168 million characters), a loop over a text
     # (its characters: the catalog's length squared)
     ("{{ goal" + " | tojson" * 30 + " | length }}", "lengthens a text over another's output"),
-    ("{{ (goal | join('y' * 1)) }}", "\\* is not allowed"),
+    ("{{ (goal | join('y' * 1)) }}", "\\* is not allowed|constant separator"),
     ("{{ goal | join('yyyyyyyy') | join('zzzzzzzz') }}", "lengthens a text over another's output"),
     ("{% for c in schema_info %}{{ schema_info }}{% endfor %}", "for loop over anything but"),
     ("{% for c in goal | list %}{{ goal }}{% endfor %}", "filter list|for loop over anything but"),
+    # the session's review: a separator from a variable, a lengthening filter in a loop, a division by zero
+    ("{{ area.keywords | join(schema_info) }}", "constant separator"),
+    ("{% for k in area.keywords %}{{ area.keywords | join(', ') }}{% endfor %}", "inside a for loop"),
+    ("{{ 1 / 0 }}", "fails to render"),
     ("{% set s = goal ~ goal %}{% set s = s ~ s %}{{ s }}", "set"),
     ("{{ goal | center(400000000) }}", "filter center"),
     ("{{ goal | indent(400000000) }}", "filter indent"),
