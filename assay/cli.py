@@ -51,6 +51,25 @@ def escape(text: str) -> str:
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode="markdown",
                   help="assay: an LLM analyst for your data warehouse, orchestrated by Prefect.")
+
+
+def _version(show: bool) -> None:
+    if show:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            out.print(f"assay {version('assay')}", highlight=False)
+        except PackageNotFoundError:
+            out.print("assay (not installed: run from a checkout)", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                            help="print assay's version and exit")) -> None:
+    """assay: an LLM analyst for your data warehouse, orchestrated by Prefect."""
+
+
 project_app = typer.Typer(no_args_is_help=True, help="Register and list projects.")
 schema_app = typer.Typer(no_args_is_help=True, help="Schema cache and index.")
 packs_app = typer.Typer(invoke_without_command=True, help="Domain packs.")

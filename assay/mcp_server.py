@@ -206,7 +206,13 @@ def build_server(tools: AssayTools):
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("assay", instructions=(
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("assay")
+    except PackageNotFoundError:  # a checkout run without installing
+        ours = ""
+    server = MCPServer("assay", version=ours, instructions=(
         "assay discovers insights in a data warehouse. list_projects, then list_runs/show_run to read what a "
         "discovery found (each insight with its verdict from re-checking against the warehouse); "
         "search_insights to find earlier findings; ask for a question answered from findings or SQL; query "

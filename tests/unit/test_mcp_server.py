@@ -127,3 +127,21 @@ def test_ask_through_mcp_labels_cited_queries_as_the_answer_cites_them(project):
     err, out = call(AssayTools(llm=llm), "ask", {"project": "mcpp", "question": "How many orders are there?"})
     assert not err and "(step 1)" in out["answer"]
     assert [(q["step"], q["purpose"]) for q in out["queries"]] == [(1, "count orders")]
+
+
+def test_the_server_and_the_cli_say_their_version():
+    """A new user (session 26): no `assay --version`, and the MCP server's serverInfo.version was ''."""
+    from importlib.metadata import version
+
+    from mcp import Client
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    async def go():
+        async with Client(build_server(AssayTools())) as client:
+            return client.server_info
+    info = asyncio.run(go())
+    assert info.name == "assay" and info.version == version("assay") != ""
+    r = CliRunner().invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.output.strip() == f"assay {version('assay')}"
