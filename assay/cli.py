@@ -260,14 +260,15 @@ def project_apply(file: Optional[Path] = typer.Option(None, "-f", "--file", help
     # the file is clean, its pack's, a missing DuckDB file, and every PII column, schema or tenant column that file
     # does not hold
     if project is not None and not errors:
-        for check in (lambda: pack_for_project(project), lambda: check_warehouse_file(project, str(file)),
-                      lambda: check_warehouse_contents(project, str(file))):
-            try:
-                check()
-            except (ConfigError, PackError) as exc:
-                errors += str(exc).splitlines()
-                if "no such file" in str(exc) or "not a DuckDB database file" in str(exc):
-                    break  # nothing to read the contents of
+        try:
+            pack_for_project(project)
+        except (ConfigError, PackError) as exc:
+            errors += str(exc).splitlines()
+        try:
+            check_warehouse_file(project, str(file))
+            check_warehouse_contents(project, str(file))  # (a file that is not there has no contents to read)
+        except ConfigError as exc:
+            errors += str(exc).splitlines()
     if errors:
         raise ConfigError("\n".join(errors))
     _store().save_project(project)

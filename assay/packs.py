@@ -118,18 +118,18 @@ def _check_template(tree: nodes.Template) -> None:
             # a separator from a variable is as long as it: ``keywords|join(schema_info)`` (the session's review)
             raise jinja2.sandbox.SecurityError("join takes a constant separator of at most 10 characters in a pack "
                                                "template")
-        if isinstance(node, nodes.For) and any(f.name in _GROWING_FILTERS for f in node.find_all(nodes.Filter)):
-            raise jinja2.sandbox.SecurityError("a filter that lengthens a text inside a for loop is not allowed in a "
-                                               "pack template")
         if isinstance(node, nodes.For):
+            if any(f.name in _GROWING_FILTERS for f in node.find_all(nodes.Filter)):
+                raise jinja2.sandbox.SecurityError("a filter that lengthens a text inside a for loop is not allowed "
+                                                   "in a pack template")
             it = node.iter
             while isinstance(it, nodes.Filter) and it.node is not None:
                 it = it.node
             if _path(it) not in _LOOP_OVER:
                 raise jinja2.sandbox.SecurityError(f"a for loop over anything but {', '.join(sorted(_LOOP_OVER))} is "
                                                    "not allowed in a pack template")
-        if isinstance(node, nodes.For) and next(node.find_all(nodes.For), None) is not None:
-            raise jinja2.sandbox.SecurityError("a for loop inside a for loop is not allowed in a pack template")
+            if next(node.find_all(nodes.For), None) is not None:
+                raise jinja2.sandbox.SecurityError("a for loop inside a for loop is not allowed in a pack template")
 
 
 @functools.lru_cache(maxsize=256)

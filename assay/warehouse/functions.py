@@ -590,6 +590,16 @@ def _is_padding(node: exp.Func, name: str | None) -> bool:
     return name in _PADDING or isinstance(node, getattr(exp, "Space", ()))
 
 
+def _is_series(node: exp.Func, name: str | None) -> bool:
+    return name in _SERIES or isinstance(node, _HIDDEN_SERIES)
+
+
+def _series_of(node: exp.Func, name: str | None) -> float:
+    """The values a series call produces (infinite when its bounds cannot be read)."""
+    return _series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name) \
+        or float("inf")
+
+
 def _series_behind(node: exp.Expression, dialect: str, memo: dict | None) -> float | None:
     """The largest series in the CTEs and subqueries whose columns ``node`` reads (None: it reads none built so)."""
     root = node.root()
@@ -597,23 +607,21 @@ def _series_behind(node: exp.Expression, dialect: str, memo: dict | None) -> flo
     bodies = [c.this for c in root.find_all(exp.CTE) if c.alias_or_name.lower() in names]
     bodies += [q.this for q in root.find_all(exp.Subquery) if q.alias_or_name.lower() in names]
     bodies += [q for q in node.find_all(exp.Select)]  # a scalar subquery inside the call
-    sizes = [(_series_size(call_args(f), "generate_series" if isinstance(f, _HIDDEN_SERIES) else n) or float("inf"))
-             if n in _SERIES or isinstance(f, _HIDDEN_SERIES) else float(MAX_PAD + 1)
+    sizes = [_series_of(f, n) if _is_series(f, n) else float(MAX_PAD + 1)
              for b in bodies for f in b.find_all(exp.Func)
-             for n in [engine_name(f, dialect, memo)[0]]
-             if n in _SERIES or isinstance(f, _HIDDEN_SERIES) or _is_padding(f, n)]
+             for n in [engine_name(f, dialect, memo)[0]] if _is_series(f, n) or _is_padding(f, n)]
     return max(sizes) if sizes else None
 
 
-def _exploded_size(node: exp.Func, dialect: str, memo: dict | None, padded: bool) -> float:
+def _exploded_size(node: exp.Func, dialect: str, memo: dict | None) -> float:
     """At most how many rows one set-returning function gives, for the series budget: over a padded value
-    (repeat, lpad, ...) one per character it may hold; over a series 1 (the series is counted); over a table's
-    column or a subquery 1 (bounded by the rows, as a join), unless the statement pads a value somewhere (a CTE's
-    repeat() read as a column); over literals one per character (a string split, a JSON text) at most."""
+    (repeat, lpad, ...) one per character it may hold; over a series 1 (the series is counted); over a column of a
+    CTE or subquery built from a series or padded, that series or padding; over a table's column 1 (bounded by the
+    rows, as a join); over literals one per character (a string split, a JSON text) or element at most."""
     inner = [(f, engine_name(f, dialect, memo)[0]) for f in node.find_all(exp.Func) if f is not node]
     if any(_is_padding(f, n) for f, n in inner):
         return float(MAX_PAD + 1)
-    if any(n in _SERIES or isinstance(f, _HIDDEN_SERIES) for f, n in inner):
+    if any(_is_series(f, n) for f, n in inner):
         return 1.0
     if next(node.find_all(exp.Column, exp.Select), None) is not None:
         # a list or text a CTE or subquery built from a series (``list(x) FROM range(50000)``, string_agg of one) or
@@ -707,7 +715,7 @@ _ESCAPE_GROWTH = {"regexp_escape": 2.0, "quote_literal": 2.0, "quote_ident": 2.0
                   "url_encode": 3.0, "json_quote": 6.0, "to_json": 6.0, "to_jsonb": 6.0, "json_serialize": 6.0,
                   "row_to_json": 6.0, "array_to_json": 6.0, "json_build_object": 6.0, "jsonb_build_object": 6.0,
                   "json_build_array": 6.0, "jsonb_build_array": 6.0, "json_object": 6.0, "json_array": 6.0,
-                  "to_json_string": 6.0, "json_array_elements": 1.0, "format": 2.0, "printf": 2.0,
+                  "to_json_string": 6.0, "format": 2.0, "printf": 2.0,
                   "escape_string": 2.0, "htmlescape": 6.0, "html_escape": 6.0, "xmlserialize": 6.0}
 _BINARY_TYPE = re.compile(r"bytea|blob|binary|bytes\b", re.I)
 
@@ -899,7 +907,7 @@ def _copies(e: exp.Expression, sources: dict[str, dict[str, Copies]], ctes: dict
     out = _sum(*parts)  # a function of several values holds them all (array_to_string([s, s], ''): two copies)
     name = (e.sql_name() if isinstance(e, exp.Func) and not isinstance(e, exp.Anonymous) else
             str(e.name) if isinstance(e, exp.Anonymous) else "").lower()
-    if isinstance(e, exp.Func) and (name in _PADDING or isinstance(e, getattr(exp, "Space", ()))):
+    if isinstance(e, exp.Func) and _is_padding(e, name):
         out[f"built:{id(e)}"] = 1.0  # padded to a length of its own, from constants or a column
     return out
 
@@ -1031,9 +1039,7 @@ def _generator_size(cte: exp.CTE) -> float | None:
             return float("inf")
         for cmp in (cond.find_all(exp.LT, exp.LTE, exp.GT, exp.GTE) if cond is not None else ()):
             lit, other = _literal_side(cmp)
-            if lit is None or not any(isinstance(c, exp.Column) and c.name.lower() == col
-                                      for c in ([other] if isinstance(other, exp.Column) else
-                                                list(other.find_all(exp.Column)) if other is not None else [])):
+            if lit is None or not any(c.name.lower() == col for c in other.find_all(exp.Column)):
                 continue
             if cond is not cmp and any(isinstance(a, (exp.Or, exp.Not)) for a in _ancestors(cmp, cond)):
                 continue  # a bound under OR or NOT bounds nothing
@@ -1101,18 +1107,16 @@ def check_series_budget(root: exp.Expression, dialect: str, memo: dict | None = 
                     raise FunctionRefused("a lambda may read only its own parameters (a value from outside it is "
                                           "repeated once per element); join or unnest instead")
     funcs = [(node, engine_name(node, dialect, memo)[0]) for node in root.find_all(exp.Func)]
-    padded = any(_is_padding(node, name) for node, name in funcs)
     exploded = 1.0
     reads = _cte_reads(root)
     for node, name in funcs:
-        if (name in _SERIES or isinstance(node, _HIDDEN_SERIES)) and node.find_ancestor(*_PER_ELEMENT) is not None:
+        if _is_series(node, name) and node.find_ancestor(*_PER_ELEMENT) is not None:
             raise FunctionRefused(f"{name or 'a series'}() inside a lambda is not allowed (it runs once per element)")
-        if name in _SERIES or isinstance(node, _HIDDEN_SERIES):
-            total *= (_series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name)
-                      or float("inf")) ** _times_read(node, reads)
+        if _is_series(node, name):
+            total *= _series_of(node, name) ** _times_read(node, reads)
         elif name in _EXPLODING or isinstance(node, (exp.Unnest, exp.Explode)):
-            exploded *= _exploded_size(node, dialect, memo, padded) ** _times_read(node, reads)
-    for cte in root.find_all(exp.CTE):  # a recursive CTE that reads only itself is a series of its own
+            exploded *= _exploded_size(node, dialect, memo) ** _times_read(node, reads)
+    for cte in root.find_all(exp.CTE):  # a recursive CTE is a series of its own (its counter's span)
         size = _generator_size(cte)
         if size is not None:
             total *= size ** _times_read(cte, reads, own=True)
