@@ -26,8 +26,10 @@ def schema_cache_key(cfg: WarehouseConfig) -> str:
         k: v for k, v in sorted(cfg.settings.items())
         if not any(w in k.lower() for w in _SECRET_WORDS)
     }
-    blob = json.dumps({"kind": cfg.kind, "settings": settings, "schemas": sorted(cfg.schemas)},
-                      sort_keys=True, default=str)
+    what = {"kind": cfg.kind, "settings": settings, "schemas": sorted(cfg.schemas)}
+    if cfg.tenant_filter is not None:  # the row counts are the tenant's own (``warehouse.tenant_row_counts``)
+        what["tenant"] = [cfg.tenant_filter.column, cfg.tenant_filter.value, sorted(cfg.tenant_filter.shared_tables)]
+    blob = json.dumps(what, sort_keys=True, default=str)
     return "schema-" + hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -110,6 +112,7 @@ def discover_schema(store: Store, project: Project, warehouse: Any | Callable[[]
     log descriptions that name no table.
     """
     from ..config import check_pii_found, check_schema_found, check_tenant_found
+    from ..warehouse import tenant_row_counts
 
     key = key or schema_cache_key(project.warehouse)
     tables = None if refresh else store.get_schema(key)
@@ -117,6 +120,7 @@ def discover_schema(store: Store, project: Project, warehouse: Any | Callable[[]
         wh = warehouse if hasattr(warehouse, "list_tables") else warehouse()
         tables = wh.list_tables()
         check_schema_found(project.warehouse, tables)  # a missing schema or an empty warehouse: one line
+        tables = tenant_row_counts(wh, project.warehouse, tables)  # not every tenant's totals
         store.put_schema(key, project.id, tables)
     else:  # a cached schema: the declared PII columns and the tenant column are checked against it all the same
         check_pii_found(project.warehouse.pii_columns, tables)

@@ -69,14 +69,9 @@ def sampler_for(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
     from ..pii import MASK
 
     guard = build_guard(wh, cfg.model_copy(update={"inject_tenant_filter": True}), tables)
-    def name(part: str) -> exp.Identifier:
-        # quoted as the catalog spells it (a table named order or user is no syntax error); the Snowflake adapter
-        # lists in lower case the names it reads in upper case
-        return exp.to_identifier(part.upper() if wh.dialect == "snowflake" else part, quoted=True)
 
     def sample(t: TableInfo, n: int = 3) -> list[dict]:
-        sql = exp.select("*").from_(exp.Table(this=name(t.name), db=name(t.schema_name) if t.schema_name else None)
-                                    ).limit(n).sql(dialect=wh.dialect)
+        sql = exp.select("*").from_(_table_node(wh, t)).limit(n).sql(dialect=wh.dialect)
         v = guard.check(sql)
         if not v.allowed:
             return []
@@ -89,4 +84,45 @@ def sampler_for(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo] | N
     return sample
 
 
-__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse", "sampler_for"]
+def _table_node(wh: Warehouse, t: TableInfo):
+    """The table as a FROM of the product's own SQL, quoted as the catalog spells it (a table named order or user
+    is no syntax error); the Snowflake adapter lists in lower case the names it reads in upper case."""
+    from sqlglot import exp
+
+    def name(part: str) -> exp.Identifier:
+        return exp.to_identifier(part.upper() if wh.dialect == "snowflake" else part, quoted=True)
+
+    return exp.Table(this=name(t.name), db=name(t.schema_name) if t.schema_name else None)
+
+
+def tenant_row_counts(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo]) -> list[TableInfo]:
+    """The tables with the row counts the run's tenant has. The engines' own counts (statistics, metadata) are
+    totals over every tenant, and the model saw them in the catalog, the table lookups and ``information_schema``:
+    each tenant learnt how much data the others hold, table by table (left since session 25). Under a tenant filter
+    each table is counted with the tenant predicate the guard writes in; a shared table keeps its total; a table
+    the guard refuses to read, or whose count fails on the engine, counts 0 (nothing the run may read of it)."""
+    if cfg.tenant_filter is None:
+        return tables
+    import logging
+
+    from sqlglot import exp
+
+    guard = build_guard(wh, cfg.model_copy(update={"inject_tenant_filter": True}), tables)
+    out = []
+    for t in tables:
+        n = 0
+        v = guard.check(exp.select(exp.Count(this=exp.Star()).as_("n")).from_(_table_node(wh, t))
+                        .sql(dialect=wh.dialect))
+        if v.allowed:
+            try:
+                res = wh.query(v.sql, row_cap=1, timeout_s=cfg.statement_timeout_s)
+                n = int(res.table.column(0)[0].as_py() or 0)
+            except Exception as exc:  # a timeout on a huge table: no count is better than another tenant's
+                logging.getLogger("assay").warning("%s: the tenant's row count failed (%s); shown as 0",
+                                                   t.fqn, str(exc).splitlines()[0][:200] if str(exc) else
+                                                   type(exc).__name__)
+        out.append(t.model_copy(update={"row_count": n}))
+    return out
+
+
+__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse", "sampler_for", "tenant_row_counts"]

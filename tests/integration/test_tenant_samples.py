@@ -41,6 +41,49 @@ def test_a_lookup_samples_only_the_projects_tenant(tmp_path):
         wh.close()
 
 
+def test_the_row_counts_the_model_sees_are_the_tenants_own(tmp_path):
+    """Session 25 left it: the catalog, a table lookup and ``information_schema.tables`` showed the engine's row
+    count, every tenant's rows together (here 10 of another tenant beside our 5). Under a tenant filter each table
+    is counted with the predicate; a shared table keeps its total, a table the guard refuses counts 0; the schema
+    cache keeps the tenant's counts apart from another tenant's project on the same warehouse."""
+    from assay.explore.info_schema import answer
+    from assay.models import Project
+    from assay.schema.catalog import render_catalog
+    from assay.schema.discovery import discover_schema
+    from assay.settings import load_settings
+    from assay.store import open_store
+
+    db = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE orders AS SELECT i AS id, 2 AS tenant_id FROM range(10) r(i)")
+    con.execute("INSERT INTO orders SELECT 100 + i, 1 FROM range(5) r(i)")
+    con.execute("CREATE TABLE regions AS SELECT 'north' AS region FROM range(7)")  # no tenant column, not shared
+    con.execute("CREATE TABLE plans AS SELECT 'gold' AS plan FROM range(4)")  # shared by declaration
+    con.close()
+    store = open_store(load_settings())
+
+    def project(tenant: int) -> Project:
+        return Project(id=f"counts{tenant}", warehouse=WarehouseConfig(
+            kind="duckdb", settings={"path": str(db)},
+            tenant_filter=TenantFilter(column="tenant_id", value=tenant, shared_tables=["plans"])))
+
+    wh = open_warehouse(project(1).warehouse)
+    try:
+        assert {t.name: t.row_count for t in wh.list_tables()}["orders"] == 15  # the engine's total
+        mine = discover_schema(store, project(1), wh)
+        assert {t.name: t.row_count for t in mine} == {"orders": 5, "regions": 0, "plans": 4}
+        text = render_catalog(mine).text
+        assert "~5 rows" in text and "~15" not in text, text
+        got = answer("SELECT table_name, row_count FROM information_schema.tables ORDER BY 1", "duckdb", mine)
+        assert got.table.to_pylist() == [{"table_name": "orders", "row_count": 5}, {"table_name": "plans",
+                                          "row_count": 4}, {"table_name": "regions", "row_count": 0}]
+        theirs = discover_schema(store, project(2), wh)  # the same warehouse, another tenant: not the cached 5
+        assert {t.name: t.row_count for t in theirs}["orders"] == 10
+        assert {t.name: t.row_count for t in discover_schema(store, project(1), wh)}["orders"] == 5  # cached
+    finally:
+        wh.close()
+
+
 def test_a_statistical_run_under_a_tenant_filter_finds_its_tenants_pattern(tmp_path):
     """A new user's project with a tenant filter (session 24): every probe of the statistical analyst was refused
     for lacking the predicate, and the run ended "Completed, no insights" without a word. The product's own SQL

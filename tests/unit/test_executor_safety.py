@@ -240,6 +240,30 @@ def test_scrub_reads_a_values_apostrophe_as_part_of_it(message, sql):
     assert scrub_error(message, strict=True, known=sql.split()) == "Conversion Error: Could not convert string [masked]"
 
 
+@pytest.mark.parametrize("sql", [
+    # red team 15: a value that starts and ends with a quoted keyword read as two known names around the engine's
+    # own words ("Could not convert string 'select' user7 AT x.io 'select' to INT32"), the @ and the digits
+    # rewritten so that no contact pattern saw it
+    "SELECT CAST('select'' ' || translate(replace(email, '@', ' AT '), '0123456789', 'abcdefghij') || ' ''select' "
+    "AS INTEGER) FROM customers WHERE customer_id = 7",
+    # ... and a value ending in its own ": " (the tail after the last one was masked, the value before it kept)
+    "SELECT regexp_matches('x', replace(email, '@', ' AT ') || ': (') FROM customers WHERE customer_id = 7",
+])
+def test_an_error_never_shows_a_pii_value_spelled_around_quotes(db, sql):
+    ex = executor(db, pii_columns=["email"])
+    out = ex.run(sql, fix=False)
+    assert not out.ok and out.error and MASK in out.error, out.error
+    assert "user" not in out.error.lower() and "x.io" not in out.error and "AT" not in out.error, out.error
+
+
+def test_scrub_keeps_the_engines_words_around_a_known_name():
+    """What the model needs to fix its statement stays: the known name and the engine's sentence after it."""
+    msg = 'column "email" must appear in the GROUP BY clause or be used in an aggregate function'
+    assert scrub_error(msg, strict=True, known=["email"]) == msg
+    assert scrub_error('unit "select" alice at tb.com "select" not recognized for type timestamp', strict=True,
+                       known=["email"]) == 'unit "select" [masked]'
+
+
 def test_scrub_always_masks_contacts():
     text = scrub_error("bad value ann@example.com, call +44 20 7946 0958 or 555-123-4567 (on 2024-01-01 10:00:00)")
     assert text == "bad value [masked], call [masked] or [masked] (on 2024-01-01 10:00:00)"
