@@ -542,3 +542,18 @@ def test_generators_and_padding_inside_lambdas_are_bounded(sql, why):
     assert SQLGuard("duckdb").check("SELECT list_transform([1, 2, 3], lambda x: x * 2) AS l").allowed
     assert SQLGuard("duckdb").check("SELECT [x * 2 for x in [1, 2, 3] if x > 1] AS l").allowed
     assert SQLGuard("duckdb").check("SELECT list_filter([{'a': 1}], lambda x: x.a > 0) AS l").allowed
+
+
+@pytest.mark.parametrize("dialect, names, absent", [
+    ("mysql", "ROW_NUMBER() OVER (ORDER BY x)", "percentile_cont"),  # MySQL has none: the hint says how instead
+    ("postgres", "percentile_cont", None),
+    ("duckdb", "percentile_cont", None),
+])
+def test_a_refusals_hint_names_only_what_the_dialect_allows(dialect, names, absent):
+    """The false-refusal corpus (session 27): refusing percentile_cont() on MySQL, the hint said "use aggregates
+    (count, sum, avg, min, max, percentile_cont, ...)"."""
+    cols = [ColumnInfo(name=n, type="TEXT") for n in ("id", "amount")]
+    g = SQLGuard(dialect, tables=[TableInfo(schema="shop", name="orders", columns=cols)], default_schema="shop")
+    v = g.check("SELECT frobnicate(amount) AS h FROM shop.orders")
+    assert not v.allowed and "allow-list" in v.reason and names in v.reason, v.reason
+    assert absent is None or absent not in v.reason, v.reason
