@@ -96,7 +96,7 @@ array_prepend num_nonnulls num_nulls div scale trim_scale min_scale sha224 sha25
 to_hex generate_series unnest bool_and setweight
 """
 _SNOWFLAKE = """
-time_slice booland_agg boolor_agg boolxor_agg
+generator seq1 seq2 seq4 seq8 time_slice booland_agg boolor_agg boolxor_agg
 variance_pop variance_samp iff ifnull nvl nvl2 zeroifnull nullifzero equal_null decode div0 div0null
 median count_if listagg approx_count_distinct approx_percentile hll kurtosis skew object_agg
 array_unique_agg bitand bitor bitxor ratio_to_report conditional_true_event conditional_change_event
@@ -603,11 +603,14 @@ def _is_padding(node: exp.Func, name: str | None) -> bool:
 
 
 def _is_series(node: exp.Func, name: str | None) -> bool:
-    return name in _SERIES or isinstance(node, _HIDDEN_SERIES)
+    return name in _SERIES or isinstance(node, (*_HIDDEN_SERIES, exp.Generator))
 
 
 def _series_of(node: exp.Func, name: str | None) -> float:
     """The values a series call produces (infinite when its bounds cannot be read)."""
+    if isinstance(node, exp.Generator):  # Snowflake's GENERATOR(ROWCOUNT => n): n rows; a TIMELIMIT has no bound
+        n = _number(node.args.get("rowcount")) if node.args.get("rowcount") is not None else None
+        return float("inf") if n is None or node.args.get("timelimit") is not None or n < 0 else n
     return _series_size(call_args(node), "generate_series" if isinstance(node, _HIDDEN_SERIES) else name) \
         or float("inf")
 

@@ -308,6 +308,10 @@ class _Tracer:
             if sub is not None:
                 return self.outputs[id(sub)]
             return [("*", self._expr_taint(e.this, s))]
+        if isinstance(e, exp.TableFromRows) and isinstance(e.this, exp.Generator):
+            # Snowflake's TABLE(GENERATOR(ROWCOUNT => n)): rows without columns (its SEQ4() reads none); the guard
+            # admits no other TABLE(...) source
+            return [("*", bool(e.find(exp.Column, exp.Query, exp.Subquery)))]
         if isinstance(e, exp.Values) or isinstance(e, exp.Unnest) or isinstance(e, exp.Table):
             # VALUES rows are literals; UNNEST / table functions carry their argument's taint
             # (a VALUES row with a column or a subquery in it is refused by the guard; traced as tainted here)
