@@ -96,7 +96,7 @@ array_prepend num_nonnulls num_nulls div scale trim_scale min_scale sha224 sha25
 to_hex generate_series unnest bool_and setweight
 """
 _SNOWFLAKE = """
-generator seq1 seq2 seq4 seq8 time_slice booland_agg boolor_agg boolxor_agg
+generator seq1 seq2 seq4 seq8 flatten time_slice booland_agg boolor_agg boolxor_agg
 variance_pop variance_samp iff ifnull nvl nvl2 zeroifnull nullifzero equal_null decode div0 div0null
 median count_if listagg approx_count_distinct approx_percentile hll kurtosis skew object_agg
 array_unique_agg bitand bitor bitxor ratio_to_report conditional_true_event conditional_change_event

@@ -496,7 +496,7 @@ class SQLGuard:
                 raise GuardRefusal("UNION/INTERSECT/EXCEPT BY NAME is not allowed; align the columns by position")
             if isinstance(node, exp.Values) and node.find(exp.Column, exp.Query, exp.Subquery):
                 raise GuardRefusal("VALUES lists may hold only literals; select columns and subqueries in a SELECT")
-            if isinstance(node, _ROW_SOURCES) and not isinstance(node.this, exp.Generator):
+            if isinstance(node, _ROW_SOURCES) and not isinstance(node.this, (exp.Generator, exp.Explode)):
                 # Snowflake's TABLE('db.schema.table') names a table by a string: no check would see it; its
                 # TABLE(GENERATOR(ROWCOUNT => n)) reads nothing and counts in the series budget (a date spine)
                 raise GuardRefusal(f"{node.sql(dialect=self.dialect)[:80]} is not allowed in FROM; name the table")
@@ -513,7 +513,8 @@ class SQLGuard:
                     "PIVOT/UNPIVOT is not allowed under the project's tenant filter; aggregate with "
                     "CASE WHEN ... or FILTER (WHERE ...) in a filtered SELECT instead"
                 )
-            if isinstance(node, exp.Lateral) and not isinstance(node.this, (exp.Subquery, exp.Select, exp.Unnest)):
+            if isinstance(node, exp.Lateral) and not isinstance(node.this, (exp.Subquery, exp.Select, exp.Unnest,
+                                                                              exp.Explode)):
                 raise GuardRefusal("LATERAL VIEW / table functions are not allowed")
 
     # ------------------------------------------------------------------ tables by scope

@@ -132,6 +132,10 @@ class _Tracer:
             raise LineageError(f"scope of {alias} not traced")
         ta = node.args.get("alias") if isinstance(node, exp.Expression) else None
         cols = ta.columns if isinstance(ta, exp.TableAlias) else []
+        if cols and outs and all(n == "*" for n, _ in outs):
+            # a table function's columns (FLATTEN's SEQ, KEY, ... VALUE, THIS; an UNNEST's): its argument's taint
+            shared = any(t for _, t in outs)
+            return [(c.name, shared) for c in cols]
         if cols:
             return [(c.name, outs[i][1] if i < len(outs) else True) for i, c in enumerate(cols)]
         return outs
@@ -308,10 +312,10 @@ class _Tracer:
             if sub is not None:
                 return self.outputs[id(sub)]
             return [("*", self._expr_taint(e.this, s))]
-        if isinstance(e, exp.TableFromRows) and isinstance(e.this, exp.Generator):
-            # Snowflake's TABLE(GENERATOR(ROWCOUNT => n)): rows without columns (its SEQ4() reads none); the guard
-            # admits no other TABLE(...) source
-            return [("*", bool(e.find(exp.Column, exp.Query, exp.Subquery)))]
+        if isinstance(e, exp.TableFromRows) and isinstance(e.this, (exp.Generator, exp.Explode)):
+            # Snowflake's TABLE(GENERATOR(ROWCOUNT => n)): rows without columns (its SEQ4() reads none);
+            # TABLE(FLATTEN(input => ...)): its argument's taint, as UNNEST; the guard admits no other TABLE(...)
+            return [("*", self._expr_taint(e.this, s))]
         if isinstance(e, exp.Values) or isinstance(e, exp.Unnest) or isinstance(e, exp.Table):
             # VALUES rows are literals; UNNEST / table functions carry their argument's taint
             # (a VALUES row with a column or a subquery in it is refused by the guard; traced as tainted here)

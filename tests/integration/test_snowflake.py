@@ -112,6 +112,46 @@ def test_a_date_spine_from_generator_runs_under_the_guard(sf):
         assert not g.check(bad).allowed, bad
 
 
+def test_lateral_flatten_of_a_column_runs_with_its_lineage(sf):
+    """Snowflake's LATERAL FLATTEN (and TABLE(FLATTEN(...)) over literals) was refused as a table function, so a
+    model could not read a VARIANT's keys; Databricks' LATERAL VIEW explode() too. Their columns carry their
+    argument's taint (a PII argument masks every column of the flatten: VALUE, THIS, INDEX...; another argument
+    masks none); the rows they unnest from generated values count in the series budget."""
+    import snowflake.connector
+
+    from assay.explore.executor import Executor
+    from assay.models import TenantFilter
+    from assay.pii import MASK
+
+    conn = snowflake.connector.connect(database="SHOP", schema="SALES")
+    conn.cursor().execute("CREATE TABLE SALES.EVENTS (EVENT_ID INT, TENANT_ID INT, EMAIL VARCHAR, PROPS VARIANT)")
+    conn.cursor().execute("INSERT INTO SALES.EVENTS SELECT 1, 1, 'ann@x.io', PARSE_JSON('{\"page\": \"home\", \"ms\": 5}') "
+                          "UNION ALL SELECT 2, 2, 'bob@y.io', PARSE_JSON('{\"page\": \"secret\"}')")
+    cfg = WarehouseConfig(kind="snowflake", settings={"database": "SHOP"}, schemas=["sales"], pii_columns=["email"],
+                          tenant_filter=TenantFilter(column="tenant_id", value=1))
+    g = SQLGuard("snowflake", tables=sf.list_tables(), schemas=["sales"], default_schema="sales",
+                 tenant=cfg.tenant_filter, pii_columns=cfg.pii_columns)
+    ex = Executor(sf, g, cfg)
+    out = ex.run("SELECT f.key AS k, f.value::string AS v FROM sales.events e, LATERAL FLATTEN(input => e.props) f "
+                 "WHERE e.tenant_id = 1 ORDER BY 1", fix=False)
+    assert out.ok and out.result.table.to_pylist() == [{"k": "ms", "v": "5"}, {"k": "page", "v": "home"}], out.error
+    out = ex.run("SELECT f.value::string AS v, f.index AS i FROM sales.events e, "
+                 "LATERAL FLATTEN(input => SPLIT(e.email, '@')) f WHERE e.tenant_id = 1", fix=False)
+    assert out.ok and {r["v"] for r in out.result.table.to_pylist()} == {MASK}, out.result.table.to_pylist()
+    out = ex.run("SELECT f.value::string AS stage FROM TABLE(FLATTEN(input => ARRAY_CONSTRUCT('visit', 'buy'))) f",
+                 fix=False)
+    assert out.ok and out.result.table.column("stage").to_pylist() == ["visit", "buy"], out.error
+    assert not g.check("SELECT f.value FROM sales.events e, LATERAL FLATTEN(input => e.props) f").allowed  # tenant
+    assert not g.check("SELECT a.value FROM TABLE(FLATTEN(input => SPLIT(SPACE(10000), ' '))) a, "
+                       "TABLE(FLATTEN(input => SPLIT(SPACE(10000), ' '))) b").allowed
+    dbx = SQLGuard("databricks", tables=sf.list_tables(), schemas=["sales"], default_schema="sales",
+                   pii_columns=["email"])
+    v = dbx.vet("SELECT e.event_id, t.x FROM sales.events e LATERAL VIEW explode(array(e.email, 'a')) t AS x")
+    assert v.masked_outputs == [1]
+    assert dbx.vet("SELECT e.event_id, t.tag FROM sales.events e LATERAL VIEW explode(array('a', 'b')) t AS tag"
+                   ).masked_outputs == []
+
+
 def test_sample_rows_and_fix_prompt(sf):
     t = sf.list_tables()[0]
     assert len(sf.sample_rows(t, 3)) == 3

@@ -93,7 +93,7 @@ ATTACKS = {
                    "SELECT * FROM system.access.audit", "SELECT * FROM sales.information_schema.tables",
                    "SELECT * FROM other.sales.orders", "SELECT current_user()", "SET spark.x = 1",
                    "SELECT reflect('java.lang.Runtime', 'getRuntime')", "SELECT java_method('a', 'b')",
-                   "SELECT * FROM orders LATERAL VIEW explode(array(1, 2)) t AS x"],
+                   "SELECT * FROM orders LATERAL VIEW explode(sequence(1, 10000000)) t AS x"],
     "redshift": ["SELECT * FROM stl_query", "SELECT * FROM svv_table_info", "SELECT * FROM pg_user",
                  "UNLOAD ('SELECT 1') TO 's3://x' IAM_ROLE 'r'", "COPY orders FROM 's3://x'",
                  "SELECT pg_sleep(10)", "SELECT current_setting('search_path')", "SELECT * FROM sys_query_history"],
