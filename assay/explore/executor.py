@@ -128,7 +128,8 @@ class Executor:
         v = self._vet(sql)
         # an error may quote a value the engine met: a PII column's (the result would have masked it), or another
         # tenant's row (PostgreSQL evaluates a cheap condition before the tenant predicate, and may fail on a row
-        # the predicate would have removed). Then only the catalog's names and SQL's vocabulary stay in it
+        # the predicate would have removed). Then it is kept only in a form redact.py knows, its names the
+        # catalog's or the statement's
         strict = v.touches_pii or self.guard.tenant is not None
         known = self._catalog_names if strict else ()
         try:
@@ -136,12 +137,12 @@ class Executor:
         except QueryTimeout as exc:
             raise QueryTimeout(scrub_error(str(exc))) from None  # the adapter's own words and its limit
         except QueryError as exc:
-            raise QueryError(scrub_error(str(exc), strict=strict, known=known)) from None
+            raise QueryError(scrub_error(str(exc), strict=strict, known=known, statement=v.sql)) from None
         except (UserError, TransientError):
             raise  # the warehouse is gone (or must be fixed by its owner): not this query's error
         except Exception as exc:  # whatever an adapter let through: this query failed, the run goes on
             msg = scrub_error(str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
-                              strict=strict, known=known)
+                              strict=strict, known=known, statement=v.sql)
             raise QueryError(f"the query failed: {type(exc).__name__}{': ' + msg if msg else ''}") from None
         positions = list(v.masked_outputs)
         traced = getattr(v, "output_count", None)  # the width the guard traced (None: no PII read)

@@ -4,18 +4,20 @@ Engines put the offending value into their error messages (``Could not convert s
 'ann@example.com' to INT32``, ``invalid input syntax for type integer: "Ann Lee"``, ``Type INT32 with
 value 19840317 can't be cast``), so an error is a way to read a value the result masks, or a row of
 another tenant the statement's filter had not yet removed when the engine failed on it. ``scrub_error``
-always masks what looks like an e-mail address or a phone number. ``strict`` (the statement reads a
-PII column, or the project has a tenant filter) fails closed: a quoted part is kept only when it is
-one name, SQL vocabulary or a name of the catalog (``known``: its tables and columns); the first quoted
-part that is not ends the message. From the first quote on, a word outside quotes is kept only when it
-is one of the words engines write around names (``ENGINE_WORDS``), SQL vocabulary or a catalog name, and
-at most ``AFTER_QUOTE_WORDS`` of them: engines do not escape the quotes inside the value they quote, so
-``'select' bob AT tb.com 'select'`` (a value that starts and ends with a quoted keyword) read as two
-known names around the engine's own words (red team 15). What follows the first unquoted ``": "``
-(where engines put a value: ``date field value out of range: 2020-13-07``; a value ending in its own
-``": "`` hid behind the last one) is kept only when made of SQL vocabulary and catalog names, and every
-number outside a name is masked. The statement's own words are no key: the model writes them, and a
-literal holding every letter (``'a b c ... z'``) once let a value spelled out with spaces through.
+always masks what looks like an e-mail address or a phone number.
+
+``strict`` (the statement reads a PII column, or the project has a tenant filter) fails closed: a message
+is kept only in a form this module knows (``FORMS``: the engines' own sentences, each slot of which is a
+name of the catalog or of the statement, a type, an operator, a piece of the statement's text, or a value
+that is masked); any other message becomes its class and ``WITHHELD``. Errors an engine raises before it
+reads a row (DuckDB's Binder, Catalog and Parser errors; Snowflake's compilation errors) quote the
+statement, never a value, and stay whole.
+
+Why forms and not a list of safe words: every word list was talked past. A value spelled in the catalog's
+and SQL's words (``CASE ch WHEN 'a' THEN 'integer' ...`` over its characters, red team 16), one placed
+between two quoted keywords (``'select' bob AT tb.com 'select'``, red team 15), or one put where an engine
+writes it unquoted (``Failed to parse format specifier alice AT example.com``, red team 16) read as the
+engine's words. A form's fixed text is the engine's, and the value's slot is masked whatever it holds.
 """
 
 from __future__ import annotations
@@ -34,125 +36,169 @@ _PHONE = re.compile(
 _WORD = re.compile(r"\w+")
 _CLASS_PREFIX = re.compile(r"^[A-Z][A-Za-z ]{0,40} Error: ")  # DuckDB: "Conversion Error: ..."
 
-# words error messages use around identifiers: types and keywords (never data)
+# words of type names and of the clauses engines name (never data)
 VOCABULARY = frozenset("""
 int int2 int4 int8 int16 int32 int64 int128 integer bigint smallint tinyint hugeint uhugeint utinyint
 usmallint uinteger ubigint varint bignum numeric decimal real float float4 float8 double precision
-money text varchar char character bpchar name string bool boolean date time timetz timestamp timestamptz
+money text varchar char character varying bpchar name string bool boolean date time timetz timestamp timestamptz
 timestamp_s timestamp_ms timestamp_ns interval uuid json jsonb xml bytea blob bit varbit inet cidr
 macaddr point array list struct map union enum null any anyelement unknown record with without zone
 select from where group by order having limit offset join on as and or not in is case when then else
-end distinct union all over partition window cast true false
+end distinct union all over partition window cast true false conditions intersect except coalesce values
+field list clause statement
 """.split())
+# a clause or an operation named in a form ("aggregate functions are not allowed in JOIN conditions"), a few words
+_MAX_CLAUSE_WORDS = 4
+WITHHELD = "(the engine's message is withheld: it may quote a value of what the statement read)"
+
+# the slots of a form: N a name (of the catalog or the statement, up to schema.table.column), T a type, TL a list
+# of types (a function's signature), W a clause's words, OP an operator, S a piece of the statement's own text,
+# D a line number, X a value (always masked)
+_SLOTS = {
+    "N": r"([A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*){0,2})",
+    "T": r"([A-Za-z_][\w ]{0,40}?(?:\(\d+(?:, ?\d+)?\))?(?:\[\])?)",
+    "TL": r"([\w ,()\[\]]{0,200}?)",
+    "W": r"([A-Za-z/ ]{1,40}?)",
+    "OP": r"([=<>!~+\-*/%|&^#@]{1,3})",
+    "S": r"(.{1,200}?)",
+    "D": r"(\d{1,4})",
+    "C": r"([A-Z][A-Z0-9_.]{2,80})",
+    "X": r"(.*)",
+}
+_FORMS_TEXT = [
+    # PostgreSQL (the primary message, as psycopg's diag gives it)
+    'column "{N}" does not exist', "column {N} does not exist", 'relation "{N}" does not exist',
+    'column reference "{N}" is ambiguous', 'missing FROM-clause entry for table "{N}"',
+    'column "{N}" must appear in the GROUP BY clause or be used in an aggregate function',
+    "function {N}({TL}) does not exist", "function {N}({TL}) is not unique",
+    "operator does not exist: {T} {OP} {T}", "operator does not exist: {OP} {T}", "operator is not unique: {X}",
+    "invalid input syntax for type {T}: {X}", "invalid input value for enum {N}: {X}", "division by zero",
+    "{T} out of range", "numeric field overflow", "value too long for type {T}", "value out of range: {W}",
+    "date/time field value out of range: {X}", "date out of range: {X}", "timestamp out of range",
+    "unit {X} not recognized for type {T}", 'syntax error at or near "{S}"', "syntax error at end of input",
+    "more than one row returned by a subquery used as an expression", "subquery must return only one column",
+    "aggregate functions are not allowed in {W}", "window functions are not allowed in {W}",
+    "aggregate function calls cannot be nested", "argument of {W} must be type boolean, not type {T}",
+    "{W} types {T} and {T} cannot be matched", "cannot cast type {T} to {T}",
+    'column "{N}" is of type {T} but expression is of type {T}', "invalid regular expression: {X}",
+    "invalid value {X} for {X}", "cannot take logarithm of zero", "cannot take logarithm of a negative number",
+    "permission denied for {W} {N}",
+    # DuckDB (after its class: "Conversion Error: ...")
+    "Could not convert string {X} to {T}", 'Could not convert string {X} to {T} when casting from source column "{N}"',
+    "Could not convert string {X} to {T} when casting from source column {N}",
+    "Type {T} with value {X} can't be cast to the destination type {T}",
+    "Type {T} with value {X} can't be cast because the value is out of range for the destination type {T}",
+    "Overflow in {W} of {T} ({X})!", "Could not parse string {X} according to format specifier {X}",
+    "Failed to parse format specifier {X}", "date field value out of range: {X}",
+    # MySQL / MariaDB
+    "Unknown column '{N}' in '{W}'", "Table '{N}' doesn't exist", "FUNCTION {N} does not exist",
+    "Column '{N}' in {W} is ambiguous", "Incorrect {W} value: {X}", "Truncated incorrect {W} value: {X}",
+    "You have an error in your SQL syntax; check the manual that corresponds to your {W} server version for the "
+    "right syntax to use near '{S}' at line {D}",
+    # Snowflake's errors at run time (its compilation errors stay whole)
+    "Numeric value {X} is not recognized", "Date {X} is not recognized", "Timestamp {X} is not recognized",
+    "Division by zero",
+    # BigQuery, SQL Server, Databricks (its error class, the rest masked)
+    "Unrecognized name: {N} at [{D}:{D}]", "Unrecognized name: {N}; Did you mean {N}? at [{D}:{D}]",
+    "Invalid column name '{N}'.", "Invalid object name '{N}'.", "Ambiguous column name '{N}'.",
+    "Conversion failed when converting the {W} value {X} to data type {T}.", "Divide by zero error encountered.",
+    "[{C}] {X}",
+]
 
 
-# words engines write around the names they quote, after the first quote of a message ("column "x" of relation "t"
-# does not exist", "Could not convert string [value] to INT32"); a value spelled in them is cut by the word budget
-ENGINE_WORDS = frozenset("""
-an the of to for at on in into by is are be was not no does do did exist exists found relation column columns table
-tables schema function functions operator argument arguments type types value values could cannot convert converted
-cast casting string source target when must only one more than missing recognized unit format specifier according
-near position line character expected got invalid input syntax range out field key path index element ambiguous
-reference referenced candidate bindings clause appear used aggregate entry clause subquery returned row rows
-""".split())
-# words kept after the first quote: the longest real ones ("column "x" must appear in the GROUP BY clause or be used
-# in an aggregate function") hold 15
-AFTER_QUOTE_WORDS = 16
-_NAME = re.compile(r"^\s*[\w$]+(?:\.[\w$]+)*\s*$")
+def _compile(form: str) -> tuple[re.Pattern, list[str], list[str]]:
+    parts = re.split(r"(\{[A-Z]+\})", form)
+    rx, kinds = [], []
+    for p in parts:
+        if p[1:-1] in _SLOTS and p.startswith("{"):
+            rx.append(_SLOTS[p[1:-1]])
+            kinds.append(p[1:-1])
+        else:
+            rx.append(re.escape(p))
+    return re.compile("".join(rx), re.S), kinds, parts
+
+
+FORMS = [_compile(f) for f in _FORMS_TEXT]
 
 
 def _redact_contacts(text: str) -> str:
     return _PHONE.sub(MASK, _EMAIL.sub(MASK, text))
 
 
-def _known(fragment: str, words: set[str]) -> bool:
-    tokens = [t.lower() for t in _WORD.findall(fragment)]
-    return bool(tokens) and MASK not in fragment and all(t in words or t in VOCABULARY for t in tokens)
+def _slot_ok(kind: str, value: str, names: set[str], statement: str) -> bool:
+    words = [w.lower() for w in _WORD.findall(value)]
+    if kind == "N":
+        return all(p.lower() in names for p in value.split("."))
+    if kind in ("T", "TL"):
+        return all(w in VOCABULARY or w.isdigit() for w in words) and len(words) <= (4 if kind == "T" else 24)
+    if kind == "W":
+        return 0 < len(words) <= _MAX_CLAUSE_WORDS and all(w in VOCABULARY or w in _CLAUSE_WORDS for w in words)
+    if kind == "S":
+        return bool(value.strip()) and value in statement
+    return kind in ("OP", "D", "C")
 
 
-def _a_name(fragment: str, words: set[str]) -> bool:
-    """One name (``orders``, ``shop.orders``, ``INT32``), SQL vocabulary or the catalog's: what engines quote."""
-    return bool(_NAME.match(fragment)) and _known(fragment, words)
+# the clauses and operations engines name in a form's W slot
+_CLAUSE_WORDS = frozenset("""
+multiplication addition subtraction division function functions table schema relation sequence view integer
+decimal double datetime mariadb mysql overflow underflow nvarchar
+""".split())
 
 
-def _quoted(text: str, quotes: str, words: set[str]) -> str:
-    """Keep quoted parts that are one known name, and after the first of them the engine's words around names
-    (at most AFTER_QUOTE_WORDS); from the first other part, word or a quote left open, everything to the end is
-    masked."""
-    out, i, seen, budget = [], 0, False, AFTER_QUOTE_WORDS
-    while i < len(text):
-        ch = text[i]
-        if ch not in quotes:
-            w = _WORD.match(text, i) if (ch.isalnum() or ch == "_") else None
-            if w is None:
-                out.append(ch)
-                i += 1
-                continue
-            word = w.group(0)
-            if seen:
-                budget -= 1
-                low = word.lower()
-                if budget < 0 or not (low in ENGINE_WORDS or low in VOCABULARY or low in words
-                                      or _NUMBER.fullmatch(word)):
-                    out.append(MASK)
-                    return "".join(out)
-            out.append(word)
-            i = w.end()
+def _in_a_form(rest: str, names: set[str], statement: str) -> str | None:
+    for rx, kinds, parts in FORMS:
+        m = rx.fullmatch(rest)
+        if m is None:
             continue
-        j = text.find(ch, i + 1)
-        # a doubled quote is inside, and so is one a letter or digit follows: the value's own apostrophe
-        # ('O'Brien Siobhan' read as 'O' left "Brien Siobhan" as the engine's words)
-        while j != -1 and j + 1 < len(text) and (text[j + 1] == ch or text[j + 1].isalnum()):
-            j = text.find(ch, j + 2)
-        if j == -1 or not _a_name(text[i + 1:j], words):
-            out.append(MASK)
-            return "".join(out)
-        out.append(text[i:j + 1])
-        seen = True
-        i = j + 1
-    return "".join(out)
+        values = m.groups()
+        if not all(k == "X" or _slot_ok(k, v, names, statement) for k, v in zip(kinds, values)):
+            continue
+        out, i = [], 0
+        for p in parts:
+            if p.startswith("{") and p[1:-1] in _SLOTS:
+                out.append(MASK if kinds[i] == "X" else values[i])
+                i += 1
+            else:
+                out.append(p)
+        return "".join(out)
+    return None
 
 
-def _colon_tail(text: str, words: set[str]) -> str:
-    """Mask what follows the first ': ' outside quotes unless it is made of known words (a value may end in a
-    ': ' of its own: the last one is the value's)."""
-    depth_quote, cut = None, -1
-    for k, ch in enumerate(text):
-        if depth_quote:
-            if ch == depth_quote:
-                depth_quote = None
-        elif ch in "'\"":
-            depth_quote = ch
-        elif ch == ":" and text[k + 1:k + 2] == " ":
-            cut = k + 2
-            break
-    if cut < 0:
-        return text
-    tail = text[cut:]
-    if not tail.strip() or tail.strip() == MASK or _known(tail.replace('"', " ").replace("'", " "), words):
-        return text
-    return text[:cut] + MASK
+def _statement_names(statement: str) -> set[str]:
+    """The identifiers of the statement (not its literals): a name a model misspelt is its own word."""
+    if not statement:
+        return set()
+    try:
+        import sqlglot
+        from sqlglot import exp
+
+        out: set[str] = set()
+        for tree in sqlglot.parse(statement):
+            if tree is not None:
+                out |= {i.name.lower() for i in tree.find_all(exp.Identifier)}
+                out |= {(f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower()
+                        for f in tree.find_all(exp.Func)}
+        return out
+    except Exception:
+        return set()
 
 
-# a number outside a name (not the 32 of INT32): 1.1000000000000002e+30 whole
 # DuckDB's classes of errors raised before a row is read (binding names, the catalog, parsing): they quote the
 # statement's names, never a value, and a model needs them whole to fix its query (a tenant filter masked
 # 'Table "o" does not have a column named "amout"': session 24's review)
 _BEFORE_DATA = frozenset({"Binder", "Catalog", "Parser"})
-_NUMBER = re.compile(r"(?<![A-Za-z_\d])(?>\d+(?:[.,]\d+)*(?:[eE][+-]?\d+)?)(?![A-Za-z_\d])")
+_COMPILATION = "SQL compilation error"  # Snowflake compiles a statement before it reads a row
 
 
-def scrub_error(message: str, *, strict: bool = False, known: Iterable[str] = ()) -> str:
-    """``message`` safe to show: contacts always masked; when ``strict``, values too (only SQL vocabulary and the
-    ``known`` catalog names may stay, and no number)."""
-    text = _redact_contacts(str(message))
+def scrub_error(message: str, *, strict: bool = False, known: Iterable[str] = (), statement: str = "") -> str:
+    """``message`` safe to show: contacts always masked; when ``strict``, only in a known form (the catalog's
+    names, ``known``, and the statement's, ``statement``, may fill its name slots), else its class and WITHHELD."""
+    text = _redact_contacts(str(message)).strip()
     m = _CLASS_PREFIX.match(text)
-    if not strict or (m and text[:m.end()].removesuffix(" Error: ") in _BEFORE_DATA):
+    if not strict or (m and text[:m.end()].removesuffix(" Error: ") in _BEFORE_DATA) or \
+            text.startswith(_COMPILATION):
         return text
-    words: set[str] = set()
-    for k in known:
-        words.update(w.lower() for w in _WORD.findall(str(k)))
+    names = {w.lower() for k in known for w in [str(k)]} | _statement_names(statement)
     prefix, rest = (text[:m.end()], text[m.end():]) if m else ("", text)
-    rest = _quoted(rest, "'\"", words)
-    rest = _colon_tail(rest, words)
-    return prefix + _NUMBER.sub(MASK, rest)
+    kept = _in_a_form(rest.rstrip(), names, statement)
+    return prefix + (kept if kept is not None else f"{MASK} {WITHHELD}")
