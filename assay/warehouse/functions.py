@@ -619,9 +619,22 @@ def _series_behind(node: exp.Expression, dialect: str, memo: dict | None) -> flo
     """The largest series in the CTEs and subqueries whose columns ``node`` reads (None: it reads none built so)."""
     root = node.root()
     names = {c.table.lower() for c in node.find_all(exp.Column) if c.table}
-    bodies = [c.this for c in root.find_all(exp.CTE) if c.alias_or_name.lower() in names]
-    bodies += [q.this for q in root.find_all(exp.Subquery) if q.alias_or_name.lower() in names]
-    bodies += [q for q in node.find_all(exp.Select)]  # a scalar subquery inside the call
+    ctes: dict[str, list[exp.Expression]] = {}
+    for c in root.find_all(exp.CTE):
+        ctes.setdefault(c.alias_or_name.lower(), []).append(c.this)
+    start = [b for n in names for b in ctes.get(n, [])]
+    start += [q.this for q in root.find_all(exp.Subquery) if q.alias_or_name.lower() in names]
+    start += [q for q in node.find_all(exp.Select)]  # a scalar subquery inside the call
+    # ... and the CTEs those read, to any depth (a series aggregated into a list one CTE later was counted as one
+    # row per unnest: red team 17's 1e10 rows through two FLATTENs)
+    bodies, seen = [], set()
+    while start:
+        b = start.pop()
+        if id(b) in seen:
+            continue
+        seen.add(id(b))
+        bodies.append(b)
+        start += [body for t in b.find_all(exp.Table) if not t.args.get("db") for body in ctes.get(t.name.lower(), [])]
     sizes = [_series_of(f, n) if _is_series(f, n) else float(MAX_PAD + 1)
              for b in bodies for f in b.find_all(exp.Func)
              for n in [engine_name(f, dialect, memo)[0]] if _is_series(f, n) or _is_padding(f, n)]

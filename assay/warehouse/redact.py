@@ -56,7 +56,7 @@ WITHHELD = "(the engine's message is withheld: it may quote a value of what the 
 # D a line number, X a value (always masked)
 _SLOTS = {
     "N": r"([A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*){0,2})",
-    "T": r"([A-Za-z_][\w ]{0,40}?(?:\(\d+(?:, ?\d+)?\))?(?:\[\])?)",
+    "T": r"([A-Za-z_]\w*(?: \w+){0,3}?(?:\(\d+(?:, ?\d+)?\))?(?:\[\])?)",
     "TL": r"([\w ,()\[\]]{0,200}?)",
     "W": r"([A-Za-z/ ]{1,40}?)",
     "OP": r"([=<>!~+\-*/%|&^#@]{1,3})",
@@ -125,12 +125,36 @@ def _redact_contacts(text: str) -> str:
     return _PHONE.sub(MASK, _EMAIL.sub(MASK, text))
 
 
+# the types a T slot may hold: one type word, or one of these names in several words; digits only as a type's
+# precision ("DECIMAL(18,3)"). A slot after a value's was read to the end of a line the adapter cut, so the value's
+# own tail filled it ("to int 199197214..." spelt an e-mail in character codes: red team 17)
+TYPE_WORDS = VOCABULARY - frozenset("""
+select from where group by order having limit offset join on as and or not in is case when then else end distinct
+union all over partition window cast true false conditions intersect except coalesce values field list clause
+statement with without zone precision varying
+""".split())
+MULTI_WORD_TYPES = frozenset({"double precision", "character varying", "timestamp with time zone",
+                              "timestamp without time zone", "time with time zone", "time without time zone",
+                              "bit varying"})
+_TYPE = re.compile(r"(?P<name>[A-Za-z_]\w*(?: [A-Za-z]+){0,3})(?:\(\d+(?:, ?\d+)?\))?(?:\[\])?")
+
+
+def _a_type(value: str) -> bool:
+    m = _TYPE.fullmatch(value)
+    if m is None:
+        return False
+    name = m.group("name").lower()
+    return name in TYPE_WORDS or name in MULTI_WORD_TYPES
+
+
 def _slot_ok(kind: str, value: str, names: set[str], statement: str) -> bool:
     words = [w.lower() for w in _WORD.findall(value)]
     if kind == "N":
         return all(p.lower() in names for p in value.split("."))
-    if kind in ("T", "TL"):
-        return all(w in VOCABULARY or w.isdigit() for w in words) and len(words) <= (4 if kind == "T" else 24)
+    if kind == "T":
+        return _a_type(value)
+    if kind == "TL":
+        return len(value) <= 200 and all(_a_type(t.strip()) for t in value.split(",")) if value.strip() else True
     if kind == "W":
         return 0 < len(words) <= _MAX_CLAUSE_WORDS and all(w in VOCABULARY or w in _CLAUSE_WORDS for w in words)
     if kind == "S":

@@ -221,6 +221,11 @@ def test_an_error_on_another_tenants_row_does_not_show_its_value(pg_dsn):
                      "THEN 'money' ELSE 'null' END, '.') FROM regexp_split_to_table(n.note, '') AS ch) AS int) "
                      "AS x FROM notes AS n", fix=False)
         assert not out.ok and "money" not in out.error and "integer.char" not in out.error, out.error
+        # red team 17: a line break ends the value where the adapter keeps the first line, a type's name before
+        # the value's codes filled the form's type slot ("... for type int 211...")
+        out = ex.run("SELECT date_trunc('a\" not recognized for type int ' || (ascii(substr(n.note, 1, 1)) + 100)::text"
+                     " || chr(10), TIMESTAMP '2020-01-01') AS d FROM notes AS n", fix=False)
+        assert not out.ok and "211" not in out.error, out.error
         # an error about types and names stays whole, so a model can still fix its query
         out = ex.run("SELECT n.note + 1 AS x FROM notes AS n", fix=False)
         assert out.error == "operator does not exist: text + integer", out.error

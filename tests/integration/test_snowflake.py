@@ -144,8 +144,18 @@ def test_lateral_flatten_of_a_column_runs_with_its_lineage(sf):
     assert not g.check("SELECT f.value FROM sales.events e, LATERAL FLATTEN(input => e.props) f").allowed  # tenant
     assert not g.check("SELECT a.value FROM TABLE(FLATTEN(input => SPLIT(SPACE(10000), ' '))) a, "
                        "TABLE(FLATTEN(input => SPLIT(SPACE(10000), ' '))) b").allowed
+    # red team 17: a subquery in the argument is traced after the flatten that reads it: its taint counts
+    v = g.vet("SELECT f.value::string AS v FROM TABLE(FLATTEN(input => (SELECT ARRAY_AGG(x.email) FROM sales.events x "
+              "WHERE x.tenant_id = 1))) f")
+    assert v.masked_outputs == [0]
+    # ... and a series aggregated into a list one CTE before it is flattened counts as that series
+    assert not g.check("WITH a AS (SELECT seq4() AS x FROM TABLE(GENERATOR(ROWCOUNT => 100000))), "
+                       "b AS (SELECT ARRAY_AGG(x) AS arr FROM a) SELECT count(*) AS n FROM b, "
+                       "LATERAL FLATTEN(input => b.arr) f, LATERAL FLATTEN(input => b.arr) g").allowed
     dbx = SQLGuard("databricks", tables=sf.list_tables(), schemas=["sales"], default_schema="sales",
                    pii_columns=["email"])
+    assert dbx.vet("SELECT t.x FROM sales.orders c LATERAL VIEW explode(array((SELECT max(x.email) "
+                   "FROM sales.events x))) t AS x").masked_outputs == [0]
     v = dbx.vet("SELECT e.event_id, t.x FROM sales.events e LATERAL VIEW explode(array(e.email, 'a')) t AS x")
     assert v.masked_outputs == [1]
     assert dbx.vet("SELECT e.event_id, t.tag FROM sales.events e LATERAL VIEW explode(array('a', 'b')) t AS tag"

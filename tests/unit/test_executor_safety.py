@@ -3,6 +3,8 @@ error text scrubbed of the values it quotes, and any failure of one query a step
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -256,13 +258,18 @@ def test_scrub_reads_a_values_apostrophe_as_part_of_it(message, sql):
     "SELECT CAST(array_to_string(list_transform(string_split(lower(email), ''), lambda ch: CASE ch WHEN 'u' THEN "
     "'integer' WHEN 's' THEN 'char' WHEN 'e' THEN 'money' WHEN 'r' THEN 'order' ELSE 'null' END), '.') AS INT) "
     "FROM customers WHERE customer_id = 7",
+    # red team 17: the adapter keeps a message's first line, so a value ending in a line break and a type's name
+    # put its own tail in the form's last slot ("to int 217215201214151...": the e-mail in character codes)
+    "SELECT CAST('a to int ' || left(array_to_string(list_transform(str_split(email, ''), lambda c: "
+    "CAST(ord(c) + 100 AS VARCHAR)), ''), 36) || chr(10) AS INT) FROM customers WHERE customer_id = 7",
 ])
 def test_an_error_never_shows_a_pii_value_however_it_is_spelt(db, sql):
     ex = executor(db, pii_columns=["email"])
     out = ex.run(sql, fix=False)
     assert not out.ok and out.error and MASK in out.error, out.error
     assert "user" not in out.error.lower() and "x.io" not in out.error and "AT" not in out.error, out.error
-    assert "money" not in out.error and "char.money" not in out.error, out.error
+    assert "money" not in out.error and "char.money" not in out.error and not re.search(r"\d{6}", out.error), \
+        out.error
 
 
 def test_scrub_keeps_an_engines_sentence_in_a_form_it_knows():
