@@ -14,6 +14,8 @@ definition is wrong, since the same definition is run twice.
 
 from __future__ import annotations
 
+import datetime
+
 import math
 import re
 import threading
@@ -176,10 +178,11 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
             return None
         # the last month is dropped when it is partial (under half the typical base), as the detector does; rows
         # without a month are no month (the detector's pivot drops them)
-        sql = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
-               f"(SELECT count(*) FROM m) >= 7 AND base < 0.5 * (SELECT median(base) FROM m))) "
-               f"SELECT avg(y) FILTER (WHERE month >= TIMESTAMP '{since}') AS segment_value, "
-               f"avg(y) FILTER (WHERE month < TIMESTAMP '{since}') AS baseline_value FROM k")
+        kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
+                f"(SELECT count(*) FROM m) >= 7 AND base < 0.5 * (SELECT median(base) FROM m))) ")
+        sql = _monthly_sides(kept, monthly, since, df, total=metric_words == "monthly total")
+        if sql is None:
+            return None
         return dict(metric=MetricKind.change, measure=f"{measure} ({metric_words})", segment=f"{dim} = {seg} since {since}",
                     segment_sql=f"{cond} AND month >= TIMESTAMP '{since}'",
                     baseline=f"{dim} = {seg} before {since}",
@@ -194,11 +197,12 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         grain = re.match(r"The (\w+) ", c.name)
         metric_words = (f"{grain.group(1) if grain else 'monthly'} "
                         f"{'rate' if is_rate(m) else 'average' if m.startswith('avg_') else 'total'}")
-        sql = (f"WITH m AS (SELECT month, {_q(m)} AS y, {base} AS base FROM {PROBE} AS p WHERE month IS NOT NULL), "
-               f"k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND (SELECT count(*) FROM m) >= 4 "
-               f"AND base < 0.5 * (SELECT median(base) FROM m))) "
-               f"SELECT avg(y) FILTER (WHERE month >= TIMESTAMP '{since}') AS segment_value, "
-               f"avg(y) FILTER (WHERE month < TIMESTAMP '{since}') AS baseline_value FROM k")
+        monthly = f"SELECT month, {_q(m)} AS y, {base} AS base FROM {PROBE} AS p WHERE month IS NOT NULL"
+        kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
+                f"(SELECT count(*) FROM m) >= 4 AND base < 0.5 * (SELECT median(base) FROM m))) ")
+        sql = _monthly_sides(kept, monthly, since, df, total=metric_words.endswith(" total"))
+        if sql is None:
+            return None
         measure = measure_words(m, c.table)
         return dict(metric=MetricKind.change, measure=f"{measure} ({metric_words})", segment=f"since {since}",
                     segment_sql=f"month >= TIMESTAMP '{since}'", baseline=f"before {since}",
@@ -219,6 +223,43 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         return dict(metric=MetricKind.average, measure="average " + _words(m[4:]), segment=f"{dim} = {hi}",
                     segment_sql=cond, baseline=f"every {_words(dim)} value", baseline_sql="TRUE"), sql
     return None
+
+
+def _month(v) -> datetime.date | None:
+    try:
+        t = pd.Timestamp(v)
+    except (TypeError, ValueError):
+        return None
+    return None if pd.isna(t) else datetime.date(t.year, t.month, 1)
+
+
+def _monthly_sides(kept: str, monthly: str, since: str, df: pd.DataFrame, *, total: bool) -> str | None:
+    """The months' value on each side of a change, over the months the detector compared: from the first month it
+    kept to ``since``, and from ``since`` to the last it kept (a trailing partial month dropped), those bounds
+    written in as literals. A total is the sides' sum over their number of calendar months, so that a month with
+    no rows at all counts as 0: averaging the months present confirmed "the monthly total rose 97.6%" after the
+    last four months' rows were deleted (a new user, session 27). A rate or an average has no value in a month
+    without rows: the months present are averaged."""
+    con = _scratch_cursor()
+    try:
+        con.register(PROBE, df)
+        first, last = con.execute(kept + "SELECT min(month), max(month) FROM k").fetchone()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    first, last, start = _month(first), _month(last), _month(since)
+    if first is None or last is None or start is None or not first < start <= last:
+        return None
+    lo, hi, mid = (f"TIMESTAMP '{d.isoformat()}'" for d in (first, last, start))
+    if total:
+        n_after = (last.year - start.year) * 12 + last.month - start.month + 1
+        n_before = (start.year - first.year) * 12 + start.month - first.month
+        return (f"WITH m AS ({monthly}) SELECT coalesce(sum(y) FILTER (WHERE month >= {mid} AND month <= {hi}), 0) "
+                f"* 1.0 / {n_after} AS segment_value, coalesce(sum(y) FILTER (WHERE month >= {lo} AND month < {mid}), "
+                f"0) * 1.0 / {n_before} AS baseline_value FROM m")
+    return (f"WITH m AS ({monthly}) SELECT avg(y) FILTER (WHERE month >= {mid} AND month <= {hi}) AS segment_value, "
+            f"avg(y) FILTER (WHERE month >= {lo} AND month < {mid}) AS baseline_value FROM m")
 
 
 _SCRATCH: duckdb.DuckDBPyConnection | None = None

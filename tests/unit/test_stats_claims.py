@@ -390,3 +390,37 @@ def test_one_sentences_rates_share_a_unit_and_an_average_named_rate_stays_an_ave
     assert claim_values(conv) == "claimed 11.0% vs 44.9%"
     total = Claim(metric=MetricKind.change, measure="sum amount (monthly total)", value=26501, baseline_value=13647)
     assert claim_values(total) == "claimed 26,501 vs 13,647"
+
+
+def test_a_monthly_total_counts_a_month_without_rows_as_zero(tmp_path):
+    """A new user (session 27) deleted the refunds of the last four months: `assay verify` still confirmed "the
+    monthly total amount rose 97.6% from 2026-06-01" with the two months left (their average). A total's side is
+    its sum over the calendar months the detector compared, a month with no rows counting 0; a rate's months
+    without rows have no rate and are left out."""
+    db = tmp_path / "r.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("""CREATE TABLE refunds AS SELECT TIMESTAMP '2026-01-01' + INTERVAL (m) MONTH + INTERVAL (i % 27) DAY
+                   AS refunded_at, 40.0 + (i * 7) % 30 AS amount FROM range(0, 12) a(m),
+                   range(0, 400) b(i) WHERE i < CASE WHEN m >= 6 THEN 400 ELSE 200 END""")
+    con.close()
+    wh = DuckDBWarehouse(str(db))
+    sql = ("SELECT date_trunc('month', refunded_at) AS month, count(*) AS n, sum(amount) AS sum_amount "
+           "FROM refunds GROUP BY 1 ORDER BY 1")
+    meta = {"kind": "series", "table": "main.refunds", "time": "refunded_at"}
+    step, df = _step(wh, 1, sql, meta)
+    out = [c for c in D.series_changes(df, meta, 1, "refunds", "main.refunds") if c.kind == "change_point"]
+    assert out and all("2026-07-01" in c.name for c in out), [c.name for c in out]
+    claims = [cl for c in out for cl in candidate_claims(c, step, df, "duckdb")]
+    assert claims and all("total" in cl.measure for cl in claims), [cl.measure for cl in claims]
+    ins = Insight(id="refunds-1", area="refunds", name=out[0].name, description=out[0].description, claims=claims,
+                  source_steps=[1])
+    assert _verifier(wh, {1: step}).verify(ins).status == ValidationStatus.confirmed
+    wh.close()
+    con = duckdb.connect(str(db))
+    con.execute("DELETE FROM refunds WHERE refunded_at >= TIMESTAMP '2026-09-01'")  # four of the six months gone
+    con.close()
+    wh = DuckDBWarehouse(str(db))
+    ins = Insight(id="refunds-1", area="refunds", name=out[0].name, description=out[0].description, claims=claims,
+                  source_steps=[1])
+    assert _verifier(wh, {1: step}).verify(ins).status == ValidationStatus.rejected
+    wh.close()
