@@ -124,7 +124,8 @@ class Executor:
         except Exception as exc:  # a statement the guard cannot reason about is refused, not run
             raise GuardRefusal(f"the guard could not check this statement ({type(exc).__name__})") from None
 
-    def _run_once(self, sql: str) -> QueryResult:
+    def _run_once(self, sql: str) -> tuple[QueryResult, str]:
+        """The statement's result, and the statement as sent (the guard's, with a tenant predicate written in)."""
         v = self._vet(sql)
         # an error may quote a value the engine met: a PII column's (the result would have masked it), or another
         # tenant's row (PostgreSQL evaluates a cheap condition before the tenant predicate, and may fail on a row
@@ -152,7 +153,7 @@ class Executor:
             # the result's columns are not the ones the guard traced (a table rebuilt with its columns in another
             # order since the schema was cached): which one is PII is unknown, so every one is masked
             positions = list(range(res.table.num_columns))
-        return mask_outputs(res, positions)
+        return mask_outputs(res, positions), v.sql
 
     def _fix(self, sql: str, error: str, evidence: str | None, purpose: str) -> tuple[str, TokenUsage]:
         prompt = apply_section(self.warehouse.sql_fix_prompt(), "VERIFICATION_CONTEXT", evidence)
@@ -174,8 +175,11 @@ class Executor:
         current = sql
         for i in range(MAX_SQL_FIXES + 1):
             try:
-                out.result = self._run_once(current)
-                out.sql = current
+                out.result, sent = self._run_once(current)
+                # under an injected tenant filter the statement that ran holds the predicate the guard wrote in: a
+                # step, a claim's verification SQL and the report show that one, so that a reader who runs it gets
+                # the same number (a new user ran the shown count SQL and got every tenant's 1,863 for our 1,072)
+                out.sql = sent if self.guard.inject_tenant and self.guard.tenant is not None and sent else current
                 out.error = None
                 break
             except GuardRefusal as r:

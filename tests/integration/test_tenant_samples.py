@@ -113,7 +113,16 @@ def test_a_statistical_run_under_a_tenant_filter_finds_its_tenants_pattern(tmp_p
     result = run_discovery_inline("tenantstat", run_id)
     steps = store.steps(run_id)
     assert steps and not [st.error for st in steps if not st.ok], [st.error for st in steps if not st.ok][:3]
-    # (a step keeps the SQL as the product wrote it; the guard wrote the predicate into what ran)
+    # a step keeps the statement that ran, with the predicate the guard wrote in; so does a verification: a reader
+    # who runs the report's SQL gets the report's number (a new user got every tenant's count: session 27)
+    assert all("tenant_id" in st.query for st in steps if st.query), [st.query for st in steps][:3]
+    checked = [i.validation for i in result.insights if i.validation and i.validation.query
+               and i.validation.verified_count is not None]
+    assert checked
+    con = duckdb.connect(str(db), read_only=True)
+    for v in checked:
+        assert con.execute(v.query).fetchone()[0] == v.verified_count, v.query
+    con.close()
     text = " ".join(f"{i.name} {i.description} {i.segment or ''}" for i in result.insights)
     assert "south" in text and "north" not in text, text
     # `assay verify` re-derives the same numbers under the filter (its statements were refused: session 24's review)
