@@ -586,17 +586,21 @@ def check_warehouse_contents(project: Project, source: str) -> None:
         return
     from .warehouse import open_warehouse
 
+    from .warehouse import tenant_row_counts
+
     wh = open_warehouse(project.warehouse.model_copy(update={"schemas": []}))  # every schema: a typo's neighbours
     try:
         tables = wh.list_tables()
+        if not tables:  # data not loaded yet: the run says so when it starts
+            return
+        try:
+            check_schema_found(project.warehouse, tables)
+            mine = {s.lower() for s in project.warehouse.schemas}
+            tenant_row_counts(wh, project.warehouse, [t for t in tables if not mine or t.schema_name.lower() in mine])
+        except ConfigError as exc:
+            raise ConfigError("\n".join(f"{source}: {line}" for line in str(exc).splitlines())) from None
     finally:
         wh.close()
-    if not tables:  # data not loaded yet: the run says so when it starts
-        return
-    try:
-        check_schema_found(project.warehouse, tables)
-    except ConfigError as exc:
-        raise ConfigError("\n".join(f"{source}: {line}" for line in str(exc).splitlines())) from None
 
 
 def check_schema_found(cfg, tables) -> None:

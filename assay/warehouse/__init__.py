@@ -100,28 +100,45 @@ def tenant_row_counts(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInf
     totals over every tenant, and the model saw them in the catalog, the table lookups and ``information_schema``:
     each tenant learnt how much data the others hold, table by table (left since session 25). Under a tenant filter
     each table is counted with the tenant predicate the guard writes in; a shared table keeps its total; a table
-    the guard refuses to read, or whose count fails on the engine, counts 0 (nothing the run may read of it)."""
+    the guard refuses to read, or whose count fails on the engine, counts 0 (nothing the run may read of it).
+
+    A tenant value the tenant column cannot hold (``'one'`` for a number column), or one no row of any table has,
+    is a ConfigError: the run refused every read, or found nothing, and ended "Completed, no insights" without
+    saying why (a new user, session 27)."""
     if cfg.tenant_filter is None:
         return tables
     import logging
 
     from sqlglot import exp
 
+    tf = cfg.tenant_filter
     guard = build_guard(wh, cfg.model_copy(update={"inject_tenant_filter": True}), tables)
-    out = []
+    out, holders, counted = [], 0, 0
     for t in tables:
         n = 0
         v = guard.check(exp.select(exp.Count(this=exp.Star()).as_("n")).from_(_table_node(wh, t))
                         .sql(dialect=wh.dialect))
+        mine = any(c.name.lower() == tf.column.lower() for c in t.columns)
+        if not v.allowed and mine and "tenant_filter" in v.reason:
+            raise ConfigError(f"warehouse.tenant_filter.value: {v.reason}")
+        holders += mine
         if v.allowed:
             try:
                 res = wh.query(v.sql, row_cap=1, timeout_s=cfg.statement_timeout_s)
                 n = int(res.table.column(0)[0].as_py() or 0)
+                counted += mine
             except Exception as exc:  # a timeout on a huge table: no count is better than another tenant's
                 logging.getLogger("assay").warning("%s: the tenant's row count failed (%s); shown as 0",
                                                    t.fqn, str(exc).splitlines()[0][:200] if str(exc) else
                                                    type(exc).__name__)
         out.append(t.model_copy(update={"row_count": n}))
+    def holding(ts):
+        return [t for t in ts if any(c.name.lower() == tf.column.lower() for c in t.columns)]
+    # (tables whose engine counts no row at all hold no data yet: nothing to say about the value)
+    if holders and counted == holders and any(t.row_count for t in holding(tables)) and \
+            not any(t.row_count for t in holding(out)):
+        raise ConfigError(f"warehouse.tenant_filter.value: no row of the {holders} table(s) with a "
+                          f"{tf.column} column has {tf.column} = {tf.value!r}: the run would have nothing to read")
     return out
 
 

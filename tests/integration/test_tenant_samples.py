@@ -5,6 +5,7 @@ the same read. The sample is now the guard's statement, the tenant predicate wri
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from assay.models import TenantFilter, WarehouseConfig
 from assay.pii import MASK
@@ -80,6 +81,21 @@ def test_the_row_counts_the_model_sees_are_the_tenants_own(tmp_path):
         theirs = discover_schema(store, project(2), wh)  # the same warehouse, another tenant: not the cached 5
         assert {t.name: t.row_count for t in theirs}["orders"] == 10
         assert {t.name: t.row_count for t in discover_schema(store, project(1), wh)}["orders"] == 5  # cached
+        # a value the column cannot hold, or one no row has, stops the run's schema phase, `project apply` (a
+        # DuckDB file) and doctor: the run refused every read, or read nothing, and ended "Completed, no
+        # insights" without a word (a new user, session 27)
+        from assay.config import ConfigError, check_warehouse_contents
+        from assay.doctor import OK, check_warehouse
+
+        wrong = project(1).model_copy(update={"id": "countsone", "warehouse": project(1).warehouse.model_copy(
+            update={"tenant_filter": TenantFilter(column="tenant_id", value="one")})})
+        with pytest.raises(ConfigError, match="tenant_filter.value: the tenant value 'one' is no number"):
+            discover_schema(store, wrong, wh)
+        with pytest.raises(ConfigError, match="^p.yaml: warehouse.tenant_filter.value: the tenant value 'one'"):
+            check_warehouse_contents(wrong, "p.yaml")
+        with pytest.raises(ConfigError, match="no row of the 1 table.s. with a tenant_id column has tenant_id = 99"):
+            discover_schema(store, project(99), wh)
+        assert check_warehouse(project(1)) == (OK, f"duckdb {db} · 3 tables in main · tenant 1: 5 rows")
     finally:
         wh.close()
 
