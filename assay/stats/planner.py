@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..digest import build_compact_result, cap_bytes, chart_rows
 from ..explore.executor import Executor
@@ -143,6 +143,12 @@ class Profile:
     avg_len: dict[str, float] = field(default_factory=dict)  # strings: average length
     rel: dict[str, float] = field(default_factory=dict)     # relevance of each column to the question
     interval_s: float | None = None  # the main interval's average length in seconds (its unit follows from it)
+    # columns no probe groups, counts, links or measures by: the declared PII columns, the tenant column under a
+    # tenant filter (Planner.mark); lower case
+    off_limits: frozenset[str] = frozenset()
+
+    def usable(self, col: str) -> bool:
+        return col.lower() not in self.off_limits
 
     def _ranked(self, cols: list[str]) -> list[str]:
         pos = {c.name: i for i, c in enumerate(self.table.columns)}
@@ -204,7 +210,10 @@ class Profile:
 
     def entity(self) -> str | None:
         """The main entity a row is about (player_id in level_attempts, customer_id in events)."""
-        ids = [c.name for c in self.table.columns if is_id(c.name) and c.name != self.pk]
+        # not a column the probes may not count by, nor one a profile saw holding one value (a tenant's own id: a
+        # new user's "count(DISTINCT tenant_id) AS entities", 1 in every month)
+        ids = [c.name for c in self.table.columns if is_id(c.name) and c.name != self.pk and self.usable(c.name)
+               and not (self.rows and self.distinct.get(c.name, 2) <= 1)]
         for c in ids:
             if _PERSON.search(c):
                 return c
@@ -215,7 +224,7 @@ class Profile:
         for c in self.table.columns:
             k = kind_of(c.type)
             d = self.distinct.get(c.name, 0)
-            if looks_like_pii(c.name) or c.name == self.pk or is_counter(c.name) \
+            if looks_like_pii(c.name) or not self.usable(c.name) or c.name == self.pk or is_counter(c.name) \
                     or (is_id(c.name) and not self.is_label_key(c.name)) \
                     or C.is_calendar_part(c.name):  # month, hour: the season probes' business
                 continue
@@ -231,6 +240,7 @@ class Profile:
         dims = set(self.dims())
         return self._ranked([c.name for c in self.table.columns
                              if kind_of(c.type) == "number" and not is_id(c.name) and c.name not in dims
+                             and self.usable(c.name)
                              and not is_counter(c.name) and not C.is_calendar_part(c.name)
                              and not self.is_clock(c.name) and self.distinct.get(c.name, 2) > 1
                              and not C.names_the_table(c.name, self.table.name)])
@@ -283,8 +293,13 @@ class Probe:
 
 class Planner:
     def __init__(self, tables: list[TableInfo], quote: Callable[[str], str], keywords: list[str],
-                 goal: str = "", embed: Callable | None = None, median: bool = True):
+                 goal: str = "", embed: Callable | None = None, median: bool = True, *,
+                 pii: Iterable[str] = (), tenant_column: str | None = None):
         self.tables = tables
+        # declared PII columns (``email``, ``customers.loyalty_code``, ``shop.customers.email``) and the tenant
+        # column: a new user's run joined on a declared PII code and measured a concentration across tenant_id
+        self.pii = {x.lower() for x in pii}
+        self.tenant_column = tenant_column.lower() if tenant_column else None
         self.median = median  # the engine has a median aggregate (MySQL and SQL Server have none)
         self.q = quote
         self.keywords = [k.lower() for k in keywords]
@@ -294,7 +309,21 @@ class Planner:
         # joins found by value overlap, not by name: (table, column) -> (table of the key, key column)
         self.overlaps: dict[tuple[str, str], tuple[str, str]] = {}
 
+    def off_limits(self, t: TableInfo) -> frozenset[str]:
+        out = {self.tenant_column} if self.tenant_column else set()
+        for c in t.columns:
+            n = c.name.lower()
+            if {n, f"{t.name}.{n}".lower(), f"{t.fqn}.{n}".lower()} & self.pii:
+                out.add(n)
+        return frozenset(out)
+
+    def mark(self, profiles: dict[str, "Profile"]) -> None:
+        """Each profile's columns off limits (see ``Profile.off_limits``)."""
+        for p in profiles.values():
+            p.off_limits = self.off_limits(p.table)
+
     def score_columns(self, profiles: dict[str, "Profile"]) -> None:
+        self.mark(profiles)
         """Each column's relevance to the question: embedding similarity of the goal to the column's
         words (name, table, comment), plus keyword hits; with no goal, what a business tracks and varies."""
         cols = [(p, c) for p in profiles.values() for c in p.table.columns]
@@ -358,6 +387,7 @@ class Planner:
     # ------------------------------------------------------------------ probes from profiles
 
     def plan(self, profiles: dict[str, Profile]) -> list[Probe]:
+        self.mark(profiles)
         probes: list[Probe] = []
         by_name = {p.table.name.lower(): p for p in profiles.values()}
         # tables that other tables point at by *_id (products, channels): catalogues, not behaviour
@@ -707,10 +737,12 @@ class Planner:
         values are a unique column of a smaller table. One probe per candidate pair counts how many of
         the column's values the key holds; :meth:`learn_overlap` keeps the pairs that match."""
         self.profiles = profiles
+        self.mark(profiles)
         keys = {}  # table -> its unique columns (strings, or integers named like keys)
         for o in profiles.values():
             kinds = o.kinds()
             keys[o.table.fqn] = [c.name for c in o.table.columns if o.rows >= 2 and o.distinct.get(c.name) == o.rows
+                                 and o.usable(c.name)
                                  and not o.nulls.get(c.name) and not o.is_text(c.name)
                                  and (kinds[c.name] == "string" or (kinds[c.name] == "number" and is_id(c.name)))]
         pairs = []
@@ -718,7 +750,7 @@ class Planner:
             kinds = p.kinds()
             for c in p.table.columns:
                 k, d = kinds[c.name], p.distinct.get(c.name, 0)
-                if c.name == p.pk or d < 2 or p.is_text(c.name) or looks_like_pii(c.name):
+                if c.name == p.pk or d < 2 or p.is_text(c.name) or looks_like_pii(c.name) or not p.usable(c.name):
                     continue
                 if not (k == "string" or (k == "number" and is_id(c.name))):
                     continue  # integers overlap by accident (a month is in every id range): only key-named ones
@@ -988,8 +1020,10 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     if goal:  # the whole question, not only the pack's first words
         keywords += [k for k in goal_keywords(goal, limit=64) if k not in keywords]
     dialect = s.warehouse.dialect
+    tenant = s.project.warehouse.tenant_filter
     planner = Planner(s.tables, quote, keywords, goal=goal,
-                      embed=s.embedder.embed if goal else None, median=dialect not in ("mysql", "tsql"))
+                      embed=s.embedder.embed if goal else None, median=dialect not in ("mysql", "tsql"),
+                      pii=s.project.warehouse.pii_columns, tenant_column=tenant.column if tenant else None)
     done_sql = {st.query for st in prior}
     n = len(prior)
     profiles: dict[str, Profile] = {}

@@ -251,3 +251,34 @@ def test_an_interval_is_measured_in_the_unit_it_spans():
     assert "minutes" in words and "days" not in words
     tickets = probes[("duration_breakdown", "main.tickets")]
     assert tickets.meta.unit == "days" and "/ 86400.0" in tickets.sql
+
+
+def test_no_probe_counts_groups_or_joins_by_a_declared_pii_column_or_the_tenant_column(tmp_path):
+    """A new user's tenant project (session 27): the plan measured "Concentration of amount across tenant_id" and
+    counted count(DISTINCT tenant_id) as the entities of every month (one tenant under the filter), and asked
+    whether orders.channel named rows of customers "by loyalty_code", a declared PII column."""
+    path = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""
+        CREATE TABLE customers AS SELECT i AS customer_id, 1 AS tenant_id, 'LC' || lpad(i::VARCHAR, 5, '0')
+            AS loyalty_code, ['north', 'south', 'east'][1 + i % 3] AS region FROM range(1, 301) t(i);
+        CREATE TABLE orders AS SELECT i AS order_id, 1 AS tenant_id, 1 + (i % 300) AS customer_id,
+            'LC' || lpad((1 + i % 300)::VARCHAR, 5, '0') AS channel, 10.0 + i % 40 AS amount,
+            TIMESTAMP '2025-01-01' + INTERVAL (i * 7) HOUR AS ordered_at FROM range(1, 4001) t(i);
+    """)
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    try:
+        def plan(**kw):
+            pl = Planner(wh.list_tables(), wh.quote, ["order", "amount"], **kw)
+            profiles = profiles_of(pl, wh)
+            return pl.plan(profiles) + pl.overlap_probes(profiles)
+
+        before = plan()  # the names alone do not tell: loyalty_code is a key, tenant_id an id
+        assert any('"loyalty_code"' in pr.sql for pr in before if pr.kind == "key_overlap")
+        probes = plan(pii=["customers.loyalty_code"], tenant_column="tenant_id")
+        assert probes
+        for pr in probes:
+            assert '"loyalty_code"' not in pr.sql and '"tenant_id"' not in pr.sql, (pr.kind, pr.sql)
+    finally:
+        wh.close()
