@@ -59,6 +59,10 @@ def check_warehouse(project: Project) -> tuple[str, str]:
             tenant = f" · tenant {cfg.tenant_filter.value!r}: {rows:,} rows"
         where = getattr(wh, "where", None) or cfg.settings.get("path") or cfg.settings.get("host") or ""
         schemas = ", ".join(sorted({t.schema_name for t in tables}))
+        role = getattr(wh, "role_problem", None)
+        problem = role() if callable(role) else None  # a superuser session: "ready" would be wrong (a new user)
+        if problem:
+            return FAIL, f"{cfg.kind} {where}".strip() + f": {problem}"
         return OK, f"{cfg.kind} {where}".strip() + f" · {len(tables)} tables in {schemas}{tenant}"
     finally:
         wh.close()

@@ -171,6 +171,28 @@ class PostgresWarehouse:
         with self._txn() as c, c.cursor() as cur:
             cur.execute("SELECT 1")
 
+    # roles whose members read or write the server's files or run its programs
+    _SERVER_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
+
+    def role_problem(self) -> str | None:
+        """What the connected role may do that assay's role must not (doctor): a superuser, or a member of a role
+        that reads the server's files or runs its programs. The guard would then be the only lock."""
+        with self._txn() as c, c.cursor() as cur:
+            cur.execute("SELECT current_user, r.rolsuper, array(SELECT b.rolname FROM pg_auth_members m JOIN pg_roles b "
+                        "ON m.roleid = b.oid WHERE m.member = r.oid AND b.rolname = ANY(%s)) FROM pg_roles r "
+                        "WHERE r.rolname = current_user", (list(self._SERVER_ROLES),))
+            row = cur.fetchone()
+        if row is None:
+            return None
+        user, superuser, server_roles = row
+        if superuser:
+            return (f"the role {user} is a superuser: the guard would be the only lock between a model and the "
+                    "server's files; connect as a read-only role (README, Security)")
+        if server_roles:
+            return (f"the role {user} is a member of {', '.join(server_roles)}: connect as a role without them "
+                    "(README, Security)")
+        return None
+
     def explain_cost(self, sql: str) -> dict | None:
         try:
             with self._txn() as c, c.cursor() as cur:

@@ -57,6 +57,16 @@ class RedshiftWarehouse(PostgresWarehouse):
                 c.rollback()
         self.session_limits = accepted
 
+    def role_problem(self) -> str | None:
+        """Redshift has no pg_roles or server file roles: a superuser is what its pg_user says."""
+        with self._txn() as c, c.cursor() as cur:
+            cur.execute("SELECT usename, usesuper FROM pg_user WHERE usename = current_user")
+            row = cur.fetchone()
+        if row and row[1]:
+            return (f"the user {row[0]} is a superuser: the guard would be the only lock; connect as a read-only "
+                    "user (README, Security)")
+        return None
+
     def sql_fix_prompt(self) -> str:
         return fix_prompt_for("redshift")
 

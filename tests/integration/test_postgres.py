@@ -339,3 +339,39 @@ def test_a_citext_tenant_column_is_listed_by_its_type_and_compared_exactly(pg_ds
         w.close()
         with psycopg.connect(pg_dsn, autocommit=True) as c:
             c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_doctor_fails_on_a_superuser_or_a_role_that_reads_the_servers_files(pg_dsn, pg_schema):
+    """A new user (session 27): doctor said "ready" on a superuser connection, which the README says never to use:
+    the guard would be the only lock between a model and pg_read_file. A member of pg_read_server_files too."""
+    from assay.doctor import FAIL, OK, check_warehouse
+    from assay.models import Project
+
+    def project(dsn):
+        return Project(id="roles", warehouse=WarehouseConfig(kind="postgres", settings={"dsn": dsn},
+                                                             schemas=[pg_schema]))
+
+    with psycopg.connect(pg_dsn) as c:
+        superuser = c.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]
+    if superuser:
+        status, detail = check_warehouse(project(pg_dsn))
+        assert status == FAIL and "is a superuser" in detail, detail
+    role = f"assay_dr_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute(f"CREATE ROLE {role} LOGIN")
+        c.execute(f"GRANT USAGE ON SCHEMA {pg_schema} TO {role}")
+        c.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {pg_schema} TO {role}")
+    try:
+        dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=role)
+        status, detail = check_warehouse(project(dsn))
+        assert status == OK and "2 tables" in detail, detail
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(f"GRANT pg_read_server_files TO {role}")
+        status, detail = check_warehouse(project(dsn))
+        assert status == FAIL and "pg_read_server_files" in detail, detail
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(f"REVOKE pg_read_server_files FROM {role}")
+            c.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA {pg_schema} FROM {role}")
+            c.execute(f"REVOKE USAGE ON SCHEMA {pg_schema} FROM {role}")
+            c.execute(f"DROP ROLE {role}")
