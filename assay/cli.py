@@ -947,9 +947,32 @@ def _goal_project(project: Optional[str], warehouse: Optional[str], goal: Option
         # is kept, never reset to the defaults by a one-off run
         p = old.model_copy(update=run)
     else:
-        p = Project(id=pid, **run, warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)}))
+        p = Project(id=pid, **run, warehouse=WarehouseConfig(kind="duckdb", settings={"path": str(path)},
+                                                             **_file_protections(path)))
     _store().save_project(p)
     return pid, None
+
+
+def _file_protections(path: Path) -> dict:
+    """The tenant filter and PII columns other projects of the same file declare: they belong to the data, so a
+    one-off ``--warehouse FILE`` project takes them (a new user's tenant-filtered project's file was read whole,
+    its PII unmasked, by a new project made without a word). Projects that disagree stop the run."""
+    others = [o for o in _store().list_projects()
+              if o.warehouse.kind == "duckdb" and str(o.warehouse.settings.get("path")) == str(path)
+              and (o.warehouse.tenant_filter is not None or o.warehouse.pii_columns)]
+    if not others:
+        return {}
+    tenants = {o.warehouse.tenant_filter.model_dump_json() if o.warehouse.tenant_filter else "" for o in others}
+    if len(tenants) > 1:
+        fail(f"projects {', '.join(sorted(o.id for o in others))} read {path.name} with different tenant filters: "
+             f"run one of them with `assay discover PROJECT --goal TEXT`")
+    tenant = others[0].warehouse.tenant_filter
+    pii = sorted({c for o in others for c in o.warehouse.pii_columns})
+    said = " and ".join(x for x in ((f"tenant filter {tenant.column} = {tenant.value!r}" if tenant else ""),
+                                    (f"PII columns {', '.join(pii)}" if pii else "")) if x)
+    err.print(f"[dim]{escape(path.name)}: {escape(said)} from project {', '.join(sorted(o.id for o in others))}[/]",
+              highlight=False)
+    return {"tenant_filter": tenant, "pii_columns": pii}
 
 
 # ---------------------------------------------------------------------------- results

@@ -208,3 +208,30 @@ def test_a_warehouse_files_project_is_named_after_the_file(tmp_path):
     _store().save_project(Project(id="goal-0123456789", pack="goal", goal="why?", warehouse=WarehouseConfig(
         kind="duckdb", settings={"path": str(old_file.resolve())})))
     assert _goal_project(None, str(old_file), "why else?")[0] == "goal-0123456789"
+
+
+def test_a_files_new_one_off_project_takes_the_tenant_filter_and_pii_of_the_files_projects(tmp_path):
+    """A new user (session 27): `assay discover --warehouse shop.duckdb` beside an applied project of that file with
+    a tenant filter made a new project without it, and the run read every tenant, unmasked, without a word. The
+    new project takes what the file's projects declare; projects that disagree on the tenant stop the run."""
+    db = tmp_path / "shop.duckdb"
+    duckdb.connect(str(db)).close()
+    (tmp_path / "t.yaml").write_text(
+        f"id: tenantp\npack: ecommerce\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {db}\n"
+        f"  tenant_filter: {{column: tenant_id, value: 1}}\n  pii_columns: [email]\n")
+    r = CliRunner().invoke(app, ["project", "apply", "-f", str(tmp_path / "t.yaml")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    pid, goal = _goal_project(None, str(db), "why do refunds rise?")
+    assert pid != "tenantp" and goal is None
+    p = _store().get_project(pid)
+    assert p.warehouse.tenant_filter.column == "tenant_id" and p.warehouse.tenant_filter.value == 1
+    assert p.warehouse.pii_columns == ["email"]
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).close()
+    for n, v in (("t1", 1), ("t2", 2)):
+        (tmp_path / f"{n}.yaml").write_text(
+            f"id: {n}\npack: ecommerce\nwarehouse:\n  kind: duckdb\n  settings:\n    path: {other}\n"
+            f"  tenant_filter: {{column: tenant_id, value: {v}}}\n")
+        assert CliRunner().invoke(app, ["project", "apply", "-f", str(tmp_path / f"{n}.yaml")]).exit_code == 0
+    r = CliRunner().invoke(app, ["discover", "--warehouse", str(other), "--goal", "why?"])
+    assert r.exit_code != 0 and "different tenant filters" in r.output, r.output
