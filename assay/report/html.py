@@ -120,9 +120,20 @@ def _pick_measure(candidates: list[str], insight: Insight, named_only: bool = Fa
         hits = [m.start() for x in {b, b.replace("_", " ")} for m in [re.search(rf"\b{re.escape(x)}\b", text)] if m]
         return min(hits) if hits else None
 
-    named = sorted((pos, i, c) for i, c in enumerate(candidates) if (pos := first_mention(c)) is not None)
+    def kind_disagrees(c: str) -> bool:
+        """sum_amount and avg_amount both name "amount": the words say which (a new user's chart drew the flat
+        average under "the monthly total amount rose 97.6%")."""
+        low = c.lower()
+        if low.startswith("sum_"):
+            return not _TOTAL_WORDS.search(text) and bool(_AVERAGE_WORDS.search(text))
+        if low.startswith("avg_"):
+            return not _AVERAGE_WORDS.search(text) and bool(_TOTAL_WORDS.search(text))
+        return False
+
+    named = sorted((pos, kind_disagrees(c), i, c) for i, c in enumerate(candidates)
+                   if (pos := first_mention(c)) is not None)
     if named:
-        return named[0][2]
+        return named[0][3]
     if named_only:
         return None
     counts = [c for c in candidates if c.lower() in _COUNT_COLUMNS]
@@ -135,6 +146,8 @@ def _pick_measure(candidates: list[str], insight: Insight, named_only: bool = Fa
 
 
 _PER = re.compile(r"^\s*(\S+) per (\S+)")
+_TOTAL_WORDS = re.compile(r"\b(total|totals|sum|summed)\b")
+_AVERAGE_WORDS = re.compile(r"\b(average|averages|avg|mean)\b")
 
 
 def _ratio_frame(df: pd.DataFrame, claimed: str | None, count: str, cats: list[str], dim: str | None,

@@ -34,6 +34,18 @@ def test_counts_for_a_number_of_rows_over_time():
     assert spec["encoding"]["x"]["type"] == "temporal"
 
 
+def test_a_total_is_charted_as_the_total_not_the_average_of_the_same_column():
+    """A new user (session 27): under "The monthly total amount rose 97.6% from 2026-06-01" the chart drew
+    avg_amount, flat at 100-115, beside sum_amount: both name "amount"."""
+    df = pd.DataFrame({"month": pd.date_range("2026-01-01", periods=8, freq="MS").astype(str), "n": [90] * 8,
+                       "avg_amount": [101.0, 104.0, 99.0, 110.0, 103.0, 112.0, 108.0, 105.0],
+                       "sum_amount": [9100.0, 9300.0, 8900.0, 9900.0, 9200.0, 18100.0, 18200.0, 18300.0]})
+    total = insight("The monthly total amount rose 97.6% from 2026-06-01", "From 9,183 to 18,147 a month.")
+    assert chart_spec(total, df)["layer"][0]["encoding"]["y"]["field"] == "sum_amount"
+    average = insight("The monthly average amount rose 5.1% from 2026-06-01", "From 103 to 108.")
+    assert chart_spec(average, df)["layer"][0]["encoding"]["y"]["field"] == "avg_amount"
+
+
 def test_ordinal_segments_keep_their_order_and_a_low_segment_is_never_cut():
     df = pd.DataFrame({"level": list(range(1, 61)), "n": [100] * 60, "won_rate": [0.6] * 41 + [0.02] + [0.6] * 18})
     spec = chart_spec(insight("42 has a much lower won rate than other level values", "won rate 0.02",
