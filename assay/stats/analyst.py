@@ -372,6 +372,9 @@ def worth_reporting(cands: list[D.Candidate], goal: str) -> list[D.Candidate]:
         # ...and how many rows (or active entities) a month holds describes the data's volume, usually the
         # base growing: a finding when a goal asks about it, as a spread is
         findings = [c for c in findings if not volume_trend(c)]
+    else:  # asked, a small one must at least be clear of chance among the many spreads a run tests
+        findings = [c for c in findings if c.kind != "group_effect" or c.effect >= D.MIN_UNASKED_EFFECT
+                    or (c.p_value is not None and c.p_value <= D.SMALL_SPREAD_P)]
     # small reference tables (airports, products) describe the catalogue, not the question
     return [c for c in findings if not (c.catalogue and (goal or c.kind == "group_effect"))]
 

@@ -21,6 +21,7 @@ from .registry import DETECTORS, detect_probe
 from .relations import MIN_CORRELATION, concentration, correlations, retention_outliers
 from .scoring import GOAL_RELEVANT, LOW_SUPPORT_ROWS, NO_EFFECT_RELEVANT, _base_severity, score, severity
 from .segments import (DEFINITION_ETA2, bracket_effects, MIN_DURATION_SEGMENT_N, MIN_EFFECT_GROUP_N, MIN_UNASKED_EFFECT, ROBUST_Z,
+                       SMALL_SPREAD_P,
                        crosstab_concentration, dominant_segment, duration_outliers, group_effects, kruskal_effects,
                        kruskal_from_ranks, mean_outliers, same_label, segment_outliers)
 from .series import PERIOD_MIN_REL, duration_series, segment_series_changes, segment_trends, series_changes
@@ -33,7 +34,7 @@ from .wording import calendar_label, subject
 __all__ = [
     "ARTIFACT", "CHANGE_MIN_REL", "CHANGE_MIN_SIDE", "DEFINITION_ETA2", "DESCRIPTIVE_KINDS", "DETECTORS",
     "GOAL_RELEVANT", "LOW_SUPPORT_ROWS", "MIN_BEHAVIOUR_ROWS", "MIN_CORRELATION", "MIN_DURATION_SEGMENT_N",
-    "MIN_EFFECT_GROUP_N", "MIN_REL_GAP", "MIN_SEGMENT_N", "MIN_UNASKED_EFFECT", "NEGATIVE_OUTCOMES", "NO_EFFECT",
+    "MIN_EFFECT_GROUP_N", "MIN_REL_GAP", "MIN_SEGMENT_N", "MIN_UNASKED_EFFECT", "SMALL_SPREAD_P", "NEGATIVE_OUTCOMES", "NO_EFFECT",
     "NO_EFFECT_P", "NO_EFFECT_RELEVANT", "NULL_EXPLAINED", "PERIOD_MIN_REL", "ROBUST_Z", "SWITCH_TOLERANCE_DAYS",
     "Candidate", "Kind", "_base_severity", "anova_effect", "bracket_effects", "anova_p", "benjamini_hochberg", "calendar_label", "subject",
     "change_point", "concentration", "correlation_p", "correlations", "cramers_v", "crosstab_concentration",
