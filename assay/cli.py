@@ -1144,7 +1144,8 @@ def runs(project: Optional[str] = typer.Option(None, "--project", help="only thi
 
 @app.command()
 @_guarded
-def feedback(run: str, insight: str, rating: str = typer.Argument(..., help="like | dislike"),
+def feedback(run: str = RUN_ARG, insight: str = typer.Argument(..., help="an insight id of that run (conversion-1)"),
+             rating: str = typer.Argument(..., help="like | dislike"),
              comment: str = typer.Option("", "--comment", help="why, in a few words (kept with the feedback)")) -> None:
     """Like or dislike an insight: an LLM analyst's next runs are told to avoid (dislike) or watch (like) it, and
     any later run that repeats a disliked insight says so."""
@@ -1487,7 +1488,7 @@ def _closest_findings(store, project_id: str, question: str, k: int = 3) -> None
 
 @app.command()
 @_guarded
-def verify(run: str, insights: Optional[list[str]] = typer.Argument(
+def verify(run: str = RUN_ARG, insights: Optional[list[str]] = typer.Argument(
         None, help="insight ids (default: every insight that does not repeat an earlier run's)")) -> None:
     """Re-verify a run's insights against today's warehouse; keeps the history of verdicts.
 
