@@ -957,16 +957,22 @@ def _file_protections(path: Path) -> dict:
     """The tenant filter and PII columns other projects of the same file declare: they belong to the data, so a
     one-off ``--warehouse FILE`` project takes them (a new user's tenant-filtered project's file was read whole,
     its PII unmasked, by a new project made without a word). Projects that disagree stop the run."""
+    def same_file(o) -> bool:  # a path applied relative, through a link or with ~ is the same file
+        try:
+            return o.warehouse.kind == "duckdb" and bool(o.warehouse.settings.get("path")) and \
+                Path(str(o.warehouse.settings["path"])).expanduser().resolve() == path
+        except (OSError, RuntimeError):
+            return False
+
     others = [o for o in _store().list_projects()
-              if o.warehouse.kind == "duckdb" and str(o.warehouse.settings.get("path")) == str(path)
-              and (o.warehouse.tenant_filter is not None or o.warehouse.pii_columns)]
+              if (o.warehouse.tenant_filter is not None or o.warehouse.pii_columns) and same_file(o)]
     if not others:
         return {}
-    tenants = {o.warehouse.tenant_filter.model_dump_json() if o.warehouse.tenant_filter else "" for o in others}
+    tenants = {o.warehouse.tenant_filter.model_dump_json() for o in others if o.warehouse.tenant_filter}
     if len(tenants) > 1:
-        fail(f"projects {', '.join(sorted(o.id for o in others))} read {path.name} with different tenant filters: "
-             f"run one of them with `assay discover PROJECT --goal TEXT`")
-    tenant = others[0].warehouse.tenant_filter
+        fail(f"projects {', '.join(sorted(o.id for o in others if o.warehouse.tenant_filter))} read {path.name} "
+             f"with different tenant filters: run one of them with `assay discover PROJECT --goal TEXT`")
+    tenant = next((o.warehouse.tenant_filter for o in others if o.warehouse.tenant_filter), None)
     pii = sorted({c for o in others for c in o.warehouse.pii_columns})
     said = " and ".join(x for x in ((f"tenant filter {tenant.column} = {tenant.value!r}" if tenant else ""),
                                     (f"PII columns {', '.join(pii)}" if pii else "")) if x)

@@ -180,7 +180,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         # without a month are no month (the detector's pivot drops them)
         kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
                 f"(SELECT count(*) FROM m) >= 7 AND base < 0.5 * (SELECT median(base) FROM m))) ")
-        sql = _monthly_sides(kept, monthly, since, df, total=metric_words == "monthly total")
+        sql = _monthly_sides(kept, monthly, since, df, total=metric_words == "monthly total")  # a monthly grain
         if sql is None:
             return None
         return dict(metric=MetricKind.change, measure=f"{measure} ({metric_words})", segment=f"{dim} = {seg} since {since}",
@@ -200,7 +200,8 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         monthly = f"SELECT month, {_q(m)} AS y, {base} AS base FROM {PROBE} AS p WHERE month IS NOT NULL"
         kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
                 f"(SELECT count(*) FROM m) >= 4 AND base < 0.5 * (SELECT median(base) FROM m))) ")
-        sql = _monthly_sides(kept, monthly, since, df, total=metric_words.endswith(" total"))
+        # a total's sides count calendar months; another grain's (yearly) periods are averaged as they come
+        sql = _monthly_sides(kept, monthly, since, df, total=metric_words == "monthly total")
         if sql is None:
             return None
         measure = measure_words(m, c.table)

@@ -323,9 +323,9 @@ class Planner:
             p.off_limits = self.off_limits(p.table)
 
     def score_columns(self, profiles: dict[str, "Profile"]) -> None:
-        self.mark(profiles)
         """Each column's relevance to the question: embedding similarity of the goal to the column's
         words (name, table, comment), plus keyword hits; with no goal, what a business tracks and varies."""
+        self.mark(profiles)
         cols = [(p, c) for p in profiles.values() for c in p.table.columns]
         if not cols:
             return
@@ -569,7 +569,7 @@ class Planner:
                 ConcentrationMeta(entity=ent, measure=money)))
         # joined dimensions: a fact table's *_id that names a small dimension table
         for c in t.columns:
-            if not (is_id(c.name) or (t.fqn, c.name) in self.overlaps) or c.name == p.pk:
+            if not (is_id(c.name) or (t.fqn, c.name) in self.overlaps) or c.name == p.pk or not p.usable(c.name):
                 continue
             other = self._join_target(c.name, p)
             if other is None or other is p:
@@ -1024,6 +1024,16 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     planner = Planner(s.tables, quote, keywords, goal=goal,
                       embed=s.embedder.embed if goal else None, median=dialect not in ("mysql", "tsql"),
                       pii=s.project.warehouse.pii_columns, tenant_column=tenant.column if tenant else None)
+    # a step keeps the statement as it ran: under an injected tenant filter the guard's, predicate written in (the
+    # executor); a resumed run compares what it would send (the session's review: every probe ran again)
+    guard = getattr(s.executor, "guard", None)
+
+    def sent(sql: str) -> str:
+        if guard is None or not guard.inject_tenant or guard.tenant is None:
+            return sql
+        v = guard.check(sql)
+        return v.sql if v.allowed else sql
+
     done_sql = {st.query for st in prior}
     n = len(prior)
     profiles: dict[str, Profile] = {}
@@ -1035,7 +1045,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
         if n >= limit:
             return "max_steps"
         pr = planner.profile_probe(t)
-        if portable(pr.sql, dialect) in done_sql or t.fqn in profiles:
+        if t.fqn in profiles or sent(portable(pr.sql, dialect)) in done_sql:
             continue
         n += 1
         step = run_probe(s.executor, pr, s.run_id, n, s.project.warehouse.pii_columns)
@@ -1049,7 +1059,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     for pr in planner.overlap_probes(profiles):
         if n >= limit:
             return "max_steps"
-        sql = portable(pr.sql, dialect)
+        sql = sent(portable(pr.sql, dialect))
         if sql in done_sql:
             continue
         done_sql.add(sql)
@@ -1062,7 +1072,7 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
     for pr in (breadth_first(plan) if behaviour_first else plan):
         if n >= limit:
             return "max_steps"
-        sql = portable(pr.sql, dialect)
+        sql = sent(portable(pr.sql, dialect))
         if sql in done_sql:
             continue
         done_sql.add(sql)

@@ -624,6 +624,10 @@ def _series_behind(node: exp.Expression, dialect: str, memo: dict | None) -> flo
         ctes.setdefault(c.alias_or_name.lower(), []).append(c.this)
     start = [b for n in names for b in ctes.get(n, [])]
     start += [q.this for q in root.find_all(exp.Subquery) if q.alias_or_name.lower() in names]
+    if any(not c.table for c in node.find_all(exp.Column)):
+        # an unqualified column (FLATTEN(input => arr), unnest(arr)) may be any source's: every CTE and derived
+        # table of the statement (the session's review: two unnests of an unqualified list of a 90,000 series)
+        start += [b for bs in ctes.values() for b in bs] + [q.this for q in root.find_all(exp.Subquery)]
     start += [q for q in node.find_all(exp.Select)]  # a scalar subquery inside the call
     # ... and the CTEs those read, to any depth (a series aggregated into a list one CTE later was counted as one
     # row per unnest: red team 17's 1e10 rows through two FLATTENs)

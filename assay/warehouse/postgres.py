@@ -178,8 +178,9 @@ class PostgresWarehouse:
         """What the connected role may do that assay's role must not (doctor): a superuser, or a member of a role
         that reads the server's files or runs its programs. The guard would then be the only lock."""
         with self._txn() as c, c.cursor() as cur:
-            cur.execute("SELECT current_user, r.rolsuper, array(SELECT b.rolname FROM pg_auth_members m JOIN pg_roles b "
-                        "ON m.roleid = b.oid WHERE m.member = r.oid AND b.rolname = ANY(%s)) FROM pg_roles r "
+            # a member through another role too (pg_has_role follows the chain; the session's review)
+            cur.execute("SELECT current_user, r.rolsuper, array(SELECT b.rolname FROM pg_roles b WHERE b.rolname = "
+                        "ANY(%s) AND pg_has_role(current_user, b.oid, 'MEMBER')) FROM pg_roles r "
                         "WHERE r.rolname = current_user", (list(self._SERVER_ROLES),))
             row = cur.fetchone()
         if row is None:

@@ -9,7 +9,7 @@ always masks what looks like an e-mail address or a phone number.
 ``strict`` (the statement reads a PII column, or the project has a tenant filter) fails closed: a message
 is kept only in a form this module knows (``FORMS``: the engines' own sentences, each slot of which is a
 name of the catalog or of the statement, a type, an operator, a piece of the statement's text, or a value
-that is masked); any other message becomes its class and ``WITHHELD``. Errors an engine raises before it
+that is masked, and so is every slot after a value's); any other message becomes its class and ``WITHHELD``. Errors an engine raises before it
 reads a row (DuckDB's Binder, Catalog and Parser errors; Snowflake's compilation errors) quote the
 statement, never a value, and stay whole.
 
@@ -136,7 +136,7 @@ statement with without zone precision varying
 MULTI_WORD_TYPES = frozenset({"double precision", "character varying", "timestamp with time zone",
                               "timestamp without time zone", "time with time zone", "time without time zone",
                               "bit varying"})
-_TYPE = re.compile(r"(?P<name>[A-Za-z_]\w*(?: [A-Za-z]+){0,3})(?:\(\d+(?:, ?\d+)?\))?(?:\[\])?")
+_TYPE = re.compile(r"(?P<name>[A-Za-z_]\w*(?: [A-Za-z]+){0,3})(?:\(\d{1,3}(?:, ?\d{1,3})?\))?(?:\[\])?")
 
 
 def _a_type(value: str) -> bool:
@@ -177,10 +177,14 @@ def _in_a_form(rest: str, names: set[str], statement: str) -> str | None:
         values = m.groups()
         if not all(k == "X" or _slot_ok(k, v, names, statement) for k, v in zip(kinds, values)):
             continue
-        out, i = [], 0
+        # every slot from the first value's on is masked: an adapter keeps a message's first line and its first few
+        # hundred characters, so where the value ends the engine's own tail may be gone and the value's own text
+        # fill the form's last slots ("to INT32(097108105...)", "source column qal.qic": red teams 17 and 18)
+        out, i, after_value = [], 0, False
         for p in parts:
             if p.startswith("{") and p[1:-1] in _SLOTS:
-                out.append(MASK if kinds[i] == "X" else values[i])
+                after_value |= kinds[i] == "X"
+                out.append(MASK if after_value else values[i])
                 i += 1
             else:
                 out.append(p)

@@ -19,6 +19,16 @@ from .values import table_from_rows
 _SYSTEM = ("INFORMATION_SCHEMA",)
 
 
+
+def _first_line(exc: BaseException) -> str:
+    """The engine's message as one line: a compilation error's detail is on the lines after its first ("SQL
+    compilation error:", "error line 1 at position 7", "invalid identifier 'AMOUT'"), so they are kept, joined (it
+    is raised before a row is read); any other error's first line."""
+    lines = [x.strip() for x in str(getattr(exc, "msg", exc)).strip().splitlines() if x.strip()] or [""]
+    if lines[0].startswith("SQL compilation error"):
+        return " ".join(lines)[:500]
+    return lines[0][:500]
+
 class SnowflakeWarehouse:
     kind = "snowflake"
     dialect = "snowflake"
@@ -131,9 +141,9 @@ class SnowflakeWarehouse:
         except self._errors.ProgrammingError as exc:
             if getattr(exc, "errno", None) == 604 or "timeout" in str(exc).lower():
                 raise QueryTimeout(f"query exceeded the {timeout_s:g}s statement timeout") from None
-            raise QueryError(scrub_error(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500])) from None
+            raise QueryError(scrub_error(_first_line(exc))) from None
         except self._errors.Error as exc:
-            raise QueryError(scrub_error(str(getattr(exc, "msg", exc)).strip().splitlines()[0][:500])) from None
+            raise QueryError(scrub_error(_first_line(exc))) from None
         except Exception as exc:  # a value the connector could not convert: this query fails, not the run
             raise QueryError(f"the result could not be read: {type(exc).__name__}") from None
         truncated = len(rows) > row_cap

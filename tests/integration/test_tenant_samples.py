@@ -146,3 +146,38 @@ def test_a_statistical_run_under_a_tenant_filter_finds_its_tenants_pattern(tmp_p
 
     rows = reverify(store, run_id, None)
     assert rows and all(r.now == "confirmed" for r in rows), [(r.insight, r.now, r.reasoning[:120]) for r in rows]
+
+
+def test_a_resumed_statistical_exploration_under_a_tenant_filter_runs_no_probe_twice(tmp_path):
+    """The session's review: a step keeps the statement as sent (the tenant predicate written in), and a resumed
+    run compared the product's own SQL with it, so every probe ran again."""
+    from types import SimpleNamespace
+
+    from assay.explore.executor import Executor
+    from assay.packs import load_pack
+    from assay.stats.planner import explore_statistically
+    from assay.warehouse import build_guard
+
+    db = tmp_path / "r.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("""CREATE TABLE orders AS SELECT i AS order_id, 1 + i % 2 AS tenant_id, (i % 17) * 3.5 AS amount,
+        CASE WHEN i % 3 = 0 THEN 'paid' ELSE 'organic' END AS channel,
+        TIMESTAMP '2026-01-01' + INTERVAL (i) HOUR AS ordered_at FROM range(1, 4001) t(i)""")
+    con.close()
+    cfg = WarehouseConfig(kind="duckdb", settings={"path": str(db)},
+                          tenant_filter=TenantFilter(column="tenant_id", value=1))
+    wh = open_warehouse(cfg)
+    try:
+        tables = wh.list_tables()
+        s = SimpleNamespace(tables=tables, warehouse=wh, pack=load_pack("ecommerce"), run_id="r",
+                            run=SimpleNamespace(max_steps=6, goal=None), project=SimpleNamespace(warehouse=cfg),
+                            executor=Executor(wh, build_guard(wh, cfg.model_copy(update={"inject_tenant_filter": True}),
+                                                              tables), cfg))
+        first: list = []
+        explore_statistically(s, [], first.append)
+        assert len(first) == 6 and all("tenant_id" in st.query for st in first)
+        more: list = []
+        explore_statistically(s, first, more.append, max_steps=40)
+        assert more and not {st.query for st in more} & {st.query for st in first}
+    finally:
+        wh.close()

@@ -235,3 +235,22 @@ def test_a_files_new_one_off_project_takes_the_tenant_filter_and_pii_of_the_file
         assert CliRunner().invoke(app, ["project", "apply", "-f", str(tmp_path / f"{n}.yaml")]).exit_code == 0
     r = CliRunner().invoke(app, ["discover", "--warehouse", str(other), "--goal", "why?"])
     assert r.exit_code != 0 and "different tenant filters" in r.output, r.output
+
+
+def test_a_files_protections_are_found_whatever_the_path_was_applied_as(tmp_path):
+    """The session's review: a project applied as ``../data/shop.duckdb`` or through a link was not matched, and the
+    new one-off project was made without its tenant filter; a project with PII columns only is no "different tenant
+    filter"."""
+    from assay.cli import _file_protections
+    from assay.models import Project, TenantFilter, WarehouseConfig
+
+    (tmp_path / "data").mkdir()
+    db = tmp_path / "data" / "shop.duckdb"
+    duckdb.connect(str(db)).close()
+    _store().save_project(Project(id="rel", pack="ecommerce", warehouse=WarehouseConfig(
+        kind="duckdb", settings={"path": str(tmp_path / "data" / ".." / "data" / "shop.duckdb")},
+        tenant_filter=TenantFilter(column="tenant_id", value=3))))
+    _store().save_project(Project(id="piionly", pack="ecommerce", warehouse=WarehouseConfig(
+        kind="duckdb", settings={"path": str(db)}, pii_columns=["email"])))
+    got = _file_protections(db.resolve())
+    assert got["tenant_filter"].value == 3 and got["pii_columns"] == ["email"]

@@ -218,7 +218,7 @@ def test_a_guard_that_cannot_check_refuses(db):
 @pytest.mark.parametrize("message, clean", [
     ("invalid input syntax for type integer: \"Ann Lee\"", "invalid input syntax for type integer: [masked]"),
     ("Conversion Error: Could not convert string 'John O'Brien' to INT32",
-     "Conversion Error: Could not convert string [masked] to INT32"),
+     "Conversion Error: Could not convert string [masked] to [masked]"),
     ("date field value out of range: 2020-13-07", "date field value out of range: [masked]"),
     ("invalid value \"u1@x\" for \"YYYY\"", "invalid value [masked] for [masked]"),
     ("Invalid Input Error: missing ): ann(", f"Invalid Input Error: [masked] {WITHHELD}"),
@@ -240,7 +240,7 @@ def test_scrub_fails_closed_on_values(message, clean):
 ])
 def test_scrub_reads_a_values_apostrophe_as_part_of_it(message, sql):
     assert scrub_error(message, strict=True, known=sql.split()) == \
-        "Conversion Error: Could not convert string [masked] to INT32"
+        "Conversion Error: Could not convert string [masked] to [masked]"
 
 
 @pytest.mark.parametrize("sql", [
@@ -262,6 +262,13 @@ def test_scrub_reads_a_values_apostrophe_as_part_of_it(message, sql):
     # put its own tail in the form's last slot ("to int 217215201214151...": the e-mail in character codes)
     "SELECT CAST('a to int ' || left(array_to_string(list_transform(str_split(email, ''), lambda c: "
     "CAST(ord(c) + 100 AS VARCHAR)), ''), 36) || chr(10) AS INT) FROM customers WHERE customer_id = 7",
+    # red team 18: ... as a type's precision ("to INT32(117115101114...)"), or cut at the adapter's 500 characters
+    "SELECT CAST('zz'' to INT32(' || array_to_string(list_transform(str_split(email, ''), lambda x: "
+    "lpad(CAST(ord(x) AS VARCHAR), 3, '0')), '') || ')' || chr(10) || 'x' AS INT) FROM customers "
+    "WHERE customer_id = 7",
+    "SELECT CAST(repeat('z', 213) || ''' to INT32(' || array_to_string(list_transform(str_split(rpad(email, 40, "
+    "'~'), ''), lambda x: lpad(CAST(ord(x) AS VARCHAR), 3, '0')), '') || ')' || repeat('y', 200) AS INT) "
+    "FROM customers WHERE customer_id = 7",
 ])
 def test_an_error_never_shows_a_pii_value_however_it_is_spelt(db, sql):
     ex = executor(db, pii_columns=["email"])
@@ -287,7 +294,7 @@ def test_scrub_keeps_an_engines_sentence_in_a_form_it_knows():
     for msg, clean in [
         ('column "zzz" does not exist', f"[masked] {WITHHELD}"),  # neither the catalog's nor the statement's
         ('unit "select" alice at tb.com "select" not recognized for type timestamp',
-         "unit [masked] not recognized for type timestamp"),
+         "unit [masked] not recognized for type [masked]"),
         ("Invalid Input Error: Failed to parse format specifier alice AT example.com bob AT t.org %Q: x",
          "Invalid Input Error: Failed to parse format specifier [masked]"),
         ('invalid input syntax for type integer: "integer.char.money.smallint.decimal"',

@@ -424,3 +424,16 @@ def test_a_monthly_total_counts_a_month_without_rows_as_zero(tmp_path):
                   source_steps=[1])
     assert _verifier(wh, {1: step}).verify(ins).status == ValidationStatus.rejected
     wh.close()
+
+
+def test_a_yearly_totals_sides_are_the_years_averaged():
+    """The session's review: "yearly total" also ends in " total", and its yearly sums were divided by a count of
+    calendar months (+159% claimed for +100%). Only a monthly total counts calendar months."""
+    df = pd.DataFrame({"month": pd.to_datetime([f"{y}-01-01" for y in range(2018, 2026)]),
+                       "n": [50] * 8, "sum_amount": [100.0] * 4 + [200.0] * 4})
+    step = ExplorationStep(run_id="r", step=1, action=StepAction.query, purpose="p", query="SELECT 1",
+                           probe={"kind": "series", "table": "main.t", "time": "at"})
+    c = D.Candidate(kind="change_point", name="The yearly total amount rose 100.0% from 2022-01-01", description="",
+                    table="t", step=1, effect=0.9, p_value=1e-6, count_sql=None, series="sum_amount")
+    (claim,) = candidate_claims(c, step, df, "duckdb")
+    assert (claim.value, claim.baseline_value) == pytest.approx((200.0, 100.0)) and "yearly total" in claim.measure
