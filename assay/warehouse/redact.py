@@ -53,7 +53,7 @@ WITHHELD = "(the engine's message is withheld: it may quote a value of what the 
 
 # the slots of a form: N a name (of the catalog or the statement, up to schema.table.column), T a type, TL a list
 # of types (a function's signature), W a clause's words, OP an operator, S a piece of the statement's own text,
-# D a line number, X a value (always masked)
+# D a line number, C an engine's error class, E a Python exception's class, X a value (always masked)
 _SLOTS = {
     "N": r"([A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*){0,2})",
     "T": r"([A-Za-z_]\w*(?: \w+){0,3}?(?:\(\d+(?:, ?\d+)?\))?(?:\[\])?)",
@@ -63,6 +63,7 @@ _SLOTS = {
     "S": r"(.{1,200}?)",
     "D": r"(\d{1,4})",
     "C": r"([A-Z][A-Z0-9_.]{2,80})",
+    "E": r"([A-Z][A-Za-z]{1,40}(?:Error|Exception|Overflow))",  # a Python exception's class (the adapter's words)
     "X": r"(.*)",
 }
 _FORMS_TEXT = [
@@ -103,6 +104,12 @@ _FORMS_TEXT = [
     "Invalid column name '{N}'.", "Invalid object name '{N}'.", "Ambiguous column name '{N}'.",
     "Conversion failed when converting the {W} value {X} to data type {T}.", "Divide by zero error encountered.",
     "[{C}] {X}",
+    # the adapters' own sentences around an engine's message
+    "refused by the read-only connection: {X}",
+    "the connection to the warehouse was lost during the query ({X}); the next query reconnects",
+    "the result holds more than {D} MB; select fewer or shorter columns, or aggregate",
+    "the result could not be read: {E}", "the result could not be read: {E}: {X}",
+    "the connection to BigQuery failed during the query ({E})",
 ]
 
 
@@ -159,7 +166,7 @@ def _slot_ok(kind: str, value: str, names: set[str], statement: str) -> bool:
         return 0 < len(words) <= _MAX_CLAUSE_WORDS and all(w in VOCABULARY or w in _CLAUSE_WORDS for w in words)
     if kind == "S":
         return bool(value.strip()) and value in statement
-    return kind in ("OP", "D", "C")
+    return kind in ("OP", "D", "C", "E")
 
 
 # the clauses and operations engines name in a form's W slot

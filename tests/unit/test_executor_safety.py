@@ -291,6 +291,13 @@ def test_scrub_keeps_an_engines_sentence_in_a_form_it_knows():
             'syntax error at or near "GROUP"']
     for msg in keep:
         assert scrub_error(msg, strict=True, known=["email", "customers"], statement=sql) == msg
+    # the adapters' own sentences keep their words, the engine's part masked (the session's review)
+    for msg, clean in [
+        ("refused by the read-only connection: cannot execute INSERT", "refused by the read-only connection: [masked]"),
+        ("the result holds more than 256 MB; select fewer or shorter columns, or aggregate", None),
+        ("the result could not be read: ValueError: ann@x.io", "the result could not be read: ValueError: [masked]"),
+    ]:
+        assert scrub_error(msg, strict=True, statement=sql) == (clean or msg)
     for msg, clean in [
         ('column "zzz" does not exist', f"[masked] {WITHHELD}"),  # neither the catalog's nor the statement's
         ('unit "select" alice at tb.com "select" not recognized for type timestamp',
