@@ -584,9 +584,7 @@ def check_warehouse_contents(project: Project, source: str) -> None:
     if project.warehouse.kind != "duckdb" or not project.warehouse.settings.get("path") \
             or project.warehouse.settings.get("path") == ":memory:":
         return
-    from .warehouse import open_warehouse
-
-    from .warehouse import tenant_row_counts
+    from .warehouse import open_warehouse, tenant_row_counts
 
     wh = open_warehouse(project.warehouse.model_copy(update={"schemas": []}))  # every schema: a typo's neighbours
     try:

@@ -15,7 +15,6 @@ definition is wrong, since the same definition is run twice.
 from __future__ import annotations
 
 import datetime
-
 import math
 import re
 import threading

@@ -132,6 +132,7 @@ def tenant_row_counts(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInf
                                                    t.fqn, str(exc).splitlines()[0][:200] if str(exc) else
                                                    type(exc).__name__)
         out.append(t.model_copy(update={"row_count": n}))
+
     def holding(ts):
         return [t for t in ts if any(c.name.lower() == tf.column.lower() for c in t.columns)]
     # (tables whose engine counts no row at all hold no data yet: nothing to say about the value)
@@ -142,4 +143,5 @@ def tenant_row_counts(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInf
     return out
 
 
-__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse", "sampler_for", "tenant_row_counts"]
+__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse", "sampler_for",
+           "tenant_row_counts"]
