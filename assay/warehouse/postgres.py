@@ -300,6 +300,12 @@ class PostgresWarehouse:
         except psycopg.errors.ReadOnlySqlTransaction as exc:
             raise QueryError(f"refused by the read-only connection: {_message(exc)}") from None
         except psycopg.OperationalError as exc:
+            # an OperationalError with a server's SQLSTATE outside the connection classes is the statement's own
+            # (54000 "requested character too large for encoding": red team 19 saw it reported as a lost
+            # connection, and the sound connection dropped)
+            state = getattr(exc, "sqlstate", None)
+            if state and not state.startswith(("08", "57P")):
+                raise QueryError(_message(exc)) from None
             self._local.conn = None
             raise QueryError(f"the connection to the warehouse was lost during the query ({_message(exc)}); "
                              "the next query reconnects") from None

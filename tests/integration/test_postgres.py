@@ -381,3 +381,19 @@ def test_doctor_fails_on_a_superuser_or_a_role_that_reads_the_servers_files(pg_d
             c.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA {pg_schema} FROM {role}")
             c.execute(f"REVOKE USAGE ON SCHEMA {pg_schema} FROM {role}")
             c.execute(f"DROP ROLE {role}")
+
+
+def test_a_statements_own_operational_error_is_no_lost_connection(pg_dsn, pg_schema):
+    """Red team 19: PostgreSQL's "requested character too large for encoding" (SQLSTATE 54000) is an
+    OperationalError to psycopg; the adapter said the connection was lost and dropped a sound one."""
+    from assay.errors import QueryError
+
+    w = wh(pg_dsn, pg_schema)
+    try:
+        with pytest.raises(QueryError) as e:
+            w.query("SELECT chr(9700000) AS c", row_cap=1, timeout_s=5)
+        assert "connection" not in str(e.value) and "too large" in str(e.value), str(e.value)
+        assert w._local.conn is not None  # the connection is kept
+        assert w.query("SELECT 1 AS one", row_cap=1, timeout_s=5).table.to_pylist() == [{"one": 1}]
+    finally:
+        w.close()
