@@ -96,6 +96,20 @@ def test_the_row_counts_the_model_sees_are_the_tenants_own(tmp_path):
         with pytest.raises(ConfigError, match="no row of the 1 table.s. with a tenant_id column has tenant_id = 99"):
             discover_schema(store, project(99), wh)
         assert check_warehouse(project(1)) == (OK, f"duckdb {db} · 3 tables in main · tenant 1: 5 rows")
+        # ... a column the guard does not judge (a uuid) refuses the value on the engine, in every table
+        con2 = duckdb.connect(str(tmp_path / "u.duckdb"))
+        con2.execute("CREATE TABLE visits AS SELECT uuid() AS tenant_id, 1 AS n FROM range(3)")
+        con2.close()
+        uuid_cfg = WarehouseConfig(kind="duckdb", settings={"path": str(tmp_path / "u.duckdb")},
+                                   tenant_filter=TenantFilter(column="tenant_id", value="one"))
+        uwh = open_warehouse(uuid_cfg)
+        try:
+            with pytest.raises(ConfigError, match="tenant_id = 'one' failed in every table with that column .main.visits: Conversion Error"):
+                from assay.warehouse import tenant_row_counts
+
+                tenant_row_counts(uwh, uuid_cfg, uwh.list_tables())
+        finally:
+            uwh.close()
     finally:
         wh.close()
 
