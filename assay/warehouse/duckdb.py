@@ -121,11 +121,14 @@ class DuckDBWarehouse:
         """A small internal statement's rows, under the timeout."""
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         cur = self._cursor()
-        with self._timer(cur, timeout_s) as fired:
-            try:
-                return cur.execute(sql).fetchall()
-            except Exception as exc:
-                raise _error(exc, fired.is_set(), timeout_s) from None
+        try:
+            with self._timer(cur, timeout_s) as fired:
+                try:
+                    return cur.execute(sql).fetchall()
+                except Exception as exc:
+                    raise _error(exc, fired.is_set(), timeout_s) from None
+        finally:
+            _close(cur)
 
     def explain_cost(self, sql: str) -> dict | None:
         return None  # DuckDB is local: its plans give cardinalities, not a cost anyone pays
@@ -219,6 +222,23 @@ class DuckDBWarehouse:
         t0 = time.perf_counter()
         deadline = t0 + timeout_s
         cur = self._cursor()
+        try:
+            table, truncated = self._read(cur, sql, row_cap, timeout_s)
+        finally:
+            # a cursor left to the garbage collector kept the file's database open after close(): the next
+            # connection to the file with another configuration failed (a flaky test, session 27)
+            _close(cur)
+        table = digestible(table)
+        total = self._count(sql, deadline) if truncated else None
+        return QueryResult(
+            table=table,
+            truncated=truncated,
+            total_rows=total,
+            duration_ms=(time.perf_counter() - t0) * 1000,
+            columns=list(table.column_names),
+        )
+
+    def _read(self, cur: duckdb.DuckDBPyConnection, sql: str, row_cap: int, timeout_s: float) -> tuple[pa.Table, bool]:
         with self._timer(cur, timeout_s) as fired:
             try:
                 reader = self._digestible_relation(cur, sql).to_arrow_reader(min(max(row_cap, 1), FETCH_ROWS))
@@ -234,20 +254,11 @@ class DuckDBWarehouse:
                         break
                     batches.append(batch)
                     got += batch.num_rows
-                table = pa.Table.from_batches(batches, schema=reader.schema)
+                return pa.Table.from_batches(batches, schema=reader.schema), truncated
             except QueryError:  # the result grew past its byte budget
                 raise
             except Exception as exc:  # DuckDB errors, and Arrow's OSError when interrupted mid-stream
                 raise _error(exc, fired.is_set(), timeout_s) from None
-        table = digestible(table)
-        total = self._count(sql, deadline) if truncated else None
-        return QueryResult(
-            table=table,
-            truncated=truncated,
-            total_rows=total,
-            duration_ms=(time.perf_counter() - t0) * 1000,
-            columns=list(table.column_names),
-        )
 
     def _count(self, sql: str, deadline: float) -> int | None:
         """The true row count of a truncated result, within what is left of its timeout (else None)."""
@@ -264,6 +275,13 @@ class DuckDBWarehouse:
             self._con.close()
         except duckdb.Error:
             pass
+
+
+def _close(cur: duckdb.DuckDBPyConnection) -> None:
+    try:
+        cur.close()
+    except duckdb.Error:
+        pass
 
 
 def _error(exc: BaseException, timed_out: bool, timeout_s: float) -> QueryError:
