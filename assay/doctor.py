@@ -45,7 +45,7 @@ def _assay_error(exc: BaseException) -> bool:
 
 def check_warehouse(project: Project) -> tuple[str, str]:
     from .config import check_schema_found
-    from .warehouse import open_warehouse, tenant_row_counts
+    from .warehouse import holds_column, open_warehouse, tenant_row_counts
 
     cfg = project.warehouse
     wh = open_warehouse(cfg)  # connects and runs the adapter's health check
@@ -55,7 +55,7 @@ def check_warehouse(project: Project) -> tuple[str, str]:
         tenant = ""
         if cfg.tenant_filter is not None:  # a value the column cannot hold, or no row has, fails here as in a run
             rows = sum(t.row_count for t in tenant_row_counts(wh, cfg, tables)
-                       if any(c.name.lower() == cfg.tenant_filter.column.lower() for c in t.columns))
+                       if holds_column(t, cfg.tenant_filter.column))
             tenant = f" · tenant {cfg.tenant_filter.value!r}: {rows:,} rows"
         where = getattr(wh, "where", None) or cfg.settings.get("path") or cfg.settings.get("host") or ""
         schemas = ", ".join(sorted({t.schema_name for t in tables}))

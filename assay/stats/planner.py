@@ -1025,11 +1025,13 @@ def explore_statistically(s, prior: list[ExplorationStep], sink: Callable[[Explo
                       embed=s.embedder.embed if goal else None, median=dialect not in ("mysql", "tsql"),
                       pii=s.project.warehouse.pii_columns, tenant_column=tenant.column if tenant else None)
     # a step keeps the statement as it ran: under an injected tenant filter the guard's, predicate written in (the
-    # executor); a resumed run compares what it would send (the session's review: every probe ran again)
+    # executor); a resumed run compares what it would send (the session's review: every probe ran again). A run
+    # with no earlier steps compares its own probes with each other: the product's SQL serves, no second check
     guard = getattr(s.executor, "guard", None)
+    rewrites = bool(prior) and guard is not None and guard.inject_tenant and guard.tenant is not None
 
     def sent(sql: str) -> str:
-        if guard is None or not guard.inject_tenant or guard.tenant is None:
+        if not rewrites:
             return sql
         v = guard.check(sql)
         return v.sql if v.allowed else sql

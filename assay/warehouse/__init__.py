@@ -95,6 +95,11 @@ def _table_node(wh: Warehouse, t: TableInfo):
     return exp.Table(this=name(t.name), db=name(t.schema_name) if t.schema_name else None)
 
 
+def holds_column(t: TableInfo, column: str) -> bool:
+    """The table has the column (names compared case-insensitively, as the tenant column is)."""
+    return any(c.name.lower() == column.lower() for c in t.columns)
+
+
 def tenant_row_counts(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInfo]) -> list[TableInfo]:
     """The tables with the row counts the run's tenant has. The engines' own counts (statistics, metadata) are
     totals over every tenant, and the model saw them in the catalog, the table lookups and ``information_schema``:
@@ -120,7 +125,7 @@ def tenant_row_counts(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInf
         n = 0
         v = guard.check(exp.select(exp.Count(this=exp.Star()).as_("n")).from_(_table_node(wh, t))
                         .sql(dialect=wh.dialect))
-        mine = any(c.name.lower() == tf.column.lower() for c in t.columns)
+        mine = holds_column(t, tf.column)
         if not v.allowed and mine and "tenant_filter" in v.reason:
             raise ConfigError(f"warehouse.tenant_filter.value: {v.reason}")
         holders += mine
@@ -143,15 +148,13 @@ def tenant_row_counts(wh: Warehouse, cfg: WarehouseConfig, tables: list[TableInf
         raise ConfigError(f"warehouse.tenant_filter: counting the rows of {tf.column} = {tf.value!r} failed in every "
                           f"table with that column ({fqn}: {why})")
 
-    def holding(ts):
-        return [t for t in ts if any(c.name.lower() == tf.column.lower() for c in t.columns)]
     # (tables whose engine counts no row at all hold no data yet: nothing to say about the value)
-    if holders and counted == holders and any(t.row_count for t in holding(tables)) and \
-            not any(t.row_count for t in holding(out)):
+    if holders and counted == holders and any(t.row_count for t in tables if holds_column(t, tf.column)) and \
+            not any(t.row_count for t in out if holds_column(t, tf.column)):
         raise ConfigError(f"warehouse.tenant_filter.value: no row of the {holders} table(s) with a "
                           f"{tf.column} column has {tf.column} = {tf.value!r}: the run would have nothing to read")
     return out
 
 
-__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "open_warehouse", "sampler_for",
-           "tenant_row_counts"]
+__all__ = ["KINDS", "QueryResult", "SQLGuard", "Warehouse", "build_guard", "holds_column", "open_warehouse",
+           "sampler_for", "tenant_row_counts"]
