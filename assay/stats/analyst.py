@@ -64,7 +64,8 @@ def detect(s, step: ExplorationStep) -> list[D.Candidate]:
     join = probe.get("join") or {}
     averaged = {c.measure for c in cands if c.measure.startswith("avg_")}
     if join.get("on") and averaged:
-        attributes = key_attributes(s, table, join["on"], sorted(m[4:] for m in averaged))
+        on = (join.get("via") or {}).get("on") or join["on"]  # the fact table's own column
+        attributes = key_attributes(s, table, on, sorted(m[4:] for m in averaged))
         cands = [c for c in cands if c.measure[4:] not in attributes]
     return cands
 

@@ -32,6 +32,7 @@ SERIES_DIMS = 3               # ...the dims closest to the question first in the
 LATE_SERIES_DIMS = 3          # ...and this many more at the end of the plan, when the budget reaches them
 MAX_TABLES = 12
 CATALOGUE_RATIO = 20
+MAX_FAR_DIMS = 2              # dimensions two joins away (a refund's customer's region) per fact table
 MAX_OVERLAP_PROBES = 6        # candidate joins by value overlap checked per run
 MIN_OVERLAP = 0.8             # share of a column's values a key must hold to be its join          # a small table this many times smaller than the largest one is a reference table
 _MONEY = re.compile(r"(amount|revenue|price|total|spend|value|cost|gmv|sales|usd|eur)", re.I)
@@ -280,6 +281,12 @@ class Profile:
         return None
 
 
+def _far(pr: "Probe") -> bool:
+    """A probe by a dimension two joins away (through a middle table)."""
+    join = getattr(pr.meta, "join", None)
+    return join is not None and join.via is not None
+
+
 @dataclass
 class Probe:
     kind: str
@@ -425,7 +432,8 @@ class Planner:
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
                  "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "bracket": 12, "crosstab": 13,
                  "rank_breakdown": 14, "null_status": 15}
-        rest.sort(key=lambda pr: (order.get(pr.kind, 16), -self._probe_relevance(pr)))
+        # a dimension two joins away comes after the table's own and its near joins' dimensions, whatever its kind
+        rest.sort(key=lambda pr: (6.5 if _far(pr) else order.get(pr.kind, 16), -self._probe_relevance(pr)))
         return core + rest + late
 
     def _core(self, p: "Profile", dim: str | None = None, bonus: float = 0.0) -> float:
@@ -567,52 +575,41 @@ class Planner:
                 f"sum(CASE WHEN rk <= ceil(n * 0.10) THEN v ELSE 0 END) AS top10, "
                 f"sum((n - rk + 1) * v) AS weighted FROM r",
                 ConcentrationMeta(entity=ent, measure=money)))
-        # joined dimensions: a fact table's *_id that names a small dimension table
-        for c in t.columns:
-            if not (is_id(c.name) or (t.fqn, c.name) in self.overlaps) or c.name == p.pk or not p.usable(c.name):
-                continue
-            other = self._join_target(c.name, p)
-            if other is None or other is p:
-                continue
-            okey = self.overlaps.get((t.fqn, c.name), ("", other.pk or c.name))[1]
-            for d in [x for x in other.dims() if other.distinct.get(x, 99) <= 12 and x != okey][:4]:
-                if ev:
-                    out.append(Probe(
-                        "funnel", t.fqn, f"Funnel of {ev} by {other.table.name}.{d} (joined on {c.name})",
-                        f"SELECT o.{q(d)}, f.{q(ev)}, count(*) AS n FROM {ref} f JOIN {self.ref(other.table)} o "
-                        f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1, 2 ORDER BY 1, 2",
-                        FunnelMeta(dim=d, event=ev, join=Join(table=other.table.fqn, on=c.name, key=okey),
-                                   entity=p.entity())))
-                fact_measures = [m for m in p.measures() if not is_counter(m)][:3]
-                if fact_measures or p.bools():
-                    aggs = ["count(*) AS n"]
-                    if ent and ent != p.pk:
-                        aggs.append(f"count(DISTINCT f.{q(ent)}) AS entities")
-                    for m in fact_measures:
-                        aggs += [f"avg(f.{q(m)}) AS {q('avg_' + m)}", f"stddev_samp(f.{q(m)}) AS {q('sd_' + m)}"]
-                    for b in p.bools()[:2]:
-                        aggs.append(f"avg(CASE WHEN f.{q(b)} THEN 1.0 ELSE 0.0 END) AS {q(b + '_rate')}")
-                    out.append(Probe(
-                        "joined_breakdown", t.fqn, f"{t.name} by {other.table.name}.{d}: averages and rates",
-                        f"SELECT o.{q(d)}, {', '.join(aggs)} FROM {ref} f JOIN {self.ref(other.table)} o "
-                        f"ON f.{q(c.name)} = o.{q(okey)} GROUP BY 1 ORDER BY 1",
-                        JoinedBreakdownMeta(dim=d, entity=ent, join=Join(table=other.table.fqn, on=c.name, key=okey))))
-                if ev and ts:
-                    out.append(Probe(
-                        "rate_series", t.fqn, f"Monthly {ev} mix by {other.table.name}.{d} (joined on {c.name})",
-                        f"SELECT date_trunc('month', f.{q(ts)}) AS month, o.{q(d)}, f.{q(ev)}, count(*) AS n "
-                        f"FROM {ref} f JOIN {self.ref(other.table)} o ON f.{q(c.name)} = o.{q(okey)} "
-                        f"GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
-                        RateSeriesMeta(dim=d, event=ev, entity=p.entity(), time=ts,
-                                       join=Join(table=other.table.fqn, on=c.name, key=okey))))
-                if ts and money:
-                    out.append(Probe(
-                        "segment_series", t.fqn, f"Monthly {money} of {t.name} by {other.table.name}.{d}",
-                        self._money_series_sql(f"{ref} f JOIN {self.ref(other.table)} o ON f.{q(c.name)} = "
-                                               f"o.{q(okey)}", f"f.{q(ts)}", f"o.{q(d)}", d, f"f.{q(money)}", money,
-                                               f"f.{q(ent)}" if ent and ent != p.pk else None),
-                        SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + money,
-                                          join=Join(table=other.table.fqn, on=c.name, key=okey))))
+        # joined dimensions: a fact table's *_id that names a dimension table, and that table's own *_id one
+        # join further (refunds -> orders -> customers.region: the customer's region of a refund)
+        for join, d, label in self._joined_dims(p):
+            frm = self._join_from(ref, join)
+            on = f"joined on {join.on}" if join.via is None else f"joined on {join.via.on} and {join.on}"
+            if ev:
+                out.append(Probe(
+                    "funnel", t.fqn, f"Funnel of {ev} by {label} ({on})",
+                    f"SELECT o.{q(d)}, f.{q(ev)}, count(*) AS n FROM {frm} GROUP BY 1, 2 ORDER BY 1, 2",
+                    FunnelMeta(dim=d, event=ev, join=join, entity=p.entity())))
+            fact_measures = [m for m in p.measures() if not is_counter(m)][:3]
+            if fact_measures or p.bools():
+                aggs = ["count(*) AS n"]
+                if ent and ent != p.pk:
+                    aggs.append(f"count(DISTINCT f.{q(ent)}) AS entities")
+                for m in fact_measures:
+                    aggs += [f"avg(f.{q(m)}) AS {q('avg_' + m)}", f"stddev_samp(f.{q(m)}) AS {q('sd_' + m)}"]
+                for b in p.bools()[:2]:
+                    aggs.append(f"avg(CASE WHEN f.{q(b)} THEN 1.0 ELSE 0.0 END) AS {q(b + '_rate')}")
+                out.append(Probe(
+                    "joined_breakdown", t.fqn, f"{t.name} by {label}: averages and rates",
+                    f"SELECT o.{q(d)}, {', '.join(aggs)} FROM {frm} GROUP BY 1 ORDER BY 1",
+                    JoinedBreakdownMeta(dim=d, entity=ent, join=join)))
+            if ev and ts:
+                out.append(Probe(
+                    "rate_series", t.fqn, f"Monthly {ev} mix by {label} ({on})",
+                    f"SELECT date_trunc('month', f.{q(ts)}) AS month, o.{q(d)}, f.{q(ev)}, count(*) AS n "
+                    f"FROM {frm} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+                    RateSeriesMeta(dim=d, event=ev, entity=p.entity(), time=ts, join=join)))
+            if ts and money:
+                out.append(Probe(
+                    "segment_series", t.fqn, f"Monthly {money} of {t.name} by {label}",
+                    self._money_series_sql(frm, f"f.{q(ts)}", f"o.{q(d)}", d, f"f.{q(money)}", money,
+                                           f"f.{q(ent)}" if ent and ent != p.pk else None),
+                    SegmentSeriesMeta(dim=d, time=ts, measure="sum_" + money, join=join)))
         out += self._interval_probes(p)
         out += self._bracket_probes(p)
         out += self._crosstab_probes(p)
@@ -710,6 +707,49 @@ class Planner:
                 f"avg(v) AS mean, median(v) AS median, stddev_samp(v) AS sd FROM r GROUP BY 1 ORDER BY 1",
                 RankBreakdownMeta(dim=d, measure=m, entity=p.entity(), core=max(0.0, core - 0.001) if core else 0.0)))
         return out
+
+    def _join_keys(self, p: "Profile") -> list[tuple[str, "Profile", str]]:
+        """The tables ``p`` points at: (its column, the other table's profile, the other table's key)."""
+        out = []
+        for c in p.table.columns:
+            if not (is_id(c.name) or (p.table.fqn, c.name) in self.overlaps) or c.name == p.pk or not p.usable(c.name):
+                continue
+            other = self._join_target(c.name, p)
+            if other is None or other is p:
+                continue
+            out.append((c.name, other, self.overlaps.get((p.table.fqn, c.name), ("", other.pk or c.name))[1]))
+        return out
+
+    def _joined_dims(self, p: "Profile") -> list[tuple[Join, str, str]]:
+        """The few-valued dimensions of the tables ``p`` points at, and of the tables those point at in turn
+        (one join further: at most ``MAX_FAR_DIMS`` of them, none a column ``p`` or the middle table already
+        has): (the join, the dimension, its label)."""
+        def few(o: "Profile", key: str) -> list[str]:
+            return [x for x in o.dims() if o.distinct.get(x, 99) <= 12 and x != key]
+
+        near, far = [], []
+        own = {c.name.lower() for c in p.table.columns}
+        for on, other, okey in self._join_keys(p):
+            join = Join(table=other.table.fqn, on=on, key=okey)
+            near += [(join, other, d, f"{other.table.name}.{d}") for d in few(other, okey)[:4]]
+            seen = own | {c.name.lower() for c in other.table.columns}
+            for on2, far_table, key2 in self._join_keys(other):
+                if far_table is p or far_table is other:
+                    continue
+                join2 = Join(table=far_table.table.fqn, on=on2, key=key2, via=Join(table=other.table.fqn, on=on,
+                                                                                   key=okey))
+                far += [(join2, far_table, d, f"{far_table.table.name}.{d} (through {other.table.name})")
+                        for d in few(far_table, key2) if d.lower() not in seen]
+        far.sort(key=lambda x: -x[1].rel.get(x[2], 0.0))  # the closest to the question first (stable otherwise)
+        return [(j, d, label) for j, _, d, label in near + far[:MAX_FAR_DIMS]]
+
+    def _join_from(self, ref: str, join: Join) -> str:
+        """The FROM clause of a joined probe: the fact table ``f``, the dimension table ``o`` (a middle one ``m``)."""
+        tables = {t.fqn: t for t in self.tables}
+        j = Join(table=join.table, on=join.on, key=join.key, ref=self.ref(tables[join.table]),
+                 via=None if join.via is None else Join(table=join.via.table, on=join.via.on, key=join.via.key,
+                                                        ref=self.ref(tables[join.via.table])))
+        return j.from_sql(ref, self.q)
 
     def _join_target(self, col: str, p: "Profile") -> "Profile | None":
         """The table a key column points at: orders.customer_id -> customers, o_custkey -> customer

@@ -13,11 +13,34 @@ from typing import Any, ClassVar
 
 @dataclass
 class Join:
-    """A fact table joined to a dimension table: ``f.on = o.key`` (``ref`` is set at detection)."""
+    """A fact table joined to a dimension table: ``f.on = o.key``; or through a middle table when ``via`` is
+    set (refunds -> orders -> customers.region): ``f.<via.on> = m.<via.key>``, then ``m.on = o.key``.
+    The ``ref``s are set at detection."""
     table: str
     on: str
     key: str
     ref: str = ""
+    via: "Join | None" = None
+
+    @classmethod
+    def of(cls, j: "Join | dict") -> "Join":
+        if isinstance(j, Join):
+            return j
+        via = j.get("via")
+        return cls(table=j.get("table", ""), on=j["on"], key=j["key"], ref=j.get("ref", ""),
+                   via=cls.of(via) if via else None)
+
+    @property
+    def fact_column(self) -> str:
+        """The fact table's own column the join starts from."""
+        return self.via.on if self.via else self.on
+
+    def from_sql(self, fact_ref: str, quote) -> str:
+        """``fact_ref f JOIN ... o``: the fact table as ``f``, the dimension table as ``o`` (the middle one ``m``)."""
+        if self.via is None:
+            return f"{fact_ref} f JOIN {self.ref} o ON f.{quote(self.on)} = o.{quote(self.key)}"
+        return (f"{fact_ref} f JOIN {self.via.ref} m ON f.{quote(self.via.on)} = m.{quote(self.via.key)} "
+                f"JOIN {self.ref} o ON m.{quote(self.on)} = o.{quote(self.key)}")
 
 
 @dataclass(kw_only=True)
@@ -27,8 +50,11 @@ class ProbeMeta:
     core: float = 0.0        # priority of a probe about the question's top measures (0: not core)
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored form: every field but the empty ones."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        """The stored form: every field but the empty ones (a join without a middle table has no ``via``)."""
+        out = {k: v for k, v in asdict(self).items() if v is not None}
+        if isinstance(out.get("join"), dict) and out["join"].get("via") is None:
+            out["join"].pop("via", None)
+        return out
 
     @classmethod
     def of(cls, meta: "ProbeMeta | dict | None") -> "ProbeMeta":
@@ -39,8 +65,7 @@ class ProbeMeta:
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in raw.items() if k in names}
         if isinstance(kw.get("join"), dict):
-            j = kw["join"]
-            kw["join"] = Join(table=j.get("table", ""), on=j["on"], key=j["key"], ref=j.get("ref", ""))
+            kw["join"] = Join.of(kw["join"])
         for f in fields(cls):  # a stored probe without a required field: its empty value
             if f.name not in kw and f.default is MISSING and f.default_factory is MISSING:
                 kw[f.name] = None

@@ -35,14 +35,14 @@ def since(col_sql: str, date: str) -> str:
 
 @dataclass(frozen=True)
 class Source:
-    """What a count reads: ``ref``, or ``ref f JOIN dim o ON f.on = o.key`` when the probe joined."""
+    """What a count reads: ``ref``, or ``ref f JOIN dim o ON f.on = o.key`` when the probe joined (through a
+    middle table ``m`` when the join has a ``via``)."""
     ref: str
     join: Join | None = None
 
     @property
     def sql(self) -> str:
-        j = self.join
-        return f"{self.ref} f JOIN {j.ref} o ON f.{quote(j.on)} = o.{quote(j.key)}" if j else self.ref
+        return self.join.from_sql(self.ref, quote) if self.join else self.ref
 
     def fact(self, col: str) -> str:
         """A column of the fact table."""

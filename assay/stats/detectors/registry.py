@@ -74,6 +74,8 @@ def detect_probe(probe: dict, df: pd.DataFrame, step: int, ref_of: Callable[[str
     join = getattr(meta, "join", None)
     if join is not None:
         join.ref = ref_of(join.table)
+        if join.via is not None:
+            join.via.ref = ref_of(join.via.table)
     if kind == "retention":
         meta.activity_ref = ref_of(meta.activity_table)
     name = table.split(".", 1)[1]
