@@ -207,6 +207,38 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         return dict(metric=MetricKind.change, measure=f"{measure} ({metric_words})", segment=f"since {since}",
                     segment_sql=f"month >= TIMESTAMP '{since}'", baseline=f"before {since}",
                     baseline_sql=f"month < TIMESTAMP '{since}'"), sql
+    if kind == "spike" and "month" in df and (span := _span(c)):
+        # a burst: the window's months' average against the median of the other months the detector compared (the
+        # series' level); the months a segment has no rows are 0 for a count and absent for a total, as it read them
+        start, end = span
+        if seg_dim:
+            dim, seg = seg_dim
+            mm = meta.get("measure") or "n"
+            v = _value_of(df, dim, seg) if dim in df else None
+            if v is None or mm not in df:
+                return None
+            cond = f"{_q(dim)} = {lit(v)}"
+            y = f"coalesce(sum(n) FILTER (WHERE {cond}), 0)" if mm == "n" else f"sum({_q(mm)}) FILTER (WHERE {cond})"
+            monthly = f"SELECT month, {y} AS y, sum({_q(mm)}) AS base FROM {PROBE} AS p WHERE month IS NOT NULL GROUP BY 1"
+            partial = 7  # a segment series drops a partial last month from seven months on
+            segment, measure = f"{dim} = {seg}", measure_words(mm, c.table)
+        else:
+            m = c.measure or "n"
+            if m not in df:
+                return None
+            monthly = (f"SELECT month, {_q(m)} AS y, {'n' if 'n' in df else '1'} AS base FROM {PROBE} AS p "
+                       f"WHERE month IS NOT NULL")
+            partial, segment, measure = 4, "", measure_words(m, c.table)
+            cond = "TRUE"
+        sql = _spike_sides(monthly, partial, start, end, df)
+        if sql is None:
+            return None
+        where = f"{segment} " if segment else ""
+        return dict(metric=MetricKind.change, measure=f"monthly {measure}",
+                    segment=f"{where}from {start} to before {end}".strip(),
+                    segment_sql=f"{cond} AND month >= TIMESTAMP '{start}' AND month < TIMESTAMP '{end}'",
+                    baseline=f"{where}in the other months (their median)".strip(),
+                    baseline_sql=f"{cond} AND NOT (month >= TIMESTAMP '{start}' AND month < TIMESTAMP '{end}')"), sql
     if kind == "group_effect" and c.measure in df and c.groups:
         m = c.measure
         dim, hi = c.groups[0].split("=", 1)
@@ -260,6 +292,37 @@ def _monthly_sides(kept: str, monthly: str, since: str, df: pd.DataFrame, *, tot
                 f"0) * 1.0 / {n_before} AS baseline_value FROM m")
     return (f"WITH m AS ({monthly}) SELECT avg(y) FILTER (WHERE month >= {mid} AND month <= {hi}) AS segment_value, "
             f"avg(y) FILTER (WHERE month >= {lo} AND month < {mid}) AS baseline_value FROM m")
+
+
+def _span(c: D.Candidate) -> tuple[str, str] | None:
+    """A spike's window as (first month, the month after it), ISO dates, from its indicator."""
+    for ind in c.indicators:
+        m = re.match(r"^span = (\d{4}-\d{2}-\d{2})/(\d{4}-\d{2}-\d{2})$", ind)
+        if m:
+            return m.group(1), m.group(2)
+    return None
+
+
+def _spike_sides(monthly: str, partial: int, start: str, end: str, df: pd.DataFrame) -> str | None:
+    """A burst's average over its window and the median of the series' other months, over the months the detector
+    compared (a trailing partial month dropped, from ``partial`` months on), those bounds written in as literals."""
+    kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
+            f"(SELECT count(*) FROM m) >= {partial} AND base < 0.5 * (SELECT median(base) FROM m))) ")
+    con = _scratch_cursor()
+    try:
+        con.register(PROBE, df)
+        first, last = con.execute(kept + "SELECT min(month), max(month) FROM k").fetchone()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    first, last, s, e = _month(first), _month(last), _month(start), _month(end)
+    if None in (first, last, s, e) or not first < s < e <= last:
+        return None
+    lo, hi, a, b = (f"TIMESTAMP '{d.isoformat()}'" for d in (first, last, s, e))
+    return (f"WITH m AS ({monthly}) SELECT avg(y) FILTER (WHERE month >= {a} AND month < {b}) AS segment_value, "
+            f"median(y) FILTER (WHERE month >= {lo} AND month <= {hi} AND NOT (month >= {a} AND month < {b})) "
+            f"AS baseline_value FROM m WHERE y IS NOT NULL")
 
 
 _SCRATCH: duckdb.DuckDBPyConnection | None = None

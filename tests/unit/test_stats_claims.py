@@ -437,3 +437,64 @@ def test_a_yearly_totals_sides_are_the_years_averaged():
                     table="t", step=1, effect=0.9, p_value=1e-6, count_sql=None, series="sum_amount")
     (claim,) = candidate_claims(c, step, df, "duckdb")
     assert (claim.value, claim.baseline_value) == pytest.approx((200.0, 100.0)) and "yearly total" in claim.measure
+
+
+def _bursts(path) -> None:
+    """14 months of tickets in three regions, 120 a month each; the north's count is five times that in 2026-07, and
+    the total amount of the west's tickets doubles in 2026-10 (its count does not)."""
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE tickets AS SELECT TIMESTAMP '2026-01-01' + INTERVAL (m) MONTH + INTERVAL (i % 25) DAY
+                   AS opened_at, r AS region, CASE WHEN r = 'west' AND m = 9 THEN 80.0 ELSE 40.0 END
+                   + (i * 7) % 11 AS amount
+                   FROM range(0, 14) a(m), (VALUES ('north'), ('south'), ('west')) b(r), range(0, 600) c(i)
+                   WHERE i < CASE WHEN m = 6 AND r = 'north' THEN 600 ELSE 120 END""")
+    con.close()
+
+
+def test_a_spikes_burst_and_level_are_a_claim_the_warehouse_rederives(tmp_path):
+    """A spike ("The total refund amount for west spiked in 2025-03 and 2025-04: 4,552 against a typical 2,294") was
+    reported with no number checked, the only headline kind with numbers and no claim. The window's average and the
+    other months' median, as the detector compared them, are a claim; the warehouse rejects it once the burst's rows
+    are gone."""
+    db = tmp_path / "t.duckdb"
+    _bursts(db)
+    wh = DuckDBWarehouse(str(db))
+    whole_sql = "SELECT date_trunc('month', opened_at) AS month, count(*) AS n FROM tickets GROUP BY 1 ORDER BY 1"
+    whole_meta = {"kind": "series", "table": "main.tickets", "time": "opened_at"}
+    seg_sql = ("SELECT date_trunc('month', opened_at) AS month, region, count(*) AS n, sum(amount) AS sum_amount "
+               "FROM tickets GROUP BY 1, 2 ORDER BY 1, 2")
+    seg_meta = {"kind": "segment_series", "table": "main.tickets", "dim": "region", "time": "opened_at",
+                "measure": "sum_amount"}
+    step1, df1 = _step(wh, 1, whole_sql, whole_meta)
+    step2, df2 = _step(wh, 2, seg_sql, seg_meta)
+    whole = [c for c in D.series_changes(df1, whole_meta, 1, "tickets", "main.tickets") if c.kind == "spike"]
+    seg = [c for c in D.segment_series_changes(df2, seg_meta, 2, "tickets", "main.tickets") if c.kind == "spike"]
+    assert [c.name for c in whole] == ["The monthly number of tickets spiked in 2026-07"], [c.name for c in whole]
+    assert sorted(c.name for c in seg) == ["The total amount for north spiked in 2026-07",
+                                           "The total amount for west spiked in 2026-10"], [c.name for c in seg]
+    seg = [c for c in seg if "west" in c.name]
+    c1, = candidate_claims(whole[0], step1, df1, "duckdb")
+    c2, = candidate_claims(seg[0], step2, df2, "duckdb")
+    assert c1.metric == MetricKind.change and (c1.value, c1.baseline_value) == (840, 360)
+    assert c1.segment == "from 2026-07-01 to before 2026-08-01"
+    assert c2.segment == "region = west from 2026-10-01 to before 2026-11-01"
+    assert c2.baseline == "region = west in the other months (their median)"
+    # the numbers the description states are the claim's
+    lvl, peak = (float(x.split(" = ")[1].replace(",", "")) for x in seg[0].indicators[:2])
+    assert (c2.value, c2.baseline_value) == pytest.approx((peak, lvl), rel=1e-3)
+    steps = {1: step1, 2: step2}
+    for cand, claim in ((whole[0], c1), (seg[0], c2)):
+        ins = Insight(id="t-1", area="tickets", name=cand.name, description=cand.description, claims=[claim],
+                      source_steps=[cand.step])
+        assert _verifier(wh, steps).verify(ins).status == ValidationStatus.confirmed, claim
+    wh.close()
+    con = duckdb.connect(str(db))  # the bursts' extra rows gone: neither number holds
+    con.execute("DELETE FROM tickets WHERE month(opened_at) = 7 AND region = 'north' AND day(opened_at) > 4")
+    con.execute("UPDATE tickets SET amount = amount - 40 WHERE region = 'west' AND month(opened_at) = 10")
+    con.close()
+    wh = DuckDBWarehouse(str(db))
+    for cand, claim in ((whole[0], c1), (seg[0], c2)):
+        ins = Insight(id="t-1", area="tickets", name=cand.name, description=cand.description, claims=[claim],
+                      source_steps=[cand.step])
+        assert _verifier(wh, steps).verify(ins).status == ValidationStatus.rejected, claim
+    wh.close()

@@ -74,7 +74,7 @@ def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step
         table=table, step=step, effect=min(1.0, rel / 2), p_value=p,
         count_sql=src.count(*conds) if time_sql and counts else None,
         segment=f"{dim}={seg}" if seg is not None and dim else f"spike {start}",
-        indicators=[f"level = {fmt(level)}", f"peak = {fmt(peak)}", f"window = {window}"],
+        indicators=[f"level = {fmt(level)}", f"peak = {fmt(peak)}", f"window = {window}", f"span = {start}/{end}"],
         area_text=f"{area_text} spike {window}",
     )
 
