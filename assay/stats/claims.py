@@ -207,33 +207,30 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         return dict(metric=MetricKind.change, measure=f"{measure} ({metric_words})", segment=f"since {since}",
                     segment_sql=f"month >= TIMESTAMP '{since}'", baseline=f"before {since}",
                     baseline_sql=f"month < TIMESTAMP '{since}'"), sql
-    if kind == "spike" and "month" in df and (span := _span(c)):
+    if kind in ("spike", "trend") and "month" in df:
         # a burst: the window's months' average against the median of the other months the detector compared (the
-        # series' level); the months a segment has no rows are 0 for a count and absent for a total, as it read them
+        # series' level); a trend: the least-squares slope per month over those months, in their order. The months a
+        # segment has no rows are 0 for a count and absent for a total, as the detector read them
+        series = _monthly_series(c, df, meta, seg_dim)
+        if series is None:
+            return None
+        monthly, partial, segment, cond, measure = series
+        where = f"{segment} " if segment else ""
+        if kind == "trend":
+            sql = _trend_slope(monthly, partial, df)
+            if sql is None:
+                return None
+            return dict(metric=MetricKind.fit, statistic="slope", measure=f"monthly {measure}",
+                        segment=segment, segment_sql=cond if segment else "",
+                        y=f"the monthly {measure}", y_sql="y", x="the month (one step per month)",
+                        x_sql="x"), sql
+        span = _span(c)
+        if span is None:
+            return None
         start, end = span
-        if seg_dim:
-            dim, seg = seg_dim
-            mm = meta.get("measure") or "n"
-            v = _value_of(df, dim, seg) if dim in df else None
-            if v is None or mm not in df:
-                return None
-            cond = f"{_q(dim)} = {lit(v)}"
-            y = f"coalesce(sum(n) FILTER (WHERE {cond}), 0)" if mm == "n" else f"sum({_q(mm)}) FILTER (WHERE {cond})"
-            monthly = f"SELECT month, {y} AS y, sum({_q(mm)}) AS base FROM {PROBE} AS p WHERE month IS NOT NULL GROUP BY 1"
-            partial = 7  # a segment series drops a partial last month from seven months on
-            segment, measure = f"{dim} = {seg}", measure_words(mm, c.table)
-        else:
-            m = c.measure or "n"
-            if m not in df:
-                return None
-            monthly = (f"SELECT month, {_q(m)} AS y, {'n' if 'n' in df else '1'} AS base FROM {PROBE} AS p "
-                       f"WHERE month IS NOT NULL")
-            partial, segment, measure = 4, "", measure_words(m, c.table)
-            cond = "TRUE"
         sql = _spike_sides(monthly, partial, start, end, df)
         if sql is None:
             return None
-        where = f"{segment} " if segment else ""
         return dict(metric=MetricKind.change, measure=f"monthly {measure}",
                     segment=f"{where}from {start} to before {end}".strip(),
                     segment_sql=f"{cond} AND month >= TIMESTAMP '{start}' AND month < TIMESTAMP '{end}'",
@@ -303,9 +300,34 @@ def _span(c: D.Candidate) -> tuple[str, str] | None:
     return None
 
 
-def _spike_sides(monthly: str, partial: int, start: str, end: str, df: pd.DataFrame) -> str | None:
-    """A burst's average over its window and the median of the series' other months, over the months the detector
-    compared (a trailing partial month dropped, from ``partial`` months on), those bounds written in as literals."""
+def _monthly_series(c: D.Candidate, df: pd.DataFrame, meta: dict, seg_dim: tuple[str, str] | None
+                    ) -> tuple[str, int, str, str, str] | None:
+    """The monthly series a spike or a trend was read from, as a query over the probe's result (month, y, base),
+    with the count of months from which its trailing partial month is dropped, the segment in words and as SQL,
+    and the measure in words; None for a series of another probe (a duration's, a shared trend's)."""
+    if seg_dim and meta.get("kind") == "segment_series":
+        dim, seg = seg_dim
+        mm = meta.get("measure") or "n"
+        v = _value_of(df, dim, seg) if dim in df else None
+        if v is None or mm not in df:
+            return None
+        cond = f"{_q(dim)} = {lit(v)}"
+        y = f"coalesce(sum(n) FILTER (WHERE {cond}), 0)" if mm == "n" else f"sum({_q(mm)}) FILTER (WHERE {cond})"
+        monthly = f"SELECT month, {y} AS y, sum({_q(mm)}) AS base FROM {PROBE} AS p WHERE month IS NOT NULL GROUP BY 1"
+        return monthly, 7, f"{dim} = {seg}", cond, measure_words(mm, c.table)  # a partial month from seven on
+    if not seg_dim and meta.get("kind") == "series":
+        m = c.measure or "n"
+        if m not in df:
+            return None
+        monthly = (f"SELECT month, {_q(m)} AS y, {'n' if 'n' in df else '1'} AS base FROM {PROBE} AS p "
+                   f"WHERE month IS NOT NULL")
+        return monthly, 4, "", "TRUE", measure_words(m, c.table)
+    return None
+
+
+def _kept_bounds(monthly: str, partial: int, df: pd.DataFrame) -> tuple[datetime.date, datetime.date] | None:
+    """The first and last month the detector compared (a trailing partial month dropped from ``partial`` months on:
+    under half the median month's base)."""
     kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
             f"(SELECT count(*) FROM m) >= {partial} AND base < 0.5 * (SELECT median(base) FROM m))) ")
     con = _scratch_cursor()
@@ -316,10 +338,29 @@ def _spike_sides(monthly: str, partial: int, start: str, end: str, df: pd.DataFr
         return None
     finally:
         con.close()
-    first, last, s, e = _month(first), _month(last), _month(start), _month(end)
-    if None in (first, last, s, e) or not first < s < e <= last:
+    first, last = _month(first), _month(last)
+    return None if first is None or last is None else (first, last)
+
+
+def _trend_slope(monthly: str, partial: int, df: pd.DataFrame) -> str | None:
+    """A trend's slope per month: y on each month's place among the months the detector compared (0, 1, 2 ...),
+    those bounds written in as literals."""
+    bounds = _kept_bounds(monthly, partial, df)
+    if bounds is None or not bounds[0] < bounds[1]:
         return None
-    lo, hi, a, b = (f"TIMESTAMP '{d.isoformat()}'" for d in (first, last, s, e))
+    lo, hi = (f"TIMESTAMP '{d.isoformat()}'" for d in bounds)
+    return (f"WITH m AS ({monthly}), s AS (SELECT y, row_number() OVER (ORDER BY month) - 1 AS x FROM m "
+            f"WHERE y IS NOT NULL AND month >= {lo} AND month <= {hi}) SELECT regr_slope(y, x) AS segment_value FROM s")
+
+
+def _spike_sides(monthly: str, partial: int, start: str, end: str, df: pd.DataFrame) -> str | None:
+    """A burst's average over its window and the median of the series' other months, over the months the detector
+    compared, those bounds written in as literals."""
+    bounds = _kept_bounds(monthly, partial, df)
+    s, e = _month(start), _month(end)
+    if bounds is None or s is None or e is None or not bounds[0] < s < e <= bounds[1]:
+        return None
+    lo, hi, a, b = (f"TIMESTAMP '{d.isoformat()}'" for d in (*bounds, s, e))
     return (f"WITH m AS ({monthly}) SELECT avg(y) FILTER (WHERE month >= {a} AND month < {b}) AS segment_value, "
             f"median(y) FILTER (WHERE month >= {lo} AND month <= {hi} AND NOT (month >= {a} AND month < {b})) "
             f"AS baseline_value FROM m WHERE y IS NOT NULL")

@@ -134,9 +134,12 @@ def test_funnel_and_conversion_change_claims(world):
 
 def test_a_kind_without_a_claim_form_states_none(world):
     step, df = _step(world, 1, BREAKDOWN, {"kind": "breakdown", "table": "main.attempts", "dim": "level"})
+    dominant = D.Candidate(kind="dominant_segment", name="Level 1 holds most attempts", description="",
+                           table="attempts", step=1, effect=0.3, p_value=1e-3, count_sql=None, segment="level=1")
+    assert candidate_claims(dominant, step, df, "duckdb") == []
     trend = D.Candidate(kind="trend", name="The monthly number of attempts is increasing over time", description="",
                         table="attempts", step=1, effect=0.3, p_value=1e-3, count_sql=None)
-    assert candidate_claims(trend, step, df, "duckdb") == []
+    assert candidate_claims(trend, step, df, "duckdb") == []  # a trend read off a series probe only
     assert candidate_claims(outlier(seg="level=99"), step, df, "duckdb") == []  # no such row: no claim
 
 
@@ -498,3 +501,71 @@ def test_a_spikes_burst_and_level_are_a_claim_the_warehouse_rederives(tmp_path):
                       source_steps=[cand.step])
         assert _verifier(wh, steps).verify(ins).status == ValidationStatus.rejected, claim
     wh.close()
+
+
+def test_a_trends_slope_is_a_fit_claim_the_warehouse_rederives(tmp_path):
+    """A trend ("The monthly number of signups is increasing over time: grew by 20.0 per month") stated a slope no
+    query re-derived. Its slope per month over the months the detector compared is a fit claim; the warehouse rejects
+    it once the growth is gone."""
+    db = tmp_path / "s.duckdb"
+    con = duckdb.connect(str(db))
+    # 16 months in three plans; pro grows by 20 signups a month, the others stay at 100 (a partial 17th month)
+    con.execute("""CREATE TABLE signups AS SELECT TIMESTAMP '2026-01-01' + INTERVAL (m) MONTH + INTERVAL (i % 25) DAY
+                   AS signed_up_at, p AS plan, 10.0 + i % 7 AS fee, i AS seq
+                   FROM range(0, 17) a(m), (VALUES ('basic'), ('team'), ('pro')) b(p), range(0, 500) c(i)
+                   WHERE i < CASE WHEN m = 16 THEN 10 WHEN p = 'pro' THEN 100 + 20 * m ELSE 100 + (m * 7) % 5 END""")
+    con.close()
+    wh = DuckDBWarehouse(str(db))
+    whole_sql = "SELECT date_trunc('month', signed_up_at) AS month, count(*) AS n FROM signups GROUP BY 1 ORDER BY 1"
+    whole_meta = {"kind": "series", "table": "main.signups", "time": "signed_up_at"}
+    seg_sql = ("SELECT date_trunc('month', signed_up_at) AS month, plan, count(*) AS n FROM signups "
+               "GROUP BY 1, 2 ORDER BY 1, 2")
+    seg_meta = {"kind": "segment_series", "table": "main.signups", "dim": "plan", "time": "signed_up_at",
+                "measure": "n", "trend": True}
+    step1, df1 = _step(wh, 1, whole_sql, whole_meta)
+    step2, df2 = _step(wh, 2, seg_sql, seg_meta)
+    whole = [c for c in D.series_changes(df1, whole_meta, 1, "signups", "main.signups") if c.kind == "trend"]
+    seg = [c for c in D.segment_series_changes(df2, seg_meta, 2, "signups", "main.signups") if c.kind == "trend"]
+    assert [c.name for c in whole] == ["The monthly number of signups is increasing over time"]
+    assert [c.name for c in seg] == ["The number of signups for pro is increasing over time"], [c.name for c in seg]
+    c1, = candidate_claims(whole[0], step1, df1, "duckdb")
+    c2, = candidate_claims(seg[0], step2, df2, "duckdb")
+    assert c1.metric == MetricKind.fit and c1.statistic == "slope" and c1.value == pytest.approx(20.0, rel=0.01)
+    assert c2.segment == "plan = pro" and c2.value == pytest.approx(20.0)  # the 16 whole months, not the 17th
+    assert "slope = 20.0 per month" in seg[0].indicators
+    steps = {1: step1, 2: step2}
+
+    def verdict(cand, claim):
+        ins = Insight(id="s-1", area="signups", name=cand.name, description=cand.description, claims=[claim],
+                      source_steps=[cand.step])
+        return _verifier(wh, steps).verify(ins).status
+
+    assert verdict(whole[0], c1) == verdict(seg[0], c2) == ValidationStatus.confirmed
+    wh.close()
+    con = duckdb.connect(str(db))  # pro's growth undone, and more: one signup fewer each month
+    con.execute("DELETE FROM signups WHERE plan = 'pro' AND seq >= 100 - month(signed_up_at)")
+    con.close()
+    wh = DuckDBWarehouse(str(db))
+    assert verdict(seg[0], c2) == ValidationStatus.rejected
+    wh.close()
+
+
+def test_a_segments_steady_climb_is_a_trend_not_a_shift_at_one_month():
+    """A new data set (session 28): a plan whose signups grew by 20 every month was reported as "increased from
+    2026-09-01, from 170 to 330", a level shift at a month where nothing happened. A segment's series is read for a
+    shift only when a step fits it clearly better than a line, as a table's is; a steady climb is its trend."""
+    months = pd.date_range("2026-01-01", periods=16, freq="MS")
+    rows = []
+    for i, mo in enumerate(months):
+        for plan, n in (("basic", 100 + (i * 7) % 5), ("team", 100 + (i * 3) % 4), ("pro", 100 + 20 * i)):
+            rows.append((mo, plan, n, 12.5 * n))
+    df = pd.DataFrame(rows, columns=["month", "plan", "n", "sum_fee"])
+    meta = {"kind": "segment_series", "table": "main.signups", "dim": "plan", "time": "signed_up_at",
+            "measure": "sum_fee"}
+    out = D.segment_series_changes(df, meta, 1, "signups", "main.signups")
+    assert [(c.kind, c.segment) for c in out] == [("trend", "plan=pro")], [(c.kind, c.name) for c in out]
+    # a step is still a shift
+    step = df.copy()
+    step.loc[(step.plan == "pro"), "sum_fee"] = [1250.0 if i < 8 else 2500.0 for i in range(16)]
+    out = D.segment_series_changes(step, meta, 1, "signups", "main.signups")
+    assert [(c.kind, c.segment) for c in out] == [("change_point", "plan=pro")], [(c.kind, c.name) for c in out]

@@ -277,6 +277,7 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
     wide = wide.iloc[:-1] if len(wide) >= 7 and wide.sum(axis=1).iloc[-1] < 0.5 * wide.sum(axis=1).median() else wide
     shifts = {}
     spikes = []
+    ramps: set[str] = set()
     what = measure_words(measure, table, **_label(meta))
     rows = df.pivot_table(index="month", columns=dim, values="n", aggfunc="sum") if "n" in df else None
     for seg in wide.columns:
@@ -291,10 +292,16 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
             continue  # a burst that came back is no level shift
         y = wide[seg].fillna(0).to_numpy(dtype=float)
         cp = change_point(y)
-        if cp:
+        if cp and not step_beats_line(y):
+            ramps.add(f"{meta.dim}={seg}")  # a steady climb is a trend, not a shift at one month (as for a table)
+        elif cp:
             k, before, after, p = cp
             shifts[seg] = ((after - before) / abs(before) if before else 0.0, k, before, after, p)
-    out = segment_trends(wide, meta, step, table, ref, skip=set()) if meta.trend else []
+    if meta.trend:
+        out = segment_trends(wide, meta, step, table, ref, skip=set())
+    else:  # a total's series is read for shifts; a segment's steady climb there is its trend
+        out = [c for c in segment_trends(wide, meta, step, table, ref, skip=set()) if c.kind == Kind.TREND
+               and c.segment in ramps] if ramps else []
     if spikes:  # a segment that spiked did not "remain uniform over time"
         out = [c for c in out if c.kind != Kind.NO_EFFECT] + spikes
     if not shifts:
