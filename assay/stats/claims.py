@@ -25,6 +25,7 @@ import pandas as pd
 from ..models import Claim, ExplorationStep, MetricKind
 from . import detectors as D
 from .detectors.countsql import lit
+from .detectors.significance import PARTIAL_SHARE, SPARSE_SHARE
 from .detectors.wording import is_rate, measure_words
 from .detectors.relations import retention_base
 from .portable import portable
@@ -177,8 +178,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
             return None
         # the last month is dropped when it is partial (under half the typical base), as the detector does; rows
         # without a month are no month (the detector's pivot drops them)
-        kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
-                f"(SELECT count(*) FROM m) >= 7 AND base < 0.5 * (SELECT median(base) FROM m))) ")
+        kept = _kept_cte(monthly, 7)
         sql = _monthly_sides(kept, monthly, since, df, total=metric_words == "monthly total")  # a monthly grain
         if sql is None:
             return None
@@ -197,8 +197,7 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
         metric_words = (f"{grain.group(1) if grain else 'monthly'} "
                         f"{'rate' if is_rate(m) else 'average' if m.startswith('avg_') else 'total'}")
         monthly = f"SELECT month, {_q(m)} AS y, {base} AS base FROM {PROBE} AS p WHERE month IS NOT NULL"
-        kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
-                f"(SELECT count(*) FROM m) >= 4 AND base < 0.5 * (SELECT median(base) FROM m))) ")
+        kept = _kept_cte(monthly, 4)
         # a total's sides count calendar months; another grain's (yearly) periods are averaged as they come
         sql = _monthly_sides(kept, monthly, since, df, total=metric_words == "monthly total")
         if sql is None:
@@ -291,6 +290,16 @@ def _monthly_sides(kept: str, monthly: str, since: str, df: pd.DataFrame, *, tot
             f"avg(y) FILTER (WHERE month >= {lo} AND month < {mid}) AS baseline_value FROM m")
 
 
+def _kept_cte(monthly: str, min_len: int) -> str:
+    """``WITH m AS (monthly), ..., k AS (...)``: the months the detector compared (``complete_length``): from
+    ``min_len`` months on, a sparse tail (trailing months under a tenth of the median month's base) dropped, then
+    the last month left if partial (under half the median)."""
+    return (f"WITH m AS ({monthly}), s AS (SELECT median(base) AS med, count(*) AS c FROM m), "
+            f"t AS (SELECT max(month) AS last FROM m, s WHERE base >= {SPARSE_SHARE} * s.med), "
+            f"k AS (SELECT m.* FROM m, s, t WHERE s.c < {min_len} OR (m.month <= t.last AND NOT (m.month = t.last "
+            f"AND m.base < {PARTIAL_SHARE} * s.med))) ")
+
+
 def _span(c: D.Candidate) -> tuple[str, str] | None:
     """A spike's window as (first month, the month after it), ISO dates, from its indicator."""
     for ind in c.indicators:
@@ -328,8 +337,7 @@ def _monthly_series(c: D.Candidate, df: pd.DataFrame, meta: dict, seg_dim: tuple
 def _kept_bounds(monthly: str, partial: int, df: pd.DataFrame) -> tuple[datetime.date, datetime.date] | None:
     """The first and last month the detector compared (a trailing partial month dropped from ``partial`` months on:
     under half the median month's base)."""
-    kept = (f"WITH m AS ({monthly}), k AS (SELECT * FROM m WHERE NOT (month = (SELECT max(month) FROM m) AND "
-            f"(SELECT count(*) FROM m) >= {partial} AND base < 0.5 * (SELECT median(base) FROM m))) ")
+    kept = _kept_cte(monthly, partial)
     con = _scratch_cursor()
     try:
         con.register(PROBE, df)

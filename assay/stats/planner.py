@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import zip_longest
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -32,13 +33,17 @@ SERIES_DIMS = 3               # ...the dims closest to the question first in the
 LATE_SERIES_DIMS = 3          # ...and this many more at the end of the plan, when the budget reaches them
 MAX_TABLES = 12
 CATALOGUE_RATIO = 20
-MAX_FAR_DIMS = 2              # dimensions two joins away (a refund's customer's region) per fact table
+STATE_SEGMENTS = 5            # dimensions a state column's outcome rates are split by (an event log's: 3)
+MAX_FAR_DIMS = 3              # dimensions two joins away (a refund's customer's region) per fact table
 MAX_OVERLAP_PROBES = 6        # candidate joins by value overlap checked per run
 MIN_OVERLAP = 0.8             # share of a column's values a key must hold to be its join          # a small table this many times smaller than the largest one is a reference table
 _MONEY = re.compile(r"(amount|revenue|price|total|spend|value|cost|gmv|sales|usd|eur)", re.I)
 _NONNEG = re.compile(r"(duration|amount|price|total|qty|quantity|count|age|revenue|spend|cost|seconds|_s$|"
                      r"minutes|hours|days)", re.I)
 _EVENT = re.compile(r"(^|_)(event|event_type|action|type|status|state|result|outcome|step|stage)($|_)", re.I)
+_STATE_EVENT = re.compile(r"(^|_)(status|state|result|outcome)($|_)", re.I)
+_STEP_EVENT = re.compile(r"(^|_)(event|action|step|stage)($|_)", re.I)
+_EVENT_TABLE = re.compile(r"(event|log|activit|action|history|audit)", re.I)
 _START = re.compile(r"(start|begin|open|created|installed|signup|registered|purchased|submitted)", re.I)
 _END = re.compile(r"(end|finish|close|resolved|completed|processed|expir)", re.I)
 _ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave|floor|rank|plan|version|"
@@ -253,11 +258,24 @@ class Profile:
         return time_columns(self.table)
 
     def event_col(self) -> str | None:
-        for c in self.dims():
-            if _EVENT.search(c) and kind_of(next(x.type for x in self.table.columns if x.name == c)) == "string" \
-                    and self.distinct.get(c, 99) <= 12:
-                return c
-        return None
+        """The column whose values say what happened to a row: a state or outcome (status, result) first, then an
+        event log's step (event_type, action, stage), then a bare ``type`` of an event table; the most relevant
+        within each. A ``*_type`` column names a kind of thing (visit_type, payment_method's type): its values are
+        no steps one leads to another, and reading them as a funnel gave "telehealth per new_patient" (a new data
+        set, session 28) while the appointments' status (no_show, cancelled) was never measured."""
+        def rank(c: str) -> int | None:
+            if _STATE_EVENT.search(c):
+                return 0
+            if _STEP_EVENT.search(c):
+                return 1
+            if c.lower() in ("type", "kind") and _EVENT_TABLE.search(self.table.name):
+                return 2
+            return None
+
+        found = [(r, i, c) for i, c in enumerate(self.dims()) if (r := rank(c)) is not None
+                 and kind_of(next(x.type for x in self.table.columns if x.name == c)) == "string"
+                 and self.distinct.get(c, 99) <= 12]
+        return min(found)[2] if found else None
 
     def money(self) -> str | None:
         for m in self.measures():
@@ -432,8 +450,10 @@ class Planner:
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
                  "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "bracket": 12, "crosstab": 13,
                  "rank_breakdown": 14, "null_status": 15}
-        # a dimension two joins away comes after the table's own and its near joins' dimensions, whatever its kind
-        rest.sort(key=lambda pr: (6.5 if _far(pr) else order.get(pr.kind, 16), -self._probe_relevance(pr)))
+        # a dimension two joins away comes after the table's own and its near joins' dimensions, whatever its kind;
+        # a catalogue's own probes (8 clinics by region) after every probe of the business's rows
+        rest.sort(key=lambda pr: (pr.meta.catalogue, 6.5 if _far(pr) else order.get(pr.kind, 16),
+                                  order.get(pr.kind, 16), -self._probe_relevance(pr)))
         return core + rest + late
 
     def _core(self, p: "Profile", dim: str | None = None, bonus: float = 0.0) -> float:
@@ -535,16 +555,19 @@ class Planner:
         ev = p.event_col()
         times = p.times()
         ts = times[0] if times else None
+        state = bool(ev and _STATE_EVENT.search(ev))  # each row in one state: its measures by state are a finding
         for d in p.dims():
-            if d == ev:
+            if d == ev and not state:
                 continue
             out.append(Probe("breakdown", t.fqn, f"{t.name} by {d}: counts, averages and rates per {d}",
                              f"SELECT {q(d)}, {', '.join(self._aggs(p))} FROM {ref} GROUP BY 1 ORDER BY 1",
                              BreakdownMeta(dim=d, entity=p.entity(), small=p.rows < MIN_BEHAVIOUR_ROWS,
-                                           catalogue=t.name.lower() in self.referenced, core=self._core(p, d))))
+                                           catalogue=t.name.lower() in self.referenced, core=self._core(p, d),
+                                           state=d == ev)))
         if ev:
             segs = [d for d in p.dims() if d != ev and p.distinct.get(d, 99) <= MAX_SERIES_SEGMENTS]
-            for seg in segs[:3]:
+            # an outcome's rate by segment answers "who fails, and since when": more segments than an event log's steps
+            for seg in segs[:STATE_SEGMENTS if state else 3]:
                 out.append(Probe("funnel", t.fqn, f"Funnel of {ev} by {seg} in {t.name} (conversion between steps)",
                                  f"SELECT {q(seg)}, {q(ev)}, count(*) AS n FROM {ref} GROUP BY 1, 2 ORDER BY 1, 2",
                                  FunnelMeta(dim=seg, event=ev, entity=p.entity(), time=ts)))
@@ -727,21 +750,24 @@ class Planner:
         def few(o: "Profile", key: str) -> list[str]:
             return [x for x in o.dims() if o.distinct.get(x, 99) <= 12 and x != key]
 
-        near, far = [], []
+        near, paths = [], []
         own = {c.name.lower() for c in p.table.columns}
         for on, other, okey in self._join_keys(p):
             join = Join(table=other.table.fqn, on=on, key=okey)
-            near += [(join, other, d, f"{other.table.name}.{d}") for d in few(other, okey)[:4]]
+            near += [(join, d, f"{other.table.name}.{d}") for d in few(other, okey)[:4]]
             seen = own | {c.name.lower() for c in other.table.columns}
             for on2, far_table, key2 in self._join_keys(other):
                 if far_table is p or far_table is other:
                     continue
                 join2 = Join(table=far_table.table.fqn, on=on2, key=key2, via=Join(table=other.table.fqn, on=on,
                                                                                    key=okey))
-                far += [(join2, far_table, d, f"{far_table.table.name}.{d} (through {other.table.name})")
-                        for d in few(far_table, key2) if d.lower() not in seen]
-        far.sort(key=lambda x: -x[1].rel.get(x[2], 0.0))  # the closest to the question first (stable otherwise)
-        return [(j, d, label) for j, _, d, label in near + far[:MAX_FAR_DIMS]]
+                dims = sorted((d for d in few(far_table, key2) if d.lower() not in seen),
+                              key=lambda d: -far_table.rel.get(d, 0.0))  # the closest to the question first
+                paths.append([(join2, d, f"{far_table.table.name}.{d} (through {other.table.name})") for d in dims])
+        # one dimension of each path in turn: a clinic's region through the patient's home clinic and through the
+        # doctor's clinic are two questions, neither of which a second column of one path may crowd out
+        far = [x for rank in zip_longest(*paths) for x in rank if x is not None]
+        return near + far[:MAX_FAR_DIMS]
 
     def _join_from(self, ref: str, join: Join) -> str:
         """The FROM clause of a joined probe: the fact table ``f``, the dimension table ``o`` (a middle one ``m``)."""

@@ -91,6 +91,7 @@ class GroupMeta(ProbeMeta):
 @dataclass(kw_only=True)
 class BreakdownMeta(GroupMeta):
     KIND = "breakdown"
+    state: bool = False  # by the table's state column: its measures by state; how rows split is the outcome rates'
 
 
 @dataclass(kw_only=True)

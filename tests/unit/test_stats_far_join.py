@@ -101,3 +101,34 @@ def test_the_far_dimension_is_a_finding_whose_count_the_warehouse_rederives(wh):
     count_sql = west[0].count_sql
     assert 'JOIN "main"."orders" m' in count_sql and 'JOIN "main"."customers" o' in count_sql
     assert wh.query(count_sql, row_cap=10, timeout_s=30).table.to_pylist()[0]["count"] == 600
+
+
+def test_each_path_two_joins_away_gets_a_dimension_before_one_path_gets_a_second(tmp_path):
+    """A clinic's region through the patient's home clinic and through the doctor's clinic are two questions: the
+    first path's three dimensions must not crowd out the second's."""
+    path = tmp_path / "w.duckdb"
+    build(path)
+    con = duckdb.connect(str(path))
+    con.execute("""
+        ALTER TABLE customers ADD COLUMN tier VARCHAR; UPDATE customers SET tier = ['gold', 'silver'][1 + customer_id % 2];
+        ALTER TABLE customers ADD COLUMN channel VARCHAR;
+        UPDATE customers SET channel = ['web', 'app', 'store'][1 + customer_id % 3];
+        CREATE TABLE teams AS SELECT i AS team_id, ['Manila', 'Austin', 'Dublin'][1 + i % 3] AS site FROM range(1, 7) t(i);
+        CREATE TABLE agents AS SELECT i AS agent_id, 1 + i % 6 AS team_id FROM range(1, 41) t(i);
+        ALTER TABLE refunds ADD COLUMN agent_id INTEGER; UPDATE refunds SET agent_id = 1 + refund_id % 40;
+    """)
+    con.close()
+    w = DuckDBWarehouse(str(path))
+    try:
+        pl = Planner(w.list_tables(), w.quote, ["refund"])
+        profiles = profiles_of(pl, w)
+        probes = [pr for pr in pl.plan(profiles) if pr.table == "main.refunds" and pr.kind == "joined_breakdown"
+                  and pr.meta.join.via is not None]
+        far = {(pr.meta.join.table, pr.meta.dim) for pr in probes}
+        assert len(far) == 3 and ("main.teams", "site") in far, far
+        # a small catalogue's own breakdowns (6 teams by site) come after every probe of the business's rows
+        plan = [pr for pr in pl.plan(profiles) if not pr.late]
+        first_catalogue = next(i for i, pr in enumerate(plan) if pr.meta.catalogue)
+        assert all(pr.meta.catalogue for pr in plan[first_catalogue:]), [(pr.kind, pr.table) for pr in plan]
+    finally:
+        w.close()

@@ -14,17 +14,32 @@ from scipy import stats
 from ..probes import FunnelMeta, RateSeriesMeta
 from .candidate import Candidate, Kind
 from .countsql import Source, eq, lit, since as since_sql
-from .significance import change_point, departs_in_its_direction, two_prop_p
+from .significance import change_point, complete_length, departs_in_its_direction, two_prop_p
 from .thresholds import CHANGE_MIN_REL, MIN_REL_GAP, MIN_SEGMENT_N
 from .wording import fmt, p_eq, pct, rates as same_unit, subject, words
 
-NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost")
+NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost",
+                     "no_show", "noshow", "no-show", "no show", "missed", "return", "dispute", "chargeback", "expire",
+                     "bounce", "overdue")
 # how a row ends well (a status value that is an outcome, not a stage on the way: pending, in progress, planned)
 POSITIVE_OUTCOMES = ("complet", "success", "succeed", "closed", "resolv", "approv", "accept", "done", "won", "paid",
                      "deliver", "fulfil", "processed", "convert")
 # a column holding each row's current state (one value per row), not a log of events (view, cart, purchase)
 _STATE_COL = re.compile(r"(^|_)(status|state|result|outcome)($|_)", re.I)
-MIN_SHARE_GAP = 0.1  # an outcome rate a segment holds apart from the rest by at least this many points
+MIN_SHARE_GAP = 0.1  # an outcome rate a segment holds apart from the rest by at least this many points ...
+RARE_SHARE_GAP = 0.03  # ... or, of a rare outcome, by at least this many points and twice (or half) the rest's rate
+
+
+def material_share_gap(r: float, base: float) -> bool:
+    """Whether an outcome's rate ``r`` stands far enough from ``base`` to matter: ten points, or for a rare outcome
+    (or a near-universal one, by its complement) at least three points and double or half the smaller side's rate:
+    enterprise shipments returned at 11% against 3% elsewhere is a finding a ten-point rule never saw (a new data set,
+    session 28)."""
+    gap = abs(r - base)
+    if gap >= MIN_SHARE_GAP:
+        return True
+    side = min(base, 1 - base)  # a common good outcome's fall is its complement's rise
+    return gap >= RARE_SHARE_GAP and side > 0 and gap / side >= 1.0
 
 
 def _ordered_events(df: pd.DataFrame, ev: str) -> list:
@@ -166,12 +181,13 @@ def outcome_shares(df: pd.DataFrame, meta: FunnelMeta | dict, step: int, table: 
                 continue
             r_rest = x_rest / n_rest
             gap = r - r_rest
-            rel = abs(gap) / r_rest if r_rest else 1.0
+            side = min(r_rest, 1 - r_rest)  # relative to the smaller side: a common outcome's fall is its complement's rise
+            rel = abs(gap) / side if side else 1.0
             p = two_prop_p(x[i], n[i], x_rest, n_rest)
-            if abs(gap) < MIN_SHARE_GAP or rel < MIN_REL_GAP or p >= 0.001 or (two and gap < 0):
+            if not material_share_gap(r, r_rest) or rel < MIN_REL_GAP or p >= 0.001 or (two and gap < 0):
                 continue
             typical = float(np.median([x[j] / n[j] for j in range(len(n)) if n[j] >= MIN_SEGMENT_N]))
-            if abs(r - typical) < MIN_SHARE_GAP:
+            if not material_share_gap(r, typical):
                 continue  # apart from the pooled rest only because another segment pulls it: not this one's finding
             word = "higher" if gap > 0 else "lower"
             out.append(Candidate(
@@ -265,8 +281,8 @@ def rate_series_changes(df: pd.DataFrame, meta: RateSeriesMeta | dict, step: int
             if to not in w or (frm is not None and frm not in w) or len(w) < 6:
                 continue
             base = w.sum(axis=1) if frm is None else w[frm]
-            if len(w) >= 7 and base.iloc[-1] < 0.5 * base.median():
-                w, base = w.iloc[:-1], base.iloc[:-1]
+            keep = complete_length(base.to_numpy(dtype=float), 7)
+            w, base = w.iloc[:keep], base.iloc[:keep]
             y = (w[to] / base.where(base > 0)).fillna(0).to_numpy(dtype=float)
             cp = change_point(y)
             if cp:

@@ -9,10 +9,19 @@ import pandas as pd
 from ..probes import EndBeforeStartMeta, NullReasonMeta, NullStatusMeta, StatusSwitchMeta
 from .candidate import ARTIFACT, Candidate, Kind
 from .countsql import Source, quote, since as since_sql
+from ..columns import names_the_table
 from .wording import pct, words
 
 SWITCH_TOLERANCE_DAYS = 31
 NULL_EXPLAINED = 0.95  # share of the measure's empty rows that another column's emptiness must cover
+KEY_UNIQUE_SHARE = 0.9  # a row's own key with at least this share of distinct values, but not all: repeated rows
+
+
+def own_key(col: str, table: str) -> bool:
+    """The table's own identifier by its name: ``id``, invoices.invoice_id, orders.order_number."""
+    n, t = col.lower(), table.lower()
+    stem = t[:-1] if t.endswith("s") else t
+    return n in ("id", f"{stem}_id", f"{t}_id", f"{stem}id") or names_the_table(n, t)
 
 
 def quality_from_profile(row: dict, meta, step: int, table: str, ref: str, columns: list[str]) -> list[Candidate]:
@@ -22,6 +31,22 @@ def quality_from_profile(row: dict, meta, step: int, table: str, ref: str, colum
         return out
     src = Source(ref)
     for c in columns:
+        if own_key(c, table):
+            filled = n - int(row.get(f"{c}__nulls") or 0)
+            distinct = int(row.get(f"{c}__distinct") or 0)
+            repeats = filled - distinct
+            # a row's own key repeated in a few rows (duplicated loads), not a column of repeated values
+            if 0 < repeats and distinct >= KEY_UNIQUE_SHARE * filled:
+                out.append(Candidate(
+                    kind=Kind.DATA_QUALITY, name=f"{repeats:,} rows of {table} repeat another row's {c}",
+                    description=(f"{table} has {filled:,} rows with a {c} but {distinct:,} distinct values of it: "
+                                 f"{repeats:,} rows repeat a {c} another row has (duplicated rows, or a key that is "
+                                 f"not one), and every count and total of {table} includes them."),
+                    table=table, step=step, effect=min(1.0, 0.4 + repeats / filled), p_value=1e-12,
+                    count_sql=src.count(what=f"count({quote(c)}) - count(DISTINCT {quote(c)})"), segment=c,
+                    affected=repeats, indicators=[f"rows with a {c} = {filled:,}", f"distinct {c} = {distinct:,}"],
+                    area_text=f"{table} {c} data quality duplicate key",
+                ))
         neg = row.get(f"{c}__negative")
         if neg:
             out.append(Candidate(

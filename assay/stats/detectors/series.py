@@ -11,8 +11,8 @@ from ..probes import DurationSeriesMeta, SegmentSeriesMeta, SeriesMeta
 from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, quote, since as since_sql
 from .relations import MIN_CORRELATION, correlation_candidate
-from .significance import (change_point, common_trend, correlation_p, departs_in_its_direction, spike, step_beats_line,
-                           trend)
+from .significance import (SPARSE_SHARE, change_point, common_trend, complete_length, correlation_p,
+                           departs_in_its_direction, spike, step_beats_line, trend)
 from .thresholds import CHANGE_MIN_REL, MATERIAL_REL, MIN_SEGMENT_N, NO_EFFECT_P
 from .wording import fmt, grain_word, is_rate, measure_words, p_eq, pct, rate, words
 
@@ -80,12 +80,47 @@ def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step
 
 
 def _complete_months(df: pd.DataFrame) -> pd.DataFrame:
-    """Drop a trailing partial month (fewer rows than half the median month)."""
-    if len(df) >= 4 and "n" in df:
-        med = df["n"].median()
-        if df["n"].iloc[-1] < 0.5 * med:
-            return df.iloc[:-1]
-    return df
+    """Drop a trailing partial month and a sparse tail before it (``complete_length``, by rows per month)."""
+    if "n" not in df:
+        return df
+    return df.iloc[:complete_length(df["n"].to_numpy(dtype=float), 4)]
+
+
+def sparse_tail(df: pd.DataFrame, meta: SeriesMeta, step: int, table: str, ref: str) -> list[Candidate]:
+    """Rows dated past the rest: trailing months each holding under a tenth of a typical month's rows, two or more of
+    them, or any in the future. 68 invoices dated up to four months ahead of the others made "the total amount for
+    finance decreased from 2026-12-01" four times over (a new data set, session 28): they are left out of the series
+    (``complete_length``) and said once."""
+    if "n" not in df or len(df) < 4 or not meta.time:
+        return []
+    n = df["n"].to_numpy(dtype=float)
+    med = float(np.median(n))
+    k = len(n)
+    while k > 0 and n[k - 1] < SPARSE_SHARE * med:
+        k -= 1
+    tail = len(n) - k
+    if tail == 0 or k == 0:
+        return []
+    first, end = pd.Timestamp(df["month"].iloc[k]), pd.Timestamp(df["month"].iloc[-1])
+    future = first > pd.Timestamp.now()
+    if tail < 2 and not future:
+        return []  # one thin last month: data that ends a few days into it
+    rows = int(n[k:].sum())
+    tsql = meta.time_sql or quote(meta.time)
+    since = first.date().isoformat()
+    where = "in the future, " if future else ""
+    return [Candidate(
+        kind=Kind.DATA_QUALITY,
+        name=f"{rows:,} rows of {table} are dated {where}after the last full month ({pd.Timestamp(df['month'].iloc[k - 1]):%Y-%m})",
+        description=(f"{rows:,} rows of {table} fall in {tail} month{'s' if tail > 1 else ''} from {first:%Y-%m} to "
+                     f"{end:%Y-%m}, {fmt(float(n[k:].min()))} to {fmt(float(n[k:].max()))} a month against a typical "
+                     f"{fmt(med)}{'; those months have not happened yet' if future else ''}. They are left out of "
+                     f"every monthly series."),
+        table=table, step=step, effect=min(1.0, 0.4 + tail / 10), p_value=1e-12,
+        count_sql=Source(ref).count(since_sql(tsql, since)), segment=f"{meta.time} from {since}", affected=rows,
+        indicators=[f"rows = {rows:,}", f"months = {tail}", f"typical month = {fmt(med)}"],
+        area_text=f"{table} {meta.time} data quality dates future sparse tail",
+    )]
 
 
 def _label(meta) -> dict:
@@ -97,8 +132,9 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
     meta = SeriesMeta.of(meta)
     if "month" not in df or len(df) < 6:
         return []
-    df = _complete_months(df.sort_values("month").reset_index(drop=True))
-    out = []
+    df = df.sort_values("month").reset_index(drop=True)
+    out = sparse_tail(df, meta, step, table, ref)
+    df = _complete_months(df)
     time_col = meta.time
     tsql = meta.time_sql or (quote(time_col) if time_col else None)
     grain = meta.grain or "month"
@@ -274,7 +310,7 @@ def segment_series_changes(df: pd.DataFrame, meta: SegmentSeriesMeta | dict, ste
     if len(months) < 6:
         return []
     wide = df.pivot_table(index="month", columns=dim, values=measure, aggfunc="sum").sort_index()
-    wide = wide.iloc[:-1] if len(wide) >= 7 and wide.sum(axis=1).iloc[-1] < 0.5 * wide.sum(axis=1).median() else wide
+    wide = wide.iloc[:complete_length(wide.sum(axis=1).to_numpy(dtype=float), 7)]
     shifts = {}
     spikes = []
     ramps: set[str] = set()
