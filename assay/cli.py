@@ -1081,14 +1081,34 @@ RUN_ARG = typer.Argument(..., help="a run id, or a unique prefix of one (`assay 
 @app.command()
 @_guarded
 def show(run: str = RUN_ARG,
-         as_json: bool = typer.Option(False, "--json", help="the whole discovery as JSON")) -> None:
+         as_json: bool = typer.Option(False, "--json", help="the whole discovery as JSON"),
+         steps: bool = typer.Option(False, "--steps", help="also every exploration step: what it queried, how many "
+                                                          "rows came back, what failed (what was looked at and not "
+                                                          "reported)")) -> None:
     """Show a run's insights, their validation, and recommendations."""
     store = _store()
     rid = store.resolve_run_id(run)
     if as_json:
-        sys.stdout.write(store.get_result(rid).model_dump_json(indent=2) + "\n")
+        if not steps:
+            sys.stdout.write(store.get_result(rid).model_dump_json(indent=2) + "\n")
+            return
+        body = {**store.get_result(rid).model_dump(mode="json"), "steps": [_step_row(st) for st in store.steps(rid)]}
+        sys.stdout.write(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
         return
     show_result(rid)
+    if steps:
+        out.print("\n[bold]Exploration steps[/] (what was looked at, reported or not)")
+        for row in (_step_row(st) for st in store.steps(rid)):
+            colour = "dim" if row["outcome"] == "ok" else "red"
+            out.print(f"{row['step']:>3} {row['action']:<6} {row['rows']:>9,} rows [{colour}]{escape(row['outcome'])}[/] "
+                      f"{escape(row['purpose'])}", soft_wrap=True, highlight=False)
+
+
+def _step_row(st) -> dict:
+    """One exploration step as `assay show --steps` lists it."""
+    outcome = (f"refused: {st.refused}" if st.refused else f"error: {st.error}" if st.error else "ok")
+    return {"step": st.step, "action": st.action.value, "purpose": st.purpose or st.query.split("\n", 1)[0],
+            "query": st.query, "rows": st.row_count, "outcome": outcome.splitlines()[0] if outcome else ""}
 
 
 @app.command()

@@ -86,6 +86,8 @@ class GroupMeta(ProbeMeta):
     expr: str | None = None      # the dimension as an expression (month of year from a timestamp)
     calendar: str | None = None  # month, dow or hour: how its values read
     small: bool = False          # an operational table too small for robust z-scores
+    # yes-or-no facts the probe computed from two columns, as {name: [due, actual]}: ``late`` is actual > due
+    flags: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)

@@ -193,3 +193,29 @@ def test_a_repeat_of_a_disliked_insight_says_so():
     r = CliRunner().invoke(app, ["show", "dislike02"], catch_exceptions=False)
     flat = " ".join(r.output.split())
     assert r.exit_code == 0 and "repeats dislike0/conversion-1 · you disliked it (known)" in flat, r.output
+
+
+def test_show_steps_lists_what_was_looked_at_and_what_failed():
+    """A judge could not tell "checked and found nothing" from "never looked": `assay show --json` had no step list.
+    `--steps` lists every exploration step, in the terminal and in the JSON."""
+    import json
+
+    from assay.models import ExplorationStep, StepAction
+
+    store = open_store(load_settings())
+    store.create_run(DiscoveryRun(id="steps0001", project_id="p", analyst="statistical"))
+    store.save_result(DiscoveryResult(run_id="steps0001", project_id="p", domain="ecommerce", analyst="statistical"))
+    store.add_step(ExplorationStep(run_id="steps0001", step=1, action=StepAction.query, row_count=4,
+                                   purpose="Funnel of status by clinics.region (through patients)",
+                                   query="SELECT 1"))
+    store.add_step(ExplorationStep(run_id="steps0001", step=2, action=StepAction.query, query="SELECT secret FROM t",
+                                   refused="reads a column the project declares PII"))
+    r = CliRunner().invoke(app, ["show", "steps0001", "--steps"], catch_exceptions=False)
+    flat = " ".join(r.output.split())
+    assert r.exit_code == 0 and "Funnel of status by clinics.region (through patients)" in flat, r.output
+    assert "refused: reads a column the project declares PII" in flat
+    body = json.loads(CliRunner().invoke(app, ["show", "steps0001", "--steps", "--json"],
+                                         catch_exceptions=False).output)
+    assert [s["step"] for s in body["steps"]] == [1, 2] and body["steps"][0]["rows"] == 4
+    assert body["steps"][1]["purpose"] == "SELECT secret FROM t" and body["run_id"] == "steps0001"
+    assert "steps" not in json.loads(CliRunner().invoke(app, ["show", "steps0001", "--json"]).output)

@@ -192,3 +192,68 @@ def test_a_state_breakdown_says_the_measures_by_state_not_how_rows_split_and_a_m
                         table="goals", step=1, effect=0.5, p_value=1e-9, count_sql="q2", segment="state=Completed",
                         measure="avg_percent_complete")
     assert len(_dedupe([level, mix])) == 2
+
+
+def test_a_question_about_a_measure_runs_its_correlations_with_the_first_probes(tmp_path):
+    """A judge's logistics goal "what drives shipping cost?" ended its 40 steps before the correlation probe, and
+    the weight and distance that drive the cost were never said."""
+    path = tmp_path / "s.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE shipments AS SELECT i AS shipment_id, ['DHL', 'UPS', 'GLS'][1 + i % 3] AS carrier,
+                   1.0 + i % 40 AS weight_kg, 10.0 + (i * 7) % 900 AS distance_km,
+                   5.0 + 0.1 * (i % 40) + 0.01 * ((i * 7) % 900) AS shipping_cost_eur FROM range(1, 6001) t(i)""")
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    try:
+        def correlation(goal):
+            pl = Planner(wh.list_tables(), wh.quote, ["shipping", "cost"], goal=goal)
+            return next(pr for pr in pl.plan(profiles_of(pl, wh)) if pr.kind == "correlation")
+
+        assert correlation("What drives shipping cost?").meta.core > 0
+        assert correlation("").meta.core == 0.0
+    finally:
+        wh.close()
+
+
+def test_whether_a_row_was_late_is_a_rate_the_plan_computes_from_its_due_and_actual_dates(tmp_path):
+    """A judge's shipments: SwiftFreight delivered after the promised date 32% of the time against 9% for the other
+    carriers; no column said "late", so no probe compared the two dates. The rate counts only the rows with both
+    dates (an undelivered shipment is not on time), and the affected count is the carrier's late shipments, not all
+    of its shipments."""
+    path = tmp_path / "l.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE shipments AS SELECT i AS shipment_id, 1 + i % 2000 AS order_id,
+                   ['SwiftFreight', 'DHL', 'UPS', 'GLS', 'DPD'][1 + i % 5] AS carrier,
+                   DATE '2025-01-01' + INTERVAL (i % 300) DAY AS ship_date,
+                   DATE '2025-01-04' + INTERVAL (i % 300) DAY AS promised_date,
+                   CASE WHEN i % 50 = 0 THEN NULL
+                        ELSE DATE '2025-01-01' + INTERVAL (i % 300) DAY + INTERVAL (CASE WHEN i % 5 = 0
+                             THEN (CASE WHEN (i // 5) % 10 < 3 THEN 5 ELSE 2 END)
+                             ELSE (CASE WHEN (i // 5) % 10 < 1 THEN 5 ELSE 2 END) END) DAY END AS delivered_date,
+                   5.0 + i % 17 AS shipping_cost_eur FROM range(0, 10000) t(i)""")
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    try:
+        pl = Planner(wh.list_tables(), wh.quote, ["late", "delivery"])
+        profiles = profiles_of(pl, wh)
+        assert profiles["main.shipments"].flags() == {"late": ["promised_date", "delivered_date"]}
+        probe = next(pr for pr in pl.plan(profiles) if pr.kind == "breakdown" and pr.meta.dim == "carrier")
+        assert '"late_rate"' in probe.sql and probe.meta.flags == {"late": ["promised_date", "delivered_date"]}
+        df = wh.query(probe.sql, row_cap=100, timeout_s=30).table.to_pandas()
+        stored = {"kind": probe.kind, "table": probe.table, **probe.meta.to_dict()}
+        out = [c for c in D.detect_probe(stored, df, 1, lambda f: '"main"."shipments"') if c.measure == "late_rate"]
+        assert [c.name for c in out] == ["SwiftFreight has a much higher late rate than other carrier values"]
+        assert "delivered_date after promised_date" in out[0].description
+        late = wh.query(out[0].count_sql, row_cap=10, timeout_s=30).table.to_pylist()[0]["count"]
+        truth = wh.query("""SELECT count(DISTINCT order_id) AS c FROM shipments WHERE carrier = 'SwiftFreight'
+                            AND delivered_date > promised_date""", row_cap=10, timeout_s=30).table.to_pylist()
+        assert late == truth[0]["c"] > 0
+    finally:
+        wh.close()
+
+
+def test_a_measure_the_same_for_every_value_reads_as_one_number():
+    from assay.stats.detectors.segments import _span
+
+    assert _span(9.0, 9.0, 5, "visit type") == "is 9 for each of the 5 visit type values"
+    assert _span(13.2, 13.5, 4, "channel") == "ranges only from 13.2 to 13.5 over 4 channel values"

@@ -3,7 +3,7 @@ verifier. One builder for the table, or the fact table joined to a dimension tab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,13 +39,17 @@ class Source:
     middle table ``m`` when the join has a ``via``)."""
     ref: str
     join: Join | None = None
+    flags: dict[str, list[str]] = field(default_factory=dict)  # {name: [due, actual]}: name is actual > due
 
     @property
     def sql(self) -> str:
         return self.join.from_sql(self.ref, quote) if self.join else self.ref
 
     def fact(self, col: str) -> str:
-        """A column of the fact table."""
+        """A column of the fact table (a flag the probe computed: its comparison of two of them)."""
+        if col in self.flags:
+            due, actual = self.flags[col]
+            return f"{self.fact(actual)} > {self.fact(due)}"
         return f"f.{quote(col)}" if self.join else quote(col)
 
     def dim(self, col: str) -> str:
