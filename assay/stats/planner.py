@@ -39,13 +39,14 @@ MAX_OVERLAP_PROBES = 6        # candidate joins by value overlap checked per run
 MIN_OVERLAP = 0.8             # share of a column's values a key must hold to be its join          # a small table this many times smaller than the largest one is a reference table
 _MONEY = re.compile(r"(amount|revenue|price|total|spend|value|cost|gmv|sales|usd|eur)", re.I)
 _NONNEG = re.compile(r"(duration|amount|price|total|qty|quantity|count|age|revenue|spend|cost|seconds|_s$|"
-                     r"minutes|hours|days)", re.I)
+                     r"minutes|hours|days|kwh|consum|usage|weight|distance|mileage|volume)", re.I)
 _EVENT = re.compile(r"(^|_)(event|event_type|action|type|status|state|result|outcome|step|stage)($|_)", re.I)
 _STATE_EVENT = re.compile(r"(^|_)(status|state|result|outcome)($|_)", re.I)
 _STEP_EVENT = re.compile(r"(^|_)(event|action|step|stage)($|_)", re.I)
 _EVENT_TABLE = re.compile(r"(event|log|activit|action|history|audit)", re.I)
-_START = re.compile(r"(start|begin|open|created|installed|signup|registered|purchased|submitted)", re.I)
-_END = re.compile(r"(end|finish|close|resolved|completed|processed|expir)", re.I)
+_START = re.compile(r"(start|begin|open|created|installed|signup|registered|purchased|submitted|incident|occurred|"
+                    r"ordered|booked)", re.I)
+_END = re.compile(r"(end|finish|close|resolved|completed|processed|expir|settled|delivered)", re.I)
 _ORDINAL = re.compile(r"(level|tier|stage|grade|chapter|world|episode|round|wave|floor|rank|plan|version|"
                       r"priority|rating|score_band|segment|cohort|week|weekday|hour|month|quarter|year)", re.I)
 _PERSON = re.compile(r"(customer|user|player|account|member|client|visitor|patient|employee|subscriber|"
@@ -95,7 +96,16 @@ def due_pair(t: TableInfo) -> tuple[str, str] | None:
     times = time_columns(t)
     due = [x for x in times if _DUE.search(x)]
     actual = [x for x in times if _ACTUAL.search(x) and x not in due]
-    return (due[0], actual[0]) if due and actual else None
+    if due and actual:
+        return due[0], actual[0]
+    # or two numbers of one unit: promised_minutes and actual_minutes, estimated_days and actual_days
+    numbers = [c.name for c in t.columns if kind_of(c.type) == "number" and not is_id(c.name)]
+    for d in (x for x in numbers if _DUE.search(x)):
+        rest = _DUE.sub("", d.lower()).strip("_")
+        for a in (x for x in numbers if x != d and _ACTUAL.search(x)):
+            if rest and _ACTUAL.sub("", a.lower()).strip("_") == rest:
+                return d, a
+    return None
 
 
 def duration_label(start: str, end: str) -> str:

