@@ -1,7 +1,7 @@
-"""The statistical analyst on warehouses a judge designed (session 28), with patterns it planted and wrote down before
-any run: a SaaS billing warehouse, an outpatient clinic, shipments, support tickets, and a control with no pattern.
-Nobody on the product wrote this data; the judge read only the README and the CLI. Its scripts are in
-``bench/judged/`` (seeded); each planted pattern is matched here by a pattern over the reported insights' headlines
+"""The statistical analyst on warehouses two judges designed (session 28), with patterns each planted and wrote down
+before any run: SaaS billing, an outpatient clinic, shipments, support tickets and a control with no pattern (the
+first); insurance claims, course enrolments, food delivery, meter readings and a control (the second). Nobody on the
+product wrote this data; the judges read only the README and the CLI. Their scripts are in ``bench/judged/`` (seeded); each planted pattern is matched here by a pattern over the reported insights' headlines
 and descriptions (the judge's words for what a correct finding says), so the figure is recall of the planted patterns;
 what else each run reported is printed for a person to read (precision is read, not matched).
 
@@ -9,8 +9,8 @@ what else each run reported is printed for a person to read (precision is read, 
 
 Builds the warehouses into OUT_DIR, runs `assay discover --warehouse FILE --goal ...` on each (ASSAY_HOME=OUT_DIR/home,
 the embedded defaults), and prints per warehouse the planted patterns found or missed and every reported headline.
-These warehouses were used to find and fix what the analyst missed (bench/README.md, session 28): they are a dev set
-now, and a second judge's warehouses (not kept here) are the figure that was not tuned on.
+Both sets were used to find and fix what the analyst missed (bench/README.md, session 28): they are dev sets now; the
+second judge's figure before those fixes is the one that was not tuned on.
 """
 
 from __future__ import annotations
@@ -52,17 +52,42 @@ RUNS = [
         "Manila site satisfaction 3.1 vs 4.1 (two joins: agents -> teams)": r"Manila.*csat|csat.*Manila",
     }),
     ("noise_market", "Why do some orders get refunded or disputed?", {}),
+    # a second judge (session 28), its ground truth written before its runs; held out until its report, then fixed on
+    ("insurance", "Why are some of our claims getting denied, and are there claims where we pay out much more than "
+                  "usual?", {
+        "Remote Ops adjusters deny 34% vs 11% (through adjusters)": r"Remote Ops.*denied rate",
+        "water_damage claims in FL claimed 11.8k vs 4.5k (two dimensions at once)": r"water_damage.*\bFL\b|\bFL\b.*water",
+        "628 claims settled before the incident": r"end before they start|settled.*before.*incident",
+    }),
+    ("elearning", "Which students or courses are failing to complete, and what drives quiz scores?", {
+        "android completion 44.7% -> 20.5% from 2026-03-01": r"android.*complet.*(fell|decreased|lower).*2026-0[23]",
+        "quiz score and hours watched, r = 0.75": r"correlation between (final quiz score and hours watched|hours "
+                                                  r"watched and final quiz score)",
+        "1,200 enrollments entered twice under new ids": r"duplicat|entered twice|repeat",
+    }),
+    ("delivery", "Where are deliveries running late and why do customers get refunds?", {
+        "bicycle couriers in Porto late 37% vs 12% (two joins, two dimensions at once)": r"(Porto.*bicycle|bicycle.*Porto)",
+        "order volume grows about 5% a month": r"(number of orders|orders).*(increasing|grew|rose)",
+        "sushi restaurants' refunds 13.9% vs 3.9% (through restaurants)": r"sushi.*refund",
+    }),
+    ("energy", "Which meters or customers use unusually much electricity, and can we trust the readings?", {
+        "ev_night tariff 18.2 vs 10.0 kWh (through meters)": r"ev_night.*kwh",
+        "East +40% from 2026-01-15 (through meters)": r"East.*(rose|increased).*2026-0[12]",
+        "firmware v2.1 reports negative kWh (779 readings)": r"negative kwh_consumed",
+    }),
+    ("pipeline", "Which reps, industries or lead sources win more deals, and where do deals slip past their expected "
+                 "close date?", {}),
 ]
-BUILD = {"noise_market": "noise"}
+BUILD = {"noise_market": "noise", **{k: "judge2" for k in ("insurance", "elearning", "delivery", "energy", "pipeline")}}
 
 
 def discover(out: Path, name: str, goal: str | None) -> dict:
     env = {**os.environ, "ASSAY_HOME": str(out / "home"), "HF_HUB_OFFLINE": "1"}
     cmd = [str(ASSAY), "discover", "--warehouse", str(out / f"{name}.duckdb")] + (["--goal", goal] if goal else [])
-    text = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900).stdout
-    m = re.search(r"Discovery ([0-9a-f]{8})", text)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    m = re.search(r"Discovery ([0-9a-f]{8})", done.stdout)
     if not m:
-        raise SystemExit(f"{name}: no run\n{text[-2000:]}")
+        raise SystemExit(f"{name}: no run (exit {done.returncode})\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     shown = subprocess.run([str(ASSAY), "show", m.group(1), "--json"], env=env, capture_output=True, text=True,
                            timeout=300).stdout
     return json.loads(shown)
@@ -76,9 +101,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     only = {x for x in args.only.split(",") if x}
     runs = [r for r in RUNS if not only or r[0] in only]
-    for name in dict.fromkeys(r[0] for r in runs):
-        subprocess.run([sys.executable, str(HERE / "judged" / f"build_{BUILD.get(name, name)}.py"), str(args.out)],
-                       check=True, capture_output=True, timeout=600)
+    for script in dict.fromkeys(BUILD.get(r[0], r[0]) for r in runs):
+        subprocess.run([sys.executable, str(HERE / "judged" / f"build_{script}.py"), str(args.out)],
+                       check=True, capture_output=True, timeout=900)
     found = total = 0
     for name, goal, planted in runs:
         result = discover(args.out, name, goal)
