@@ -1107,7 +1107,7 @@ def show(run: str = RUN_ARG,
 def _step_row(st) -> dict:
     """One exploration step as `assay show --steps` lists it."""
     outcome = (f"refused: {st.refused}" if st.refused else f"error: {st.error}" if st.error else "ok")
-    return {"step": st.step, "action": st.action.value, "purpose": st.purpose or st.query.split("\n", 1)[0],
+    return {"step": st.shown if st.shown is not None else st.step, "action": st.action.value, "purpose": st.purpose or st.query.split("\n", 1)[0],
             "query": st.query, "rows": st.row_count, "outcome": outcome.splitlines()[0] if outcome else ""}
 
 

@@ -357,8 +357,10 @@ def _trend_slope(monthly: str, partial: int, df: pd.DataFrame) -> str | None:
     if bounds is None or not bounds[0] < bounds[1]:
         return None
     lo, hi = (f"TIMESTAMP '{d.isoformat()}'" for d in bounds)
-    return (f"WITH m AS ({monthly}), s AS (SELECT y, row_number() OVER (ORDER BY month) - 1 AS x FROM m "
-            f"WHERE y IS NOT NULL AND month >= {lo} AND month <= {hi}) SELECT regr_slope(y, x) AS segment_value FROM s")
+    # the least-squares slope from plain averages: regr_slope is missing on BigQuery, MySQL and SQL Server
+    return (f"WITH m AS ({monthly}), s AS (SELECT y * 1.0 AS y, (row_number() OVER (ORDER BY month) - 1) * 1.0 AS x "
+            f"FROM m WHERE y IS NOT NULL AND month >= {lo} AND month <= {hi}) SELECT (avg(x * y) - avg(x) * avg(y)) / "
+            f"nullif(avg(x * x) - avg(x) * avg(x), 0) AS segment_value FROM s")
 
 
 def _spike_sides(monthly: str, partial: int, start: str, end: str, df: pd.DataFrame) -> str | None:
@@ -413,7 +415,7 @@ def _local(sql: str, df: pd.DataFrame) -> tuple[float | None, float | None] | No
 
 def candidate_claims(c: D.Candidate, step: ExplorationStep, df: pd.DataFrame | None, dialect: str) -> list[Claim]:
     """The candidate's headline number as a claim with its generated SQL; [] when its kind has no claim
-    form here (a trend's slope, a data-quality count: its affected count is its claim)."""
+    form here (a data-quality count: its affected count is its claim; a dominant value's share)."""
     if df is None or df.empty or not step.query:
         return []
     spec = _spec(c, df, step.probe or {})

@@ -85,8 +85,10 @@ def main_interval(t: TableInfo) -> tuple[str, str, str] | None:
     return starts[0], ends[0], duration_label(starts[0], ends[0])
 
 
-_DUE = re.compile(r"(promised|due|expected|estimated|target|deadline|sla|planned)", re.I)
-_ACTUAL = re.compile(r"(delivered|actual|arrived|completed|resolved|closed|finished|fulfilled|paid|done)", re.I)
+_DUE = re.compile(r"(^|_)(promised|due|expected|estimated|target|deadline|sla|planned)(_|$)", re.I)
+_ACTUAL = re.compile(r"(^|_)(delivered|actual|arrived|completed|resolved|closed|finished|fulfilled|paid|done)(_|$)",
+                     re.I)
+_TIME_UNIT = re.compile(r"^(minutes?|mins?|hours?|hrs?|days?|seconds?|secs?|weeks?)$", re.I)
 
 
 def due_pair(t: TableInfo) -> tuple[str, str] | None:
@@ -97,13 +99,15 @@ def due_pair(t: TableInfo) -> tuple[str, str] | None:
     due = [x for x in times if _DUE.search(x)]
     actual = [x for x in times if _ACTUAL.search(x) and x not in due]
     if due and actual:
-        return due[0], actual[0]
-    # or two numbers of one unit: promised_minutes and actual_minutes, estimated_days and actual_days
+        # the last one: a pipeline's columns come in its order (delivered to the carrier, then to the customer)
+        return due[0], actual[-1]
+    # or two durations of one unit: promised_minutes and actual_minutes, estimated_days and actual_days (not
+    # estimated_cost and actual_cost: over a target is no lateness)
     numbers = [c.name for c in t.columns if kind_of(c.type) == "number" and not is_id(c.name)]
     for d in (x for x in numbers if _DUE.search(x)):
-        rest = _DUE.sub("", d.lower()).strip("_")
+        rest = _DUE.sub("_", d.lower()).strip("_")
         for a in (x for x in numbers if x != d and _ACTUAL.search(x)):
-            if rest and _ACTUAL.sub("", a.lower()).strip("_") == rest:
+            if _TIME_UNIT.match(rest) and _ACTUAL.sub("_", a.lower()).strip("_") == rest:
                 return d, a
     return None
 
@@ -285,13 +289,17 @@ class Profile:
         names = {c.name.lower() for c in self.table.columns}
         if pair is None or "late" in names or not all(self.usable(x) for x in pair):
             return {}
-        return {"late": list(pair)}
+        # a day the delivery was due by and the moment it came: late only on a later day (DATE vs TIMESTAMP)
+        dates = [self._type(x).upper().startswith("DATE") and "TIME" not in self._type(x).upper() for x in pair]
+        return {"late": list(pair) + (["date"] if any(dates) and not all(dates) else [])}
 
     def flag_rate(self, name: str, q: Callable[[str], str], prefix: str = "") -> str:
         """The share of the rows with both dates whose actual date is after the due one (rows not yet delivered are
         no rows of it), as ``<name>_rate``."""
-        due, actual = (f"{prefix}{q(x)}" for x in self.flags()[name])
-        return (f"avg(CASE WHEN {actual} > {due} THEN 1.0 WHEN {actual} IS NOT NULL AND {due} IS NOT NULL "
+        spec = self.flags()[name]
+        due, actual = (f"{prefix}{q(x)}" for x in spec[:2])
+        later = f"CAST({actual} AS DATE) > CAST({due} AS DATE)" if "date" in spec[2:] else f"{actual} > {due}"
+        return (f"avg(CASE WHEN {later} THEN 1.0 WHEN {actual} IS NOT NULL AND {due} IS NOT NULL "
                 f"THEN 0.0 END) AS {q(name + '_rate')}")
 
     def times(self) -> list[str]:
@@ -303,11 +311,13 @@ class Profile:
         within each. A ``*_type`` column names a kind of thing (visit_type, payment_method's type): its values are
         no steps one leads to another, and reading them as a funnel gave "telehealth per new_patient" (a new data
         set, session 28) while the appointments' status (no_show, cancelled) was never measured."""
+        log = bool(_EVENT_TABLE.search(self.table.name))  # an event log's steps before its rows' status
+
         def rank(c: str) -> int | None:
             if _STATE_EVENT.search(c):
-                return 0
+                return 1 if log else 0
             if _STEP_EVENT.search(c):
-                return 1
+                return 0 if log else 1
             if c.lower() in ("type", "kind") and _EVENT_TABLE.search(self.table.name):
                 return 2
             return None
@@ -491,8 +501,8 @@ class Planner:
                  "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "bracket": 12, "crosstab": 13,
                  "rank_breakdown": 14, "null_status": 15}
         # a dimension two joins away comes after the table's own and its near joins' dimensions, whatever its kind;
-        # a catalogue's own probes (8 clinics by region) after every probe of the business's rows
-        rest.sort(key=lambda pr: (pr.meta.catalogue, 6.5 if _far(pr) else order.get(pr.kind, 16),
+        # a small catalogue's own probes (8 clinics by region) after every probe of the business's rows
+        rest.sort(key=lambda pr: (pr.table in small, 6.5 if _far(pr) else order.get(pr.kind, 16),
                                   order.get(pr.kind, 16), -self._probe_relevance(pr)))
         return core + rest + late
 
@@ -808,7 +818,8 @@ class Planner:
                 paths.append([(join2, d, f"{far_table.table.name}.{d} (through {other.table.name})") for d in dims])
         # one dimension of each path in turn: a clinic's region through the patient's home clinic and through the
         # doctor's clinic are two questions, neither of which a second column of one path may crowd out
-        far = [x for rank in zip_longest(*paths) for x in rank if x is not None]
+        near_dims = {(j.table, d) for j, d, _ in near}  # a dimension the table reaches in one join is not fetched
+        far = [x for rank in zip_longest(*paths) for x in rank if x is not None and (x[0].table, x[1]) not in near_dims]
         return near + far[:MAX_FAR_DIMS]
 
     def _join_from(self, ref: str, join: Join) -> str:

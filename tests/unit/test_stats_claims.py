@@ -532,6 +532,9 @@ def test_a_trends_slope_is_a_fit_claim_the_warehouse_rederives(tmp_path):
     c2, = candidate_claims(seg[0], step2, df2, "duckdb")
     assert c1.metric == MetricKind.fit and c1.statistic == "slope" and c1.value == pytest.approx(20.0, rel=0.01)
     assert c2.segment == "plan = pro" and c2.value == pytest.approx(20.0)  # the 16 whole months, not the 17th
+    for dialect in ("bigquery", "mysql", "tsql", "snowflake", "postgres"):  # regr_slope is not everywhere
+        sql = candidate_claims(whole[0], step1, df1, dialect)[0].verification_sql
+        assert "REGR_SLOPE" not in sql.upper() and "AVG(" in sql.upper(), (dialect, sql)
     assert "slope = 20.0 per month" in seg[0].indicators
     steps = {1: step1, 2: step2}
 

@@ -128,7 +128,25 @@ def test_each_path_two_joins_away_gets_a_dimension_before_one_path_gets_a_second
         assert len(far) == 3 and ("main.teams", "site") in far, far
         # a small catalogue's own breakdowns (6 teams by site) come after every probe of the business's rows
         plan = [pr for pr in pl.plan(profiles) if not pr.late]
-        first_catalogue = next(i for i, pr in enumerate(plan) if pr.meta.catalogue)
-        assert all(pr.meta.catalogue for pr in plan[first_catalogue:]), [(pr.kind, pr.table) for pr in plan]
+        last_business = max(i for i, pr in enumerate(plan) if pr.table in ("main.refunds", "main.orders"))
+        first_teams = min(i for i, pr in enumerate(plan) if pr.table == "main.teams")
+        assert last_business < first_teams, [(pr.kind, pr.table) for pr in plan]
+    finally:
+        w.close()
+
+
+def test_a_dimension_the_table_reaches_in_one_join_is_not_fetched_through_two(tmp_path):
+    path = tmp_path / "w.duckdb"
+    build(path)
+    con = duckdb.connect(str(path))
+    con.execute("ALTER TABLE refunds ADD COLUMN customer_id INTEGER; UPDATE refunds SET customer_id = "
+                "(SELECT customer_id FROM orders o WHERE o.order_id = refunds.order_id)")
+    con.close()
+    w = DuckDBWarehouse(str(path))
+    try:
+        pl = Planner(w.list_tables(), w.quote, ["refund"])
+        probes = [pr for pr in pl.plan(profiles_of(pl, w)) if pr.table == "main.refunds"
+                  and getattr(pr.meta, "join", None) is not None and pr.meta.dim == "region"]
+        assert probes and all(pr.meta.join.via is None for pr in probes), [pr.purpose for pr in probes]
     finally:
         w.close()

@@ -275,3 +275,69 @@ def test_late_and_impossible_values_from_how_columns_are_named():
     assert all(_NONNEG.search(c) for c in ("kwh_consumed", "weight_kg", "distance_km"))
     assert main_interval(table(("incident_date", "DATE"), ("settled_date", "DATE")))[:2] == \
         ("incident_date", "settled_date")
+
+
+def test_what_a_review_found_in_the_sessions_rules():
+    """A review of the session's diff: each of these went wrong before its fix."""
+    from assay.models import ColumnInfo, TableInfo
+    from assay.stats.detectors.funnels import material_share_gap
+    from assay.stats.detectors.significance import complete_length
+    from assay.stats.planner import Profile, due_pair
+
+    def table(name, *cols):
+        return TableInfo(schema="main", name=name, row_count=10,
+                         columns=[ColumnInfo(name=n, type=ty) for n, ty in cols])
+
+    # a rare outcome at half the others' rate is as much a finding as at twice (a carrier with half the returns)
+    assert material_share_gap(0.04, 0.08) and material_share_gap(0.92, 0.96)
+    # a fall to 6% of a typical month is a collapse, not a tail of late-dated rows (its last month, partial, goes)
+    assert complete_length([1000] * 24 + [60, 55, 50], 7) == 26
+    # a cost over its estimate is not lateness; "translation_date" is due by nothing; the last delivered column is
+    # the delivery (the carrier's hand-over comes before it)
+    assert due_pair(table("jobs", ("estimated_cost", "DOUBLE"), ("actual_cost", "DOUBLE"))) is None
+    assert due_pair(table("docs", ("translation_date", "DATE"), ("delivered_at", "TIMESTAMP"))) is None
+    assert due_pair(table("orders", ("order_estimated_delivery_date", "TIMESTAMP"),
+                          ("order_delivered_carrier_date", "TIMESTAMP"),
+                          ("order_delivered_customer_date", "TIMESTAMP"))) == \
+        ("order_estimated_delivery_date", "order_delivered_customer_date")
+    # an event log's steps before its rows' status
+    log = Profile(table=table("events", ("event_type", "VARCHAR"), ("status", "VARCHAR"), ("user_id", "INTEGER")),
+                  rows=5000, distinct={"event_type": 3, "status": 2, "user_id": 400})
+    assert log.event_col() == "event_type"
+
+
+def test_late_on_a_due_day_is_a_later_day(tmp_path):
+    """A shipment due on a DATE and delivered at 10:00 that day is on time: compared as timestamps it was late."""
+    path = tmp_path / "d.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("""CREATE TABLE deliveries AS SELECT i AS delivery_id, ['a', 'b', 'c'][1 + i % 3] AS courier,
+                   CAST(DATE '2025-01-01' + INTERVAL (i % 200) DAY AS DATE) AS promised_date,
+                   TIMESTAMP '2025-01-01 10:00' + INTERVAL (i % 200) DAY + INTERVAL (CASE WHEN i % 3 = 0 AND i % 2 = 0
+                   THEN 1 ELSE 0 END) DAY AS delivered_at FROM range(0, 6000) t(i)""")
+    con.close()
+    wh = DuckDBWarehouse(str(path))
+    try:
+        pl = Planner(wh.list_tables(), wh.quote, ["late"])
+        profiles = profiles_of(pl, wh)
+        assert profiles["main.deliveries"].flags() == {"late": ["promised_date", "delivered_at", "date"]}
+        probe = next(pr for pr in pl.plan(profiles) if pr.kind == "breakdown" and pr.meta.dim == "courier")
+        rates = {r["courier"]: r["late_rate"] for r in wh.query(probe.sql, row_cap=10, timeout_s=30).table.to_pylist()}
+        assert rates == {"a": 0.5, "b": 0.0, "c": 0.0}
+        from assay.stats.detectors.countsql import Source
+
+        src = Source('"main"."deliveries"', None, probe.meta.flags)  # what a late rate's affected count reads
+        sql = src.count("\"courier\" = 'a'", src.fact("late"))
+        assert "CAST(" in sql and wh.query(sql, row_cap=10, timeout_s=30).table.to_pylist()[0]["count"] == 1000
+    finally:
+        wh.close()
+
+
+def test_a_series_with_zone_aware_months_or_a_row_without_a_month_is_read():
+    """The review: a timestamptz column's months are zone-aware (comparing them with a naive "now" raised, and the
+    whole series probe was lost); a row of rows without a date sorted last and read as a month."""
+    months = pd.date_range("2023-01-01", periods=24, freq="MS", tz="UTC")
+    df = pd.DataFrame({"month": list(months) + [pd.Timestamp("2025-01-01", tz="UTC")], "n": [1000] * 24 + [20]})
+    out = D.series_changes(df, {"kind": "series", "time": "created_at"}, 1, "orders", '"main"."orders"')
+    assert all(c.kind != "data_quality" for c in out)  # one thin last month: data that ends early in it
+    df = pd.DataFrame({"month": list(months.tz_localize(None)) + [pd.NaT], "n": [1000] * 24 + [30]})
+    assert D.series_changes(df, {"kind": "series", "time": "created_at"}, 1, "orders", '"main"."orders"') == []

@@ -39,7 +39,7 @@ class Source:
     middle table ``m`` when the join has a ``via``)."""
     ref: str
     join: Join | None = None
-    flags: dict[str, list[str]] = field(default_factory=dict)  # {name: [due, actual]}: name is actual > due
+    flags: dict[str, list[str]] = field(default_factory=dict)  # {name: [due, actual(, "date")]}: actual > due
 
     @property
     def sql(self) -> str:
@@ -48,7 +48,9 @@ class Source:
     def fact(self, col: str) -> str:
         """A column of the fact table (a flag the probe computed: its comparison of two of them)."""
         if col in self.flags:
-            due, actual = self.flags[col]
+            due, actual, *grain = self.flags[col]
+            if "date" in grain:  # a day due and a moment done: late only on a later day
+                return f"CAST({self.fact(actual)} AS DATE) > CAST({self.fact(due)} AS DATE)"
             return f"{self.fact(actual)} > {self.fact(due)}"
         return f"f.{quote(col)}" if self.join else quote(col)
 

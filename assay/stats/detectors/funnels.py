@@ -38,8 +38,10 @@ def material_share_gap(r: float, base: float) -> bool:
     gap = abs(r - base)
     if gap >= MIN_SHARE_GAP:
         return True
-    side = min(base, 1 - base)  # a common good outcome's fall is its complement's rise
-    return gap >= RARE_SHARE_GAP and side > 0 and gap / side >= 1.0
+    if base > 0.5:  # a common good outcome's fall is its complement's rise
+        r, base = 1 - r, 1 - base
+    eps = 1e-9
+    return gap >= RARE_SHARE_GAP - eps and base > 0 and (r >= 2 * base - eps or r <= 0.5 * base + eps)
 
 
 def _ordered_events(df: pd.DataFrame, ev: str) -> list:

@@ -125,7 +125,7 @@ def _flag_words(src: Source, flag: str | None) -> str:
     """What a computed flag is, after its rate's name: " (delivered_date > promised_date, of the rows with both)"."""
     if flag is None or flag not in src.flags:
         return ""
-    due, actual = src.flags[flag]
+    due, actual = src.flags[flag][:2]
     return f" ({actual} > {due}, of the rows with both)"
 
 

@@ -102,7 +102,7 @@ def sparse_tail(df: pd.DataFrame, meta: SeriesMeta, step: int, table: str, ref: 
     if tail == 0 or k == 0:
         return []
     first, end = pd.Timestamp(df["month"].iloc[k]), pd.Timestamp(df["month"].iloc[-1])
-    future = first > pd.Timestamp.now()
+    future = first > pd.Timestamp.now(tz=first.tzinfo)  # a timestamptz column's months are zone-aware
     if tail < 2 and not future:
         return []  # one thin last month: data that ends a few days into it
     rows = int(n[k:].sum())
@@ -132,7 +132,10 @@ def series_changes(df: pd.DataFrame, meta: SeriesMeta | dict, step: int, table: 
     meta = SeriesMeta.of(meta)
     if "month" not in df or len(df) < 6:
         return []
-    df = df.sort_values("month").reset_index(drop=True)
+    # rows with no month are no month (the claims' SQL leaves them out too)
+    df = df.dropna(subset=["month"]).sort_values("month").reset_index(drop=True)
+    if len(df) < 6:
+        return []
     out = sparse_tail(df, meta, step, table, ref)
     df = _complete_months(df)
     time_col = meta.time

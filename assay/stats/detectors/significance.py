@@ -49,12 +49,13 @@ def change_point(y: np.ndarray) -> tuple[int, float, float, float] | None:
 
 
 PARTIAL_SHARE = 0.5  # a last period under this share of the median period's base is partial (data ends mid-month)
-SPARSE_SHARE = 0.1   # trailing periods under this share are a sparse tail (a few rows dated past the rest)
+SPARSE_SHARE = 0.05  # trailing periods under this share are a sparse tail (a few rows dated past the rest; a fall
+#                      to 6% of the typical month is a collapse, a finding)
 
 
 def complete_length(base, min_len: int) -> int:
     """How many leading periods of a series to keep, from ``min_len`` periods on: a sparse tail (trailing periods
-    each under a tenth of the median period's base: a few rows dated months past the rest, even in the future) is
+    each under a twentieth of the median period's base: a few rows dated months past the rest, even in the future) is
     dropped, then the last period left if it is partial (under half the median). A tail of 36, 20, 9 and 3 invoices
     after months of 2,500 made every payment method's failure rate swing and hid a real rise (a new data set,
     session 28); a fall to 40% for months stays, as it is a finding."""
