@@ -46,6 +46,22 @@ def _value_of(df: pd.DataFrame, dim: str, seg: str):
     return None
 
 
+def _farthest(df: pd.DataFrame, dim: str, m: str, nn: str, groups: list[str]) -> str | None:
+    """Of a spread's highest and lowest groups, the one farther from the rows' average: "v2.0 has the highest average
+    kwh (11.2) and v2.1 the lowest (8.81)" was claimed as v2.0 against 10.75, within the no-effect margin, and filed as
+    "no difference" while v2.1, the firmware that sent negative readings, sat 18% below (a judge, session 28)."""
+    try:
+        d = df[df[dim].notna() & df[m].notna()]
+        w = pd.to_numeric(d[nn], errors="coerce").fillna(0)
+        d, w = d[w >= D.MIN_EFFECT_GROUP_N], w[w >= D.MIN_EFFECT_GROUP_N]
+        grand = float((pd.to_numeric(d[m]) * w).sum() / w.sum())
+        gap = {g: abs(float(pd.to_numeric(d.loc[d[dim].astype(str) == g, m]).iloc[0]) - grand) for g in groups
+               if (d[dim].astype(str) == g).any()}
+    except (ValueError, ZeroDivisionError, KeyError, IndexError):
+        gap = {}
+    return max(gap, key=gap.get) if gap else (groups[0] if groups else None)
+
+
 def _words(col: str) -> str:
     return str(col).replace("_", " ")
 
@@ -237,11 +253,12 @@ def _spec(c: D.Candidate, df: pd.DataFrame, meta: dict) -> tuple[dict, str] | No
                     baseline_sql=f"{cond} AND NOT (month >= TIMESTAMP '{start}' AND month < TIMESTAMP '{end}')"), sql
     if kind == "group_effect" and c.measure in df and c.groups:
         m = c.measure
-        dim, hi = c.groups[0].split("=", 1)
+        dim = c.groups[0].split("=", 1)[0]
         if dim not in df:
             return None
-        v = _value_of(df, dim, hi)
         nn = "nn_" + m[4:] if "nn_" + m[4:] in df else "n"
+        hi = _farthest(df, dim, m, nn, [g.split("=", 1)[1] for g in c.groups[:2] if g.startswith(dim + "=")])
+        v = _value_of(df, dim, hi) if hi is not None else None
         if v is None:
             return None
         cond = f"{_q(dim)} = {lit(v)}"
