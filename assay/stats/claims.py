@@ -309,8 +309,8 @@ def _monthly_sides(kept: str, monthly: str, since: str, df: pd.DataFrame, *, tot
 
 def _kept_cte(monthly: str, min_len: int) -> str:
     """``WITH m AS (monthly), ..., k AS (...)``: the months the detector compared (``complete_length``): from
-    ``min_len`` months on, a sparse tail (trailing months under a tenth of the median month's base) dropped, then
-    the last month left if partial (under half the median)."""
+    ``min_len`` months on, a sparse tail (trailing months under ``SPARSE_SHARE`` of the median month's base) dropped,
+    then the last month left if partial (under ``PARTIAL_SHARE`` of the median)."""
     return (f"WITH m AS ({monthly}), s AS (SELECT median(base) AS med, count(*) AS c FROM m), "
             f"t AS (SELECT max(month) AS last FROM m, s WHERE base >= {SPARSE_SHARE} * s.med), "
             f"k AS (SELECT m.* FROM m, s, t WHERE s.c < {min_len} OR (m.month <= t.last AND NOT (m.month = t.last "
@@ -352,8 +352,8 @@ def _monthly_series(c: D.Candidate, df: pd.DataFrame, meta: dict, seg_dim: tuple
 
 
 def _kept_bounds(monthly: str, partial: int, df: pd.DataFrame) -> tuple[datetime.date, datetime.date] | None:
-    """The first and last month the detector compared (a trailing partial month dropped from ``partial`` months on:
-    under half the median month's base)."""
+    """The first and last month the detector compared (``_kept_cte``: a sparse tail and a partial last month dropped,
+    from ``partial`` months on)."""
     kept = _kept_cte(monthly, partial)
     con = _scratch_cursor()
     try:

@@ -80,15 +80,15 @@ def spike_candidate(y: np.ndarray, periods: list, *, what: str, table: str, step
 
 
 def _complete_months(df: pd.DataFrame) -> pd.DataFrame:
-    """Drop a trailing partial month and a sparse tail before it (``complete_length``, by rows per month)."""
+    """Drop a sparse tail of late-dated rows and a partial last month (``complete_length``, by rows per month)."""
     if "n" not in df:
         return df
     return df.iloc[:complete_length(df["n"].to_numpy(dtype=float), 4)]
 
 
 def sparse_tail(df: pd.DataFrame, meta: SeriesMeta, step: int, table: str, ref: str) -> list[Candidate]:
-    """Rows dated past the rest: trailing months each holding under a tenth of a typical month's rows, two or more of
-    them, or any in the future. 68 invoices dated up to four months ahead of the others made "the total amount for
+    """Rows dated past the rest: trailing months each holding under ``SPARSE_SHARE`` of a typical month's rows, two or
+    more of them, or any in the future. 68 invoices dated up to four months ahead of the others made "the total amount for
     finance decreased from 2026-12-01" four times over (a new data set, session 28): they are left out of the series
     (``complete_length``) and said once."""
     if "n" not in df or len(df) < 4 or not meta.time:
