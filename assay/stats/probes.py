@@ -30,11 +30,6 @@ class Join:
         return cls(table=j.get("table", ""), on=j["on"], key=j["key"], ref=j.get("ref", ""),
                    via=cls.of(via) if via else None)
 
-    @property
-    def fact_column(self) -> str:
-        """The fact table's own column the join starts from."""
-        return self.via.on if self.via else self.on
-
     def from_sql(self, fact_ref: str, quote) -> str:
         """``fact_ref f JOIN ... o``: the fact table as ``f``, the dimension table as ``o`` (the middle one ``m``)."""
         if self.via is None:
