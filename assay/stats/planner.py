@@ -832,10 +832,12 @@ class Planner:
 
     def _join_from(self, ref: str, join: Join) -> str:
         """The FROM clause of a joined probe: the fact table ``f``, the dimension table ``o`` (a middle one ``m``)."""
-        tables = {t.fqn: t for t in self.tables}
-        j = Join(table=join.table, on=join.on, key=join.key, ref=self.ref(tables[join.table]),
-                 via=None if join.via is None else Join(table=join.via.table, on=join.via.on, key=join.via.key,
-                                                        ref=self.ref(tables[join.via.table])))
+        def ref_of(fqn: str) -> str:
+            return self.ref(self.profiles[fqn].table)
+
+        via = join.via
+        j = Join(table=join.table, on=join.on, key=join.key, ref=ref_of(join.table),
+                 via=None if via is None else Join(table=via.table, on=via.on, key=via.key, ref=ref_of(via.table)))
         return j.from_sql(ref, self.q)
 
     def _join_target(self, col: str, p: "Profile") -> "Profile | None":

@@ -11,8 +11,8 @@ from ..probes import DurationSeriesMeta, SegmentSeriesMeta, SeriesMeta
 from .candidate import Candidate, Kind, no_effect
 from .countsql import Source, eq, quote, since as since_sql
 from .relations import MIN_CORRELATION, correlation_candidate
-from .significance import (SPARSE_SHARE, change_point, common_trend, complete_length, correlation_p,
-                           departs_in_its_direction, spike, step_beats_line, trend)
+from .significance import (change_point, common_trend, complete_length, correlation_p, departs_in_its_direction,
+                           sparse_start, spike, step_beats_line, trend)
 from .thresholds import CHANGE_MIN_REL, MATERIAL_REL, MIN_SEGMENT_N, NO_EFFECT_P
 from .wording import fmt, grain_word, is_rate, measure_words, p_eq, pct, rate, words
 
@@ -95,9 +95,7 @@ def sparse_tail(df: pd.DataFrame, meta: SeriesMeta, step: int, table: str, ref: 
         return []
     n = df["n"].to_numpy(dtype=float)
     med = float(np.median(n))
-    k = len(n)
-    while k > 0 and n[k - 1] < SPARSE_SHARE * med:
-        k -= 1
+    k = sparse_start(n)
     tail = len(n) - k
     if tail == 0 or k == 0:
         return []

@@ -60,13 +60,21 @@ def complete_length(base, min_len: int) -> int:
     after months of 2,500 made every payment method's failure rate swing and hid a real rise (a new data set,
     session 28); a fall to 40% for months stays, as it is a finding."""
     b = np.asarray(base, dtype=float)
-    k = len(b)
-    if k < min_len:
-        return k
-    med = float(np.median(b))
-    while k > 0 and b[k - 1] < SPARSE_SHARE * med:
+    if len(b) < min_len:
+        return len(b)
+    k = sparse_start(b)
+    if k > 0 and b[k - 1] < PARTIAL_SHARE * float(np.median(b)):
         k -= 1
-    if k > 0 and b[k - 1] < PARTIAL_SHARE * med:
+    return k
+
+
+def sparse_start(base) -> int:
+    """Where a series' sparse tail begins: the first of the trailing periods each under ``SPARSE_SHARE`` of the
+    median period's base (its length when there is none)."""
+    b = np.asarray(base, dtype=float)
+    med = float(np.median(b)) if len(b) else 0.0
+    k = len(b)
+    while k > 0 and b[k - 1] < SPARSE_SHARE * med:
         k -= 1
     return k
 
